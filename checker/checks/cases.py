@@ -1,0 +1,143 @@
+"""Comparison cases: loaded, and matched to the graph's inputs and outputs (comparison.case, .coverage)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.cases import load_cases
+from checker.context import Case, Context
+from checker.findings import Finding
+from checker.onnxinfo import TensorSpec, graph_inputs, graph_outputs
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def _specs(ctx: Context, part: str) -> list[TensorSpec]:
+    """The graph's specs when the graph loaded, else the manifest's declarations."""
+    if ctx.graph is not None:
+        actual = graph_inputs(ctx.graph) if part == "inputs" else graph_outputs(ctx.graph)
+        declared = {e["name"]: e for e in ctx.data.get(part) or []}
+        return [_merge(s, declared.get(s.name)) for s in actual]
+    return [TensorSpec(e["name"], e.get("dtype", ""), tuple(e["shape"]) if e.get("shape") else None)
+            for e in ctx.data.get(part) or []]
+
+
+def _merge(spec: TensorSpec, entry: dict[str, Any] | None) -> TensorSpec:
+    """A manifest int may fix a dim the graph leaves dynamic."""
+    if not entry or not entry.get("shape") or spec.shape is None or len(entry["shape"]) != len(spec.shape):
+        return spec
+    dims = tuple(have if isinstance(have, int) else want for want, have in zip(entry["shape"], spec.shape))
+    return TensorSpec(spec.name, spec.dtype, dims)
+
+
+def cases_stage(ctx: Context) -> Iterator[Finding]:
+    if not (ctx.data.get("comparison") or {}).get("cases"):
+        return
+    inputs, outputs = _specs(ctx, "inputs"), _specs(ctx, "outputs")
+    loaded = load_cases(ctx, [s.name for s in inputs], [s.name for s in outputs])
+    for message, keys in loaded.problems:
+        yield F.error(F.COMPARISON_CASE, message, **ctx.where(*keys))
+    ctx.cases = loaded.cases
+    yield from _duplicate_names(ctx)
+    ruled = _ruled_outputs(ctx)
+    for case in loaded.cases:
+        yield from _match_case(ctx, case, inputs, outputs, ruled)
+    yield from _label_axes(ctx)
+    yield from _coverage(ctx, ruled)
+
+
+def _ruled_outputs(ctx: Context) -> set[str]:
+    rules = list((ctx.data.get("comparison") or {}).get("rules") or [])
+    for variant in ctx.data.get("variants") or []:
+        rules += variant.get("rules") or []
+    return {r["output"] for r in rules}
+
+
+def _duplicate_names(ctx: Context) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for case in ctx.cases or []:
+        if case.name in seen:
+            yield F.error(F.COMPARISON_CASE, f"two cases are named '{case.name}'; case names must be unique",
+                          **ctx.where(*case.where, "name"))
+        seen.add(case.name)
+
+
+def _match_case(ctx: Context, case: Case, inputs: list[TensorSpec], outputs: list[TensorSpec],
+                ruled: set[str]) -> Iterator[Finding]:
+    problems = list(_match_side(case.inputs, inputs, "input", need=set(s.name for s in inputs)))
+    problems += _match_side(case.expected, outputs, "output", need=ruled)
+    problems += _named_dims(case, inputs + outputs)
+    for problem in problems:
+        yield F.error(F.COMPARISON_CASE, f"case '{case.name}': {problem}", **ctx.where(*case.where), case=case.name)
+
+
+def _match_side(arrays: dict[str, np.ndarray], specs: list[TensorSpec], what: str, need: set[str]) -> list[str]:
+    by_name = {s.name: s for s in specs}
+    out = [f"no {what} '{n}'" for n in sorted(need - set(arrays))]
+    for name, array in arrays.items():
+        spec = by_name.get(name)
+        if spec is None:
+            out.append(f"the graph has no {what} '{name}' (it has: {', '.join(by_name) or 'none'})")
+            continue
+        out += _array_problems(name, array, spec)
+    return out
+
+
+def _array_problems(name: str, array: np.ndarray, spec: TensorSpec) -> list[str]:
+    out = []
+    if spec.dtype and array.dtype.name != spec.dtype:
+        out.append(f"'{name}' is {array.dtype.name}, the graph takes {spec.dtype}")
+    if spec.shape is not None:
+        if array.ndim != len(spec.shape):
+            out.append(f"'{name}' has shape {list(array.shape)}, rank {array.ndim}; the graph's is rank "
+                       f"{len(spec.shape)}")
+        else:
+            bad = [i for i, (d, n) in enumerate(zip(spec.shape, array.shape)) if isinstance(d, int) and d != n]
+            if bad:
+                out.append(f"'{name}' has shape {list(array.shape)}; axis {bad[0]} must be {spec.shape[bad[0]]}")
+    return out
+
+
+def _named_dims(case: Case, specs: list[TensorSpec]) -> list[str]:
+    """A dynamic dim named twice (say 'batch') takes one size within a case."""
+    sizes: dict[str, tuple[int, str]] = {}
+    arrays = {**case.inputs, **case.expected}
+    out = []
+    for spec in specs:
+        array = arrays.get(spec.name)
+        if array is None or spec.shape is None or array.ndim != len(spec.shape):
+            continue
+        for dim, size in zip(spec.shape, array.shape):
+            if isinstance(dim, str):
+                first = sizes.setdefault(dim, (size, spec.name))
+                if first[0] != size:
+                    out.append(f"dim '{dim}' is {first[0]} in '{first[1]}' but {size} in '{spec.name}'")
+    return out
+
+
+def _label_axes(ctx: Context) -> Iterator[Finding]:
+    """Labels of an output whose labelled axis is dynamic are counted against the reference outputs."""
+    for name, axis in (ctx.extra.get("label_axes") or {}).items():
+        labels = ctx.labels.get(name, [])
+        sizes = {c.expected[name].shape[axis] for c in ctx.cases or [] if name in c.expected
+                 and -c.expected[name].ndim <= axis < c.expected[name].ndim}
+        for size in sorted(sizes - {len(labels)})[:1]:
+            index = next(i for i, e in enumerate(ctx.data["outputs"]) if e["name"] == name)
+            yield F.error(F.LABELS_COUNT, f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
+                          f"but its label mapping has {len(labels)} labels", **ctx.where("outputs", index, "labels"))
+
+
+def _coverage(ctx: Context, ruled: set[str]) -> Iterator[Finding]:
+    cases = ctx.cases or []
+    if cases and not any("edge" in c.tags for c in cases):
+        yield F.warning(F.COMPARISON_COVERAGE, "no case is tagged 'edge': the comparison set should exercise the "
+                        "task's awkward cases (dark, small, truncated, out-of-vocabulary) as well as ordinary ones",
+                        **ctx.where("comparison", "cases"))
+    for output in sorted(ruled):
+        covered = sum(1 for c in cases if output in c.expected)
+        if covered == 1:
+            yield F.warning(F.COMPARISON_COVERAGE, f"output '{output}' is judged on a single case; one case "
+                            "cannot show how a release behaves", **ctx.where("comparison", "cases"))

@@ -1,0 +1,203 @@
+"""The graph: parse, external data, ONNX checker, inputs/outputs against the manifest, producer."""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from checker import findings as F
+from checker.context import Context
+from checker.findings import Finding
+from checker.onnxinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs
+from checker.paths import BundlePathError, check_relative, resolve_inside
+
+MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
+
+
+def graph_stage(ctx: Context) -> Iterator[Finding]:
+    graph = ctx.data.get("graph") or {}
+    if graph.get("path"):
+        model = yield from _inspect(ctx, graph, ("graph",), "baseline")
+        ctx.graph = model
+        ctx.graph_path = ctx.path(graph["path"]) if model is not None else None
+        if model is not None:
+            yield from io_findings(ctx, model, "the graph")
+    if not graph.get("producer"):
+        yield F.warning(F.GRAPH_PRODUCER, "graph.producer is absent: record the exporter, its version and "
+                        "settings so the export can be reproduced", **ctx.where("graph"))
+    yield from _variants(ctx)
+
+
+def _variants(ctx: Context) -> Iterator[Finding]:
+    bad: set[str] = ctx.extra.setdefault("bad_graphs", set())
+    for i, variant in enumerate(ctx.data.get("variants") or []):
+        model = yield from _inspect(ctx, variant["graph"], ("variants", i, "graph"), variant["name"])
+        if model is None:
+            bad.add(variant["name"])
+            continue
+        ctx.extra.setdefault("variant_models", {})[variant["name"]] = model
+        problems = list(io_findings(ctx, model, f"variant '{variant['name']}'"))
+        if any(f.severity is F.Severity.ERROR for f in problems):
+            bad.add(variant["name"])
+        yield from problems
+
+
+def _inspect(
+    ctx: Context, entry: dict[str, Any], keys: tuple[str | int, ...], label: str
+) -> Generator[Finding, None, Any]:
+    """Parse and check one graph file; yields findings, returns the model (no external data) or None."""
+    path = ctx.path(entry["path"])
+    if path is None:
+        yield F.info(F.STAGE_SKIPPED, f"{label}: graph checks did not run: '{entry['path']}' is unusable",
+                     **ctx.where(*keys, "path"))
+        return None
+    model, problem = _parse(path)
+    if model is None:
+        yield F.error(F.GRAPH_INVALID, f"{label}: '{entry['path']}' {problem}", **ctx.where(*keys, "path"))
+        return None
+    external = list(external_data_findings(ctx, model, entry, keys, label))
+    yield from external
+    if any(f.severity is F.Severity.ERROR for f in external):
+        return None  # never let a library follow a reference we refused
+    problem = _onnx_check(path)
+    if problem:
+        yield F.error(F.GRAPH_INVALID, f"{label}: the ONNX checker rejects '{entry['path']}': {problem}",
+                      **ctx.where(*keys, "path"))
+        return None
+    return model
+
+
+def _parse(path: Path) -> tuple[Any, str]:
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    size = path.stat().st_size
+    if size >= MAX_PROTO_BYTES:
+        return None, f"is {size} bytes: one .onnx file cannot exceed 2 GiB; store the weights as external data"
+    try:
+        return onnx.load(str(path), load_external_data=False), ""
+    except (DecodeError, ValueError, RuntimeError, OSError) as exc:
+        return None, f"cannot be parsed as an ONNX model ({type(exc).__name__}: {exc})"
+
+
+def _onnx_check(path: Path) -> str | None:
+    """Check by path, so models whose weights live in external files (and are over 2 GiB) work."""
+    import onnx
+
+    try:
+        onnx.checker.check_model(str(path))
+    except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return None
+
+
+def external_data_findings(
+    ctx: Context, model: Any, entry: dict[str, Any], keys: tuple[str | int, ...], label: str
+) -> Iterator[Finding]:
+    listed = {e["path"] for e in entry.get("external_data") or []}
+    refs = list(external_refs(model))
+    if not refs:
+        return
+    if not listed and keys == ("graph",):
+        ctx.pieces["external_weights"] = False
+        yield F.error(F.MISSING_PIECE, f"missing piece 'external_weights': the graph stores {len(refs)} tensors in "
+                      "external files, but graph.external_data lists none", **ctx.where(*keys), piece="external_weights")
+    folder = PurePosixPath(entry["path"]).parent
+    sizes: dict[str, int] = {}
+    for ref in refs:
+        problem = ref if isinstance(ref, str) else _ref_problem(ctx, ref, folder, listed, sizes)
+        if problem:
+            yield F.error(F.GRAPH_EXTERNAL_DATA, f"{label}: {problem}", **ctx.where(*keys, "path"))
+            if keys == ("graph",) and listed:
+                ctx.pieces["external_weights"] = False
+
+
+def _ref_problem(ctx: Context, ref: ExternalRef, folder: PurePosixPath, listed: set[str],
+                 sizes: dict[str, int]) -> str | None:
+    try:
+        check_relative(ref.location)
+    except BundlePathError as exc:
+        return f"tensor '{ref.tensor}' references external data outside the bundle: {exc}"
+    rel = (folder / ref.location).as_posix().removeprefix("./")
+    if rel not in listed:
+        return f"tensor '{ref.tensor}' references '{rel}', which graph.external_data does not list"
+    if rel in ctx.unusable:
+        return None  # already reported as missing or refused
+    try:
+        path = resolve_inside(ctx.root, rel)
+    except BundlePathError as exc:
+        return f"tensor '{ref.tensor}': {exc}"
+    if rel not in sizes:
+        sizes[rel] = path.stat().st_size if path.is_file() else -1
+    return _span_problem(ref, rel, sizes[rel])
+
+
+def _span_problem(ref: ExternalRef, rel: str, size: int) -> str | None:
+    if size < 0:
+        return f"tensor '{ref.tensor}' references '{rel}', which is not a file"
+    if ref.length is not None and ref.nbytes is not None and ref.length != ref.nbytes:
+        return f"tensor '{ref.tensor}' declares length {ref.length}, but its shape and type need {ref.nbytes} bytes"
+    span = ref.length if ref.length is not None else ref.nbytes
+    if span is not None and ref.offset + span > size:
+        return (f"tensor '{ref.tensor}' lies outside its file: bytes {ref.offset}..{ref.offset + span} of "
+                f"'{rel}', which has {size}")
+    return None
+
+
+def io_findings(ctx: Context, model: Any, label: str) -> Iterator[Finding]:
+    yield from _match(ctx, "inputs", graph_inputs(model), label, every=True)
+    yield from _match(ctx, "outputs", graph_outputs(model), label, every=False)
+
+
+def _match(ctx: Context, part: str, actual: list[TensorSpec], label: str, every: bool) -> Iterator[Finding]:
+    singular = part[:-1]
+    by_name = {spec.name: spec for spec in actual}
+    declared = ctx.data.get(part) or []
+    seen = set()
+    for i, entry in enumerate(declared):
+        seen.add(entry["name"])
+        spec = by_name.get(entry["name"])
+        if spec is None:
+            names = ", ".join(sorted(by_name)) or "none"
+            yield F.error(F.GRAPH_IO, f"{label} has no {singular} '{entry['name']}' (it has: {names})",
+                          **ctx.where(part, i, "name"))
+            continue
+        yield from _compare(ctx, entry, spec, (part, i), label)
+    for spec in actual:
+        if every and spec.name not in seen:
+            ctx.pieces["preprocessing"] = False
+            yield F.error(F.GRAPH_IO, f"{label} has {singular} '{spec.name}' ({spec.dtype}), which the manifest "
+                          f"does not declare", **ctx.where(part))
+
+
+def _compare(ctx: Context, entry: dict[str, Any], spec: TensorSpec, keys: tuple[str | int, ...],
+             label: str) -> Iterator[Finding]:
+    name = entry["name"]
+    if entry.get("dtype") and entry["dtype"] != spec.dtype:
+        yield F.error(F.GRAPH_IO, f"'{name}': the manifest says dtype {entry['dtype']}, {label} has {spec.dtype}",
+                      **ctx.where(*keys, "dtype"))
+    shape = entry.get("shape")
+    if shape is None or spec.shape is None:
+        return
+    if len(shape) != len(spec.shape):
+        yield F.error(F.GRAPH_IO, f"'{name}': the manifest gives rank {len(shape)} {shape}, {label} has rank "
+                      f"{len(spec.shape)} {_show(spec.shape)}", **ctx.where(*keys, "shape"))
+        return
+    for axis, (want, have) in enumerate(zip(shape, spec.shape)):
+        problem = _dim_problem(want, have)
+        if problem:
+            yield F.error(F.GRAPH_IO, f"'{name}' axis {axis}: {problem} ({label}: {_show(spec.shape)})",
+                          **ctx.where(*keys, "shape"))
+
+
+def _dim_problem(want: int | str, have: int | str | None) -> str | None:
+    if isinstance(want, int) and isinstance(have, int) and want != have:
+        return f"the manifest says {want}, the graph fixes {have}"
+    if isinstance(want, str) and isinstance(have, int):
+        return f"the manifest names a dynamic dim '{want}', but the graph fixes it at {have}"
+    return None
+
+
+def _show(shape: tuple[Any, ...]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"

@@ -1,0 +1,89 @@
+"""The declared runtime: a valid specifier, able to load the graph, and the machine doing the verifying."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from importlib import metadata
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from checker import findings as F
+from checker.context import Context
+from checker.findings import Finding
+from checker.onnxinfo import opsets
+from checker.support import Release, admitted, oldest_loading, releases
+
+
+def runtime_stage(ctx: Context) -> Iterator[Finding]:
+    runtime = ctx.data.get("runtime") or {}
+    if not runtime.get("version"):
+        return
+    try:
+        spec = SpecifierSet(runtime["version"])
+    except InvalidSpecifier:
+        yield F.error(F.MANIFEST_SCHEMA, f"runtime.version '{runtime['version']}' is not a PEP 440 specifier "
+                      "(e.g. '>=1.17,<2')", **ctx.where("runtime", "version"))
+        return
+    yield from _opset(ctx, spec, runtime["version"])
+    yield from _installed(ctx, spec, runtime["version"])
+    yield from providers_findings(ctx)
+
+
+def _graphs(ctx: Context) -> Iterator[tuple[str, Any]]:
+    if ctx.graph is not None:
+        yield "the graph", ctx.graph
+    for variant in ctx.extra.get("variant_models", {}).items():
+        yield f"variant '{variant[0]}'", variant[1]
+
+
+def _opset(ctx: Context, spec: SpecifierSet, text: str) -> Iterator[Finding]:
+    known = admitted(spec)
+    if not known:
+        newest = releases()[-1].minor
+        yield F.warning(F.RUNTIME_VERSION, f"runtime.version '{text}' admits no onnxruntime release this checker "
+                        f"knows (its table ends at {newest}); the opset check could not be made",
+                        **ctx.where("runtime", "version"))
+        return
+    oldest = known[0]
+    for label, model in _graphs(ctx):
+        yield from _opset_of(ctx, label, model, oldest, text)
+
+
+def _opset_of(ctx: Context, label: str, model: Any, oldest: Release, text: str) -> Iterator[Finding]:
+    ir, domains = int(model.ir_version), opsets(model)
+    opset, ml = domains.get("ai.onnx"), domains.get("ai.onnx.ml")
+    if oldest.loads(ir, opset, ml):
+        return
+    needs = f"IR {ir}, ai.onnx opset {opset}" + (f", ai.onnx.ml opset {ml}" if ml else "")
+    can = oldest_loading(ir, opset, ml)
+    fix = (f"the oldest release that can is {can.minor}: declare '>={can.minor}'" if can
+           else "no onnxruntime release in the table can")
+    msg = (f"{label} needs {needs}; onnxruntime {oldest.minor}, the oldest release '{text}' admits, loads up to "
+           f"IR {oldest.max_ir} and opset {oldest.max_opset}; {fix}")
+    yield F.error(F.RUNTIME_OPSET, msg, **ctx.where("runtime", "version"),
+                  oldest_admitted=oldest.minor, oldest_loading=can.minor if can else None)
+
+
+def _installed(ctx: Context, spec: SpecifierSet, text: str) -> Iterator[Finding]:
+    try:
+        here = metadata.version("onnxruntime")
+    except metadata.PackageNotFoundError:
+        return
+    if not spec.contains(here, prereleases=True):
+        yield F.warning(F.RUNTIME_VERSION, f"this machine verifies with onnxruntime {here}, outside the declared "
+                        f"'{text}': the verdict may not hold on the target", **ctx.where("runtime", "version"))
+
+
+def providers_findings(ctx: Context) -> Iterator[Finding]:
+    declared = (ctx.data.get("runtime") or {}).get("execution_providers") or []
+    if not declared:
+        return
+    import onnxruntime
+
+    available = set(onnxruntime.get_available_providers())
+    for i, name in enumerate(declared):
+        if name not in available:
+            yield F.warning(F.RUNTIME_PROVIDER, f"execution provider {name} is not available here; the comparison "
+                            "falls back to the next one (CPUExecutionProvider last)",
+                            **ctx.where("runtime", "execution_providers", i))

@@ -1,0 +1,166 @@
+"""The command line: parse, wire, run, return an exit status. Nothing below it exits or prints a verdict."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from checker import __version__
+from checker.errors import Error, UsageError
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+# Modules that add subcommands; each exposes register(subparsers) and imports nothing heavy at import time.
+COMMAND_MODULES = (
+    "checker.preprocess.command",
+    "checker.compare.command",
+    "checker.release.command",
+    "checker.github.command",
+)
+
+
+def version_text() -> str:
+    from checker.environment import environment
+
+    env = environment()
+    deps = ", ".join(f"{k} {env[k]}" for k in ("onnx", "onnxruntime", "numpy", "python"))
+    return f"checker {__version__} ({deps}; {env['machine']})"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would exit; we return through main instead
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="checker", description="Check that an ONNX model release bundle is complete and "
+                     "reproduces its reference outputs.")
+    parser.add_argument("--version", action="store_true", help="print the versions a verdict depends on")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    _add_verify(sub)
+    _add_lock(sub)
+    _add_schema(sub)
+    for name in COMMAND_MODULES:
+        try:
+            importlib.import_module(name).register(sub)
+        except ModuleNotFoundError as exc:
+            if not (exc.name and name.startswith(exc.name)):
+                raise
+    return parser
+
+
+def add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json", "markdown", "junit"), default=None,
+                   help="report format (default: text)")
+    p.add_argument("--output", "-o", type=Path, help="write the report to FILE (the text verdict still prints)")
+    p.add_argument("--strict", action="store_true", help="warnings fail the bundle too")
+    p.add_argument("--no-color", action="store_true", help="no colour (also: the NO_COLOR variable)")
+
+
+def _add_verify(sub: Any) -> None:
+    p = sub.add_parser("verify", help="verify bundles (folders, manifests or .tar.gz/.zip archives)")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    add_report_options(p)
+    p.add_argument("--run-validation", action="store_true",
+                   help="run each bundle's validation.command (never without this flag: a manifest is untrusted)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_verify)
+
+
+def _add_lock(sub: Any) -> None:
+    p = sub.add_parser("lock", help="write every named file's sha256 and release.digest into the manifest")
+    p.add_argument("path", metavar="PATH", help="a bundle folder or its manifest")
+    p.set_defaults(func=cmd_lock)
+
+
+def _add_schema(sub: Any) -> None:
+    p = sub.add_parser("schema", help="print a JSON Schema shipped with the checker")
+    p.add_argument("name", nargs="?", default="manifest", choices=("manifest", "report"))
+    p.set_defaults(func=cmd_schema)
+
+
+def check_paths(paths: Sequence[str]) -> None:
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise UsageError("no such path: " + ", ".join(missing))
+
+
+def colour_wanted(args: argparse.Namespace, stream: Any) -> bool:
+    return not args.no_color and "NO_COLOR" not in os.environ and bool(getattr(stream, "isatty", lambda: False)())
+
+
+def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """Write the chosen format to --output or stdout; with --output, the text verdict also prints."""
+    from checker.render import render
+
+    fmt = args.format or "text"
+    if args.output is not None:
+        args.output.write_text(render(fmt, report), encoding="utf-8")
+        if fmt != "text":
+            sys.stdout.write(render("text", report, colour=colour_wanted(args, sys.stdout)))
+        return
+    sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text"))
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from checker.context import Options
+    from checker.verify import verify_paths
+
+    check_paths(args.paths)
+    progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
+    options = Options(strict=args.strict, run_validation=args.run_validation, progress=progress)
+    report = verify_paths(args.paths, options)
+    emit_report(args, report.to_dict())
+    return EXIT_PASS if report.status == "pass" else EXIT_FAIL
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from checker.lock import lock
+
+    check_paths([args.path])
+    result = lock(Path(args.path))
+    for line in result.messages:
+        sys.stdout.write(line + "\n")
+    return EXIT_PASS if result.ok else EXIT_FAIL
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    import json
+
+    from checker.schemas import load
+
+    sys.stdout.write(json.dumps(load(args.name), indent=2) + "\n")
+    return EXIT_PASS
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.version:
+            sys.stdout.write(version_text() + "\n")
+            return EXIT_PASS
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        code: int = args.func(args)
+        return code
+    except Error as exc:
+        sys.stderr.write(f"checker: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")
+        traceback.print_exc()
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

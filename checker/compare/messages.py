@@ -1,0 +1,58 @@
+"""The sentences a failed rule produces: which graph, output and check, the worst case, and how far it missed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.compare.metrics import CHECKS
+from checker.report import RuleResult
+
+# How each check's figure reads for the worst case; {v} is the figure, {t} the threshold.
+_FIGURE = {
+    "allclose": "needs atol {v:.4g} at rtol {rtol:g} (atol {t:g})",
+    "max_abs": "differs by up to {v:.4g} (max {t:g})",
+    "mean_abs": "differs by {v:.4g} on average (max {t:g})",
+    "cosine": "has a cosine similarity of {v:.6g} (min {t:g})",
+    "sqnr": "has an SQNR of {v:.4g} dB (min {t:g} dB)",
+    "topk": "agrees on the top {k} for a share of {v:.4g} of its items (min {t:g})",
+    "score_drift": "changed the top score by {v:.4g} (max {t:g})",
+    "exact": "differs at {v:.0f} element(s) (they must be equal)",
+}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def figure_text(result: RuleResult, value: float) -> str:
+    params: dict[str, Any] = {"rtol": 0.0, "k": 1, **result.params}
+    return _FIGURE[result.check].format(v=value, t=result.threshold or 0.0, **params)
+
+
+def _worst(result: RuleResult, case_notes: dict[str, str]) -> str:
+    name = result.worst_case
+    if result.measured is None:
+        return f"worst case '{name}' {case_notes.get(name or '', 'could not be measured')}"
+    return f"worst case '{name}' {figure_text(result, result.measured)}"
+
+
+def would_pass_text(result: RuleResult) -> str:
+    check = CHECKS[result.check]
+    if check.threshold_key is None:
+        return ""
+    if result.would_pass_at is None:
+        return "; no threshold would pass, since a case could not be measured"
+    sign = "<=" if result.direction == "min" else ">="
+    return f"; would pass at {check.threshold_key} {sign} {_fmt(result.would_pass_at)}"
+
+
+def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[str, str]) -> str:
+    """E.g. "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by 0.231 ..."."""
+    total = len(result.cases)
+    failed = total - round(result.pass_rate * total)
+    where = " against the baseline's outputs" if against == "baseline" else ""
+    return (
+        f"{graph}: rule {result.output}/{result.check} failed{where}: {_worst(result, case_notes)}; "
+        f"{failed}/{total} cases failed (pass rate {_fmt(result.pass_rate)} < {result.min_pass_rate:g})"
+        f"{would_pass_text(result)}"
+    )

@@ -1,0 +1,177 @@
+"""Per-case figures for each check: pure NumPy on one actual and one expected array.
+
+Every check reduces a case to one figure, so a rule can report how far the worst case missed and which
+threshold would just have passed. Figures are finite floats: the report is JSON, which has no NaN or infinity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# SQNR of identical arrays is infinite; the report caps it so it stays a JSON number.
+SQNR_CAP_DB = 200.0
+# Stand-ins for matching infinities in the ranking checks: they keep the order and stay finite.
+RANKING_BIG = 1e300
+
+Params = Mapping[str, Any]
+Figure = Callable[[np.ndarray, np.ndarray, Params], float]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One kind of check: its parameters, which one is the threshold, and which way it points."""
+
+    name: str
+    defaults: dict[str, Any]
+    required: tuple[str, ...]
+    threshold_key: str | None  # None: the threshold is fixed (exact: 0 differing elements)
+    direction: str  # "max": the figure must be <= the threshold; "min": >= it
+    figure: Figure
+    ranking: bool = False  # compares positions of the largest entries rather than element values
+    numeric: bool = True  # needs numbers (exact also compares strings and booleans)
+
+    def threshold(self, params: Params) -> float:
+        return 0.0 if self.threshold_key is None else float(params[self.threshold_key])
+
+    def passes(self, value: float, params: Params) -> bool:
+        limit = self.threshold(params)
+        return value <= limit if self.direction == "max" else value >= limit
+
+
+def _abs_diff(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return np.abs(a.astype(np.float64) - e.astype(np.float64))
+
+
+def allclose_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    """The smallest atol that passes at the rule's rtol: max(|a - e| - rtol*|e|), floored at 0."""
+    if a.size == 0:
+        return 0.0
+    excess = _abs_diff(a, e) - float(p["rtol"]) * np.abs(e.astype(np.float64))
+    return max(0.0, float(excess.max()))
+
+
+def allclose_passes(a: np.ndarray, e: np.ndarray, p: Params) -> bool:
+    """NumPy's definition, asymmetric and additive: |a - e| <= atol + rtol*|e| for every element."""
+    bound = float(p["atol"]) + float(p["rtol"]) * np.abs(e.astype(np.float64))
+    return bool(np.all(_abs_diff(a, e) <= bound))
+
+
+def max_abs_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    return float(_abs_diff(a, e).max()) if a.size else 0.0
+
+
+def mean_abs_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    return float(_abs_diff(a, e).mean()) if a.size else 0.0
+
+
+def _items(x: np.ndarray) -> np.ndarray:
+    """Batch items as rows: axis 0 is the batch when there is one (rank >= 2)."""
+    x = x.astype(np.float64)
+    return x.reshape(x.shape[0], -1) if x.ndim >= 2 else x.reshape(1, -1)
+
+
+def cosine_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    """The lowest cosine similarity over batch items. Two zero vectors agree (1); one zero vector does not (0)."""
+    ra, re_ = _items(a), _items(e)
+    if ra.shape[0] == 0:
+        return 1.0
+    # Scaling each row by its largest magnitude keeps the products finite for huge values.
+    ra = ra / np.maximum(np.abs(ra).max(axis=1, keepdims=True, initial=0.0), np.finfo(np.float64).tiny)
+    re_ = re_ / np.maximum(np.abs(re_).max(axis=1, keepdims=True, initial=0.0), np.finfo(np.float64).tiny)
+    na, ne = np.linalg.norm(ra, axis=1), np.linalg.norm(re_, axis=1)
+    dots = np.einsum("ij,ij->i", ra, re_)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = np.where((na > 0) & (ne > 0), dots / (na * ne), np.where((na == 0) & (ne == 0), 1.0, 0.0))
+    return float(np.clip(cos, -1.0, 1.0).min())
+
+
+def sqnr_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    """20*log10(||e|| / ||a - e||) in dB, clamped to +-SQNR_CAP_DB (identical arrays give the cap)."""
+    return sqnr_db(a, e)
+
+
+def sqnr_db(a: np.ndarray, e: np.ndarray) -> float:
+    e64 = e.astype(np.float64).ravel()
+    d64 = a.astype(np.float64).ravel() - e64
+    # Dividing by the largest magnitude keeps the squared norms finite; the ratio is unchanged.
+    scale = max(float(np.abs(e64).max(initial=0.0)), float(np.abs(d64).max(initial=0.0)))
+    if scale == 0.0 or not math.isfinite(scale):
+        return SQNR_CAP_DB if scale == 0.0 else -SQNR_CAP_DB
+    signal, noise = float(np.linalg.norm(e64 / scale)), float(np.linalg.norm(d64 / scale))
+    if noise == 0.0 or signal == 0.0:
+        return SQNR_CAP_DB if noise == 0.0 else -SQNR_CAP_DB
+    db = 20.0 * (math.log10(signal) - math.log10(noise))
+    return max(-SQNR_CAP_DB, min(SQNR_CAP_DB, db))
+
+
+def _class_rows(x: np.ndarray, axis: int) -> np.ndarray:
+    """Items as rows and the class axis as columns."""
+    return np.moveaxis(x.astype(np.float64), axis, -1).reshape(-1, x.shape[axis])
+
+
+def topk_agreement(a: np.ndarray, e: np.ndarray, k: int, axis: int) -> np.ndarray:
+    """Per item: True when some choice among tied entries makes both top-k sets equal.
+
+    Entries strictly above the k-th largest value are in every top-k set; entries equal to it may be. The
+    sets can be made equal exactly when everything certainly in either set may be in both, at most k entries
+    are certainly in, and at least k entries may be in both.
+    """
+    ra, re_ = _class_rows(a, axis), _class_rows(e, axis)
+    kth_a = -np.partition(-ra, k - 1, axis=1)[:, k - 1 : k]
+    kth_e = -np.partition(-re_, k - 1, axis=1)[:, k - 1 : k]
+    sure = (ra > kth_a) | (re_ > kth_e)
+    both = (ra >= kth_a) & (re_ >= kth_e)
+    return np.all(~sure | both, axis=1) & (sure.sum(axis=1) <= k) & (both.sum(axis=1) >= k)
+
+
+def topk_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    """The share of items whose top-k sets agree."""
+    agree = topk_agreement(a, e, int(p["k"]), int(p["axis"]))
+    return float(agree.mean()) if agree.size else 1.0
+
+
+def apply_scores(x: np.ndarray, how: str) -> np.ndarray:
+    """softmax or sigmoid along the last axis, computed so that no intermediate overflows."""
+    if how == "softmax":
+        z = np.exp(x - x.max(axis=-1, keepdims=True))
+        return z / z.sum(axis=-1, keepdims=True)  # type: ignore[no-any-return]
+    if how == "sigmoid":
+        z = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
+    return x
+
+
+def score_drift_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    """The largest change, over items, of the score of the expected top class (every tied top class counts)."""
+    how = str(p["apply"])
+    pa = apply_scores(_class_rows(a, int(p["axis"])), how)
+    pe = apply_scores(_class_rows(e, int(p["axis"])), how)
+    if pe.size == 0:
+        return 0.0
+    top = pe == pe.max(axis=1, keepdims=True)
+    return float(np.where(top, np.abs(pa - pe), 0.0).max())
+
+
+def exact_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+    """The number of differing elements."""
+    return float(np.count_nonzero(a != e))
+
+
+CHECKS: dict[str, Check] = {
+    c.name: c
+    for c in (
+        Check("allclose", {"atol": 1e-5, "rtol": 1e-3}, (), "atol", "max", allclose_figure),
+        Check("max_abs", {}, ("max",), "max", "max", max_abs_figure),
+        Check("mean_abs", {}, ("max",), "max", "max", mean_abs_figure),
+        Check("cosine", {"min": 0.999}, (), "min", "min", cosine_figure),
+        Check("sqnr", {"min_db": 30.0}, (), "min_db", "min", sqnr_figure),
+        Check("topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure, True),
+        Check("score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure, True),
+        Check("exact", {}, (), None, "max", exact_figure, numeric=False),
+    )
+}

@@ -1,0 +1,216 @@
+"""A rule judged over every case: per-case figures, the pass rate, the worst case and how far it missed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from checker.compare.metrics import CHECKS, RANKING_BIG, Check, allclose_passes
+from checker.report import RuleResult
+
+Keys = tuple[str | int, ...]
+_APPLY = ("none", "softmax", "sigmoid")
+_MAX_NOTES = 3
+
+
+class RuleError(ValueError):
+    """A rule the manifest states wrongly (unknown check or parameter, wrong type): a manifest.schema error."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    output: str
+    check: Check
+    params: dict[str, Any]  # every parameter, defaults filled in
+    min_pass_rate: float
+    keys: Keys = ()  # where the manifest states it
+
+    @property
+    def threshold(self) -> float:
+        return self.check.threshold(self.params)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case under one rule. `figure` is None when the case could not be measured at all."""
+
+    figure: float | None
+    passed: bool
+    note: str | None = None
+    nonfinite: int = 0  # NaN/infinity elements of the actual output where the expected one is finite
+
+
+def _number(raw: Mapping[str, Any], key: str, low: float | None = None, high: float | None = None) -> float:
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise RuleError(f"'{key}' must be a finite number, not {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise RuleError(f"'{key}' must lie in [{low}, {high}], not {value!r}")
+    return float(value)
+
+
+def _integer(raw: Mapping[str, Any], key: str, low: int | None = None) -> int:
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+        raise RuleError(f"'{key}' must be an integer{f' >= {low}' if low is not None else ''}, not {value!r}")
+    return value
+
+
+def _param(raw: Mapping[str, Any], key: str) -> Any:
+    if key == "k":
+        return _integer(raw, key, 1)
+    if key == "axis":
+        return _integer(raw, key)
+    if key == "apply":
+        if raw[key] not in _APPLY:
+            raise RuleError(f"'apply' must be one of {', '.join(_APPLY)}, not {raw[key]!r}")
+        return raw[key]
+    bounds = {"min": (-1.0, 1.0), "min_agreement": (0.0, 1.0), "min_db": (None, None)}
+    return _number(raw, key, *bounds.get(key, (0.0, None)))
+
+
+def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
+    """A rule from its manifest entry; RuleError says what is wrong with it."""
+    if not isinstance(raw, Mapping):
+        raise RuleError("a rule must be a mapping with 'output' and 'check'")
+    output, name = raw.get("output"), raw.get("check")
+    if not isinstance(output, str) or not output:
+        raise RuleError("a rule needs 'output', the name of a graph output")
+    check = CHECKS.get(name) if isinstance(name, str) else None
+    if check is None:
+        raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
+    unknown = sorted(set(raw) - {"output", "check", "min_pass_rate"} - set(check.defaults) - set(check.required))
+    if unknown:
+        raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
+    missing = [k for k in check.required if k not in raw]
+    if missing:
+        raise RuleError(f"check '{check.name}' needs {', '.join(repr(k) for k in missing)}")
+    params = {**check.defaults, **{k: _param(raw, k) for k in raw if k not in ("output", "check", "min_pass_rate")}}
+    rate = _number(raw, "min_pass_rate", 0.0, 1.0) if "min_pass_rate" in raw else 1.0
+    return Rule(output, check, params, rate, keys)
+
+
+def _shape_problem(rule: Rule, a: np.ndarray, e: np.ndarray) -> str | None:
+    if a.shape != e.shape:
+        return f"shape {list(a.shape)} differs from the expected {list(e.shape)}"
+    if rule.check.numeric and not (a.dtype.kind in "biuf" and e.dtype.kind in "biuf"):
+        return f"{a.dtype} and {e.dtype} cannot be compared by '{rule.check.name}'"
+    if "axis" in rule.params:
+        axis = rule.params["axis"]
+        if not -a.ndim <= axis < a.ndim:
+            return f"axis {axis} does not exist in shape {list(a.shape)}"
+        size = a.shape[axis]
+        if rule.params.get("k", 1) > size:
+            return f"k={rule.params['k']} exceeds the {size} entries of axis {axis}"
+    return None
+
+
+def _nonfinite(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, CaseResult | None]:
+    """Where both hold the same NaN/infinity (None when neither has any), or the failing result."""
+    if a.dtype.kind != "f" and e.dtype.kind != "f":
+        return None, None
+    bad_a, bad_e = ~np.isfinite(a), ~np.isfinite(e)
+    if not (bad_a.any() or bad_e.any()):
+        return None, None
+    new = int(np.count_nonzero(bad_a & ~bad_e))
+    if new:
+        note = f"holds NaN or infinity at {new} element(s) where the expected output is finite"
+        return None, CaseResult(None, False, note, nonfinite=new)
+    same = bad_e & ((np.isnan(a) & np.isnan(e)) | (a == e))
+    lost = int(np.count_nonzero(bad_e & ~same))
+    if lost:
+        return None, CaseResult(None, False, f"does not reproduce the expected NaN/infinity at {lost} element(s)")
+    return bad_e, None
+
+
+def _neutralise(x: np.ndarray, mask: np.ndarray, ranking: bool) -> np.ndarray:
+    """Matching NaN/infinity: removed from element-wise checks, kept in order (but finite) for ranking ones."""
+    out = x.astype(np.float64)
+    if ranking:
+        out[mask] = np.where(np.isposinf(out[mask]), RANKING_BIG, -RANKING_BIG)
+    else:
+        out[mask] = 0.0
+    return out
+
+
+def evaluate_case(rule: Rule, actual: np.ndarray | None, expected: np.ndarray | None) -> CaseResult:
+    """One case under one rule."""
+    if actual is None:
+        return CaseResult(None, False, f"the graph gave no output '{rule.output}' for this case")
+    if expected is None:
+        return CaseResult(None, False, f"the case has no expected '{rule.output}'")
+    problem = _shape_problem(rule, actual, expected)
+    if problem:
+        return CaseResult(None, False, problem)
+    mask, failed = _nonfinite(actual, expected)
+    if failed is not None:
+        return failed
+    if mask is not None:
+        actual, expected = (_neutralise(x, mask, rule.check.ranking) for x in (actual, expected))
+    return _measure(rule, actual, expected)
+
+
+def _measure(rule: Rule, a: np.ndarray, e: np.ndarray) -> CaseResult:
+    with np.errstate(all="ignore"):
+        figure = rule.check.figure(a, e, rule.params)
+        passed = allclose_passes(a, e, rule.params) if rule.check.name == "allclose" else None
+    if not math.isfinite(figure):
+        return CaseResult(None, False, "the difference is too large to measure (it overflows)")
+    if passed is None:
+        passed = rule.check.passes(figure, rule.params)
+    return CaseResult(figure, passed)
+
+
+def _badness(rule: Rule, figure: float | None) -> float:
+    """Larger is worse, whichever way the check points; an unmeasured case is worst of all."""
+    if figure is None:
+        return math.inf
+    return figure if rule.check.direction == "max" else -figure
+
+
+def would_pass_at(rule: Rule, figures: Sequence[float | None]) -> float | None:
+    """The loosest threshold that would just pass: the figure of the case that min_pass_rate makes decisive."""
+    if not figures:
+        return None
+    needed = max(1, math.ceil(rule.min_pass_rate * len(figures) - 1e-9))
+    ordered = sorted(_badness(rule, f) for f in figures)
+    decisive = ordered[needed - 1]
+    if math.isinf(decisive):
+        return None
+    return decisive if rule.check.direction == "max" else -decisive
+
+
+def _notes(names: Sequence[str], results: Mapping[str, CaseResult]) -> str | None:
+    notes = [f"case '{n}': {results[n].note}" for n in names if results[n].note]
+    if not notes:
+        return None
+    more = f"; and {len(notes) - _MAX_NOTES} more" if len(notes) > _MAX_NOTES else ""
+    return "; ".join(notes[:_MAX_NOTES]) + more
+
+
+def judge_rule(rule: Rule, names: Sequence[str], results: Mapping[str, CaseResult], line: int | None) -> RuleResult:
+    """The rule over every case, in case order."""
+    figures = [results[n].figure for n in names]
+    passing = sum(1 for n in names if results[n].passed)
+    rate = passing / len(names) if names else 0.0
+    worst = max(names, key=lambda n: _badness(rule, results[n].figure), default=None)
+    return RuleResult(
+        output=rule.output,
+        check=rule.check.name,
+        params=dict(rule.params),
+        passed=bool(names) and rate >= rule.min_pass_rate - 1e-12,
+        pass_rate=rate,
+        min_pass_rate=rule.min_pass_rate,
+        worst_case=worst,
+        measured=results[worst].figure if worst is not None else None,
+        threshold=rule.threshold,
+        would_pass_at=would_pass_at(rule, figures),
+        direction=rule.check.direction,
+        cases={n: results[n].figure for n in names},
+        note=_notes(names, results),
+        line=line,
+    )

@@ -1,0 +1,116 @@
+"""onnxruntime sessions as the manifest's runtime section declares them, and running cases through them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.findings import Finding
+
+if TYPE_CHECKING:
+    import numpy as np
+    import onnxruntime as ort
+
+CPU = "CPUExecutionProvider"
+_LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED"}
+_MODES = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
+_QUIET = 3  # onnxruntime's own log: errors only, so its warnings do not end up in CI logs
+
+
+class SessionError(RuntimeError):
+    """onnxruntime refused to load a graph; the message is its reason."""
+
+
+@dataclass
+class Runtime:
+    """What the manifest's `runtime` section asks for, resolved against this machine."""
+
+    providers: list[str]
+    options: dict[str, Any]
+    findings: list[Finding] = field(default_factory=list)
+
+
+def choose_providers(declared: Sequence[str], available: Sequence[str], where: dict[str, Any]) -> Runtime:
+    """The declared providers that exist here, in order, with the CPU last as the fallback."""
+    chosen, found = [], []
+    for name in declared:
+        if name in available:
+            chosen.append(name)
+        else:
+            msg = f"execution provider {name} is not available here; falling back to {CPU}"
+            found.append(F.warning(F.RUNTIME_PROVIDER, msg, **where, available=list(available)))
+    if CPU not in chosen:
+        chosen.append(CPU)
+    return Runtime(chosen, {}, found)
+
+
+def resolve_runtime(runtime: Mapping[str, Any], override: Sequence[str] | None, where: dict[str, Any]) -> Runtime:
+    """Providers (a command-line override wins over the manifest) and session options."""
+    import onnxruntime as ort
+
+    declared = list(override) if override else list(runtime.get("execution_providers") or [])
+    chosen = choose_providers(declared, ort.get_available_providers(), where)
+    chosen.options = dict(runtime.get("session_options") or {})
+    return chosen
+
+
+def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
+    """onnxruntime.SessionOptions from the manifest's `runtime.session_options` (validated by the schema)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = _QUIET
+    level = options.get("graph_optimization_level", "all")
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _LEVELS.get(level, "ORT_ENABLE_ALL"))
+    if "execution_mode" in options:
+        so.execution_mode = getattr(ort.ExecutionMode, _MODES[options["execution_mode"]])
+    for key in ("intra_op_num_threads", "inter_op_num_threads"):
+        if key in options:
+            setattr(so, key, int(options[key]))
+    return so
+
+
+def open_session(model: Path | bytes, runtime: Runtime, external_folder: Path | None = None) -> ort.InferenceSession:
+    """A session on a graph file (onnxruntime reads its external data from beside it) or on serialized bytes."""
+    import onnxruntime as ort
+
+    so = session_options(runtime.options)
+    if external_folder is not None:
+        # A graph given as bytes has no folder of its own: its external data lies beside the original file.
+        so.add_session_config_entry("session.model_external_initializers_file_folder_path", str(external_folder))
+    source = str(model) if isinstance(model, Path) else model
+    try:
+        return ort.InferenceSession(source, sess_options=so, providers=runtime.providers)
+    except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
+        raise SessionError(_first_line(exc)) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 2000 else text[:2000] + "..."
+
+
+def missing_providers(session: ort.InferenceSession, runtime: Runtime) -> list[str]:
+    """Providers that were available but that the session did not take (a failed initialisation)."""
+    taken = set(session.get_providers())
+    return [p for p in runtime.providers if p not in taken]
+
+
+class CaseRunError(RuntimeError):
+    """One case could not be run; the message names why."""
+
+
+def run_case(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every output of the graph for one case, its inputs fed by name."""
+    names = [i.name for i in session.get_inputs()]
+    missing = [n for n in names if n not in inputs]
+    if missing:
+        raise CaseRunError(f"the case has no input {', '.join(repr(n) for n in missing)}")
+    try:
+        values = session.run(None, {n: inputs[n] for n in names})
+    except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
+        raise CaseRunError(_first_line(exc)) from exc
+    return {o.name: v for o, v in zip(session.get_outputs(), values)}

@@ -1,0 +1,125 @@
+"""A variant's declared transform: present and complete, and not contradicted by what the graph itself holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.findings import Finding
+
+if TYPE_CHECKING:
+    import onnx
+
+REQUIRED = ("tool", "version", "settings")
+_QOPERATOR_OPS = {"ConvInteger", "MatMulInteger", "QGemm", "QAttention", "DynamicQuantizeMatMul"}
+_QDQ_OPS = {"QuantizeLinear", "DequantizeLinear"}
+# onnxruntime.quantization.QuantType names -> ONNX TensorProto data types.
+_QUANT_TYPES = {"QInt8": 3, "QUInt8": 2, "QInt16": 5, "QUInt16": 4, "QInt4": 22, "QUInt4": 21, "QFLOAT8E4M3FN": 17}
+_INT32, _FLOAT16 = 6, 10
+
+
+@dataclass
+class GraphFacts:
+    """What a graph shows of how it was made: its operators and the types of its quantization parameters."""
+
+    ops: set[str] = field(default_factory=set)
+    weight_types: set[int] = field(default_factory=set)  # zero-point types of dequantized weights
+    activation_types: set[int] = field(default_factory=set)  # output types of quantized activations
+    per_channel: bool = False
+    per_tensor: bool = False
+    float16: bool = False
+
+
+def missing_fields(transform: Any) -> list[str]:
+    if not isinstance(transform, Mapping):
+        return list(REQUIRED)
+    return [k for k in REQUIRED if transform.get(k) in (None, "")]
+
+
+def read_facts(model: onnx.ModelProto) -> GraphFacts:
+    """Facts from the graph's nodes and initializer headers (no tensor data is read)."""
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    facts = GraphFacts(ops={n.op_type for n in graph.node})
+    facts.float16 = any(t.data_type == _FLOAT16 for t in inits.values()) or any(
+        v.type.tensor_type.elem_type == _FLOAT16 for v in (*graph.input, *graph.output, *graph.value_info)
+    )
+    for node in graph.node:
+        if node.op_type == "DequantizeLinear" and node.input[0] in inits:
+            _weight_facts(facts, node, inits)
+        elif node.op_type == "QuantizeLinear" and node.input[0] not in inits:
+            zero = inits.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+            facts.activation_types.add(zero.data_type if zero is not None else _QUANT_TYPES["QUInt8"])
+    return facts
+
+
+def _weight_facts(facts: GraphFacts, node: onnx.NodeProto, inits: Mapping[str, onnx.TensorProto]) -> None:
+    weight = inits[node.input[0]]
+    if weight.data_type == _INT32:
+        return  # a quantized bias: int32 whatever the weight type
+    facts.weight_types.add(weight.data_type)
+    scale = inits.get(node.input[1])
+    if scale is not None:
+        count = 1
+        for d in scale.dims:
+            count *= d
+        facts.per_channel |= count > 1
+        facts.per_tensor |= count == 1
+
+
+def _type_name(value: Any) -> str:
+    return str(value).rsplit(".", 1)[-1]
+
+
+def contradictions(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
+    """Each way the declared transform disagrees with the graph."""
+    tool = str(transform.get("tool", "")).lower()
+    settings = transform.get("settings") if isinstance(transform.get("settings"), Mapping) else {}
+    quant_ops = {o for o in facts.ops if o in _QDQ_OPS | _QOPERATOR_OPS or o.startswith("QLinear")}
+    if ("quantiz" in tool or "quant_format" in settings) and not quant_ops:
+        yield "it declares a quantization, but the graph holds no quantized operator"
+    if quant_ops:
+        yield from _format_contradictions(settings, facts)
+    if ("float16" in tool or "fp16" in tool) and not facts.float16:
+        yield "it declares a float16 conversion, but the graph holds no float16 tensor"
+
+
+def _format_contradictions(settings: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
+    fmt = _type_name(settings.get("quant_format", ""))
+    qop = {o for o in facts.ops if o in _QOPERATOR_OPS or o.startswith("QLinear")}
+    if fmt == "QDQ" and qop:
+        yield f"quant_format is QDQ, but the graph holds operator-format nodes ({', '.join(sorted(qop))})"
+    if fmt == "QOperator" and not qop:
+        yield "quant_format is QOperator, but the graph holds only QuantizeLinear/DequantizeLinear pairs"
+    for key, found in (("weight_type", facts.weight_types), ("activation_type", facts.activation_types)):
+        declared = _QUANT_TYPES.get(_type_name(settings.get(key, "")))
+        if declared is not None and found and declared not in found:
+            yield f"{key} is {_type_name(settings[key])}, but the graph's {key.split('_')[0]}s are {_names(found)}"
+    per_channel = settings.get("per_channel")
+    if per_channel is True and facts.per_tensor and not facts.per_channel:
+        yield "per_channel is true, but every quantized weight has a single scale"
+    if per_channel is False and facts.per_channel:
+        yield "per_channel is false, but some quantized weights have one scale per channel"
+
+
+def _names(types: set[int]) -> str:
+    by_type = {v: k for k, v in _QUANT_TYPES.items()}
+    return ", ".join(sorted(by_type.get(t, f"type {t}") for t in types))
+
+
+def transform_findings(
+    name: str, transform: Any, model: onnx.ModelProto | None, where: dict[str, Any]
+) -> list[Finding]:
+    """variant.transform: an error when the transform is incomplete, a warning per contradiction."""
+    missing = missing_fields(transform)
+    if missing:
+        msg = f"variant '{name}': transform must state {', '.join(REQUIRED)}; missing: {', '.join(missing)}"
+        return [F.error(F.VARIANT_TRANSFORM, msg, **where)]
+    if model is None:
+        return []
+    return [
+        F.warning(F.VARIANT_TRANSFORM, f"variant '{name}': the transform contradicts the graph: {text}", **where)
+        for text in contradictions(transform, read_facts(model))
+    ]

@@ -1,0 +1,75 @@
+"""What the stages of `checker verify` share: the opened bundle, its manifest, and what earlier stages loaded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.manifest import Manifest
+from checker.paths import BundlePathError, resolve_inside
+
+if TYPE_CHECKING:
+    import numpy as np
+    import onnx
+
+
+@dataclass
+class Options:
+    """How a run was asked for: set once by the CLI (or the GitHub action), read by the stages."""
+
+    strict: bool = False
+    run_validation: bool = False
+    run_comparison: bool = True
+    progress: bool = False
+    providers: list[str] | None = None
+
+
+@dataclass
+class Case:
+    """One comparison case, its tensors loaded. `where` is its place in the manifest."""
+
+    name: str
+    tags: list[str]
+    inputs: dict[str, np.ndarray]
+    expected: dict[str, np.ndarray]
+    raw: dict[str, str]  # input name -> bundle-relative path of the application input
+    where: tuple[str | int, ...]
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """The state of one bundle's verification. Stages read it and fill the slot they own."""
+
+    root: Path
+    manifest: Manifest
+    options: Options
+    # Bundle-relative paths that were refused or are missing: later stages skip them quietly.
+    unusable: set[str] = field(default_factory=set)
+    pieces: dict[str, bool] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # bundle-relative path -> sha256 of named files
+    graph: onnx.ModelProto | None = None  # loaded without external data
+    graph_path: Path | None = None
+    labels: dict[str, list[str]] = field(default_factory=dict)  # output name -> labels
+    cases: list[Case] | None = None
+    # graph name ("baseline" or a variant) -> case name -> output name -> array
+    outputs: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.manifest.data
+
+    def where(self, *keys: str | int) -> dict[str, Any]:
+        """`file=` and `line=` keyword arguments for a finding about the manifest field at `keys`."""
+        return {"file": self.manifest.file, "line": self.manifest.line(*keys)}
+
+    def path(self, rel: str) -> Path | None:
+        """The file a manifest path names, or None when it was refused or is missing."""
+        if rel in self.unusable:
+            return None
+        try:
+            return resolve_inside(self.root, rel)
+        except BundlePathError:
+            return None

@@ -1,0 +1,15 @@
+"""The one error family the CLI catches: anything else is a bug (exit 3)."""
+
+from __future__ import annotations
+
+
+class Error(Exception):
+    """A problem the user can fix: bad arguments, an unreadable path. Maps to exit status 2."""
+
+
+class UsageError(Error):
+    """The command line itself is wrong."""
+
+
+class BundleError(Error):
+    """A bundle cannot be opened at all (no manifest, unreadable archive)."""

@@ -1,0 +1,64 @@
+"""Validated reads of preprocessing fields: the manifest is hostile input, so every value is checked here."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from checker.preprocess.errors import PreprocessError
+
+# No model input needs a side longer than this; it bounds what a manifest can make us allocate.
+MAX_SIDE = 16384
+
+
+def choice(prep: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, where: str) -> str:
+    value = prep.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, str) or value not in allowed:
+        raise PreprocessError(f"{where}.{key} is {value!r}; expected one of {', '.join(allowed)}")
+    return value
+
+
+def number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PreprocessError(f"{where} is {value!r}; expected a finite number")
+    return float(value)
+
+
+def numbers(value: Any, where: str) -> tuple[float, ...]:
+    """One number or a non-empty list of numbers (a per-channel value)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if not 1 <= len(items) <= 4:
+        raise PreprocessError(f"{where} is {value!r}; expected one number or one per channel")
+    return tuple(number(v, where) for v in items)
+
+
+def side(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIDE:
+        raise PreprocessError(f"{where} is {value!r}; expected an integer from 1 to {MAX_SIDE}")
+    return value
+
+
+def size_hw(value: Any, where: str) -> tuple[int, int]:
+    """`size` as [h, w]; a single integer means a square."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return side(value[0], where), side(value[1], where)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return side(value, where), side(value, where)
+    raise PreprocessError(f"{where} is {value!r}; expected an integer or [height, width]")
+
+
+def single_side(value: Any, where: str) -> int:
+    """`size` for modes that set one side: an integer (a one-element list is accepted too)."""
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    return side(value, where)
+
+
+def mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PreprocessError(f"{where} is {value!r}; expected a mapping")
+    return value

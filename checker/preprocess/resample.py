@@ -1,0 +1,84 @@
+"""Resizing as the application's library does it: Pillow (antialiased when shrinking), OpenCV, or torch."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from checker.preprocess.errors import CannotReproduce, MissingExtra
+
+
+def pillow() -> Any:
+    """The PIL.Image module, or MissingExtra."""
+    try:
+        from PIL import Image
+    except ImportError as e:
+        raise MissingExtra("image", "Pillow") from e
+    return Image
+
+
+def resample(img: np.ndarray, size: tuple[int, int], interpolation: str, library: str) -> np.ndarray:
+    """`img` (H x W x C) resized to `size` (h, w)."""
+    if img.shape[:2] == size and library == "pillow":
+        return img  # Pillow returns a copy of the same pixels; skip the work
+    if library == "opencv":
+        return _opencv(img, size, interpolation)
+    if library == "torch":
+        return _torch(img, size, interpolation)
+    return _pillow(img, size, interpolation)
+
+
+def _pillow(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.ndarray:
+    image = pillow()
+    flt = getattr(image.Resampling, interpolation.upper())
+    box = (size[1], size[0])
+    if img.dtype == np.uint8:
+        pil = image.fromarray(img[..., 0] if img.shape[2] == 1 else img)
+        out = np.asarray(pil.resize(box, resample=flt))
+        return out.reshape(size[0], size[1], img.shape[2])
+    # Non-8-bit pixels (after a zero-padded crop or a torch resize) resize per channel in 32-bit float.
+    planes = [
+        np.asarray(image.fromarray(img[..., c].astype(np.float32), "F").resize(box, flt))
+        for c in range(img.shape[2])
+    ]
+    return np.stack(planes, axis=-1)
+
+
+_CV2_FLAGS = {
+    "nearest": "INTER_NEAREST",
+    "bilinear": "INTER_LINEAR",
+    "bicubic": "INTER_CUBIC",
+    "lanczos": "INTER_LANCZOS4",
+}
+
+
+def _opencv(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.ndarray:
+    try:
+        cv2 = importlib.import_module("cv2")
+    except ImportError as e:
+        raise CannotReproduce(
+            "resize.library is opencv, and OpenCV is not installed here, so the checker cannot reproduce its "
+            "resize (install opencv-python-headless to check it)"
+        ) from e
+    src = img if img.dtype == np.uint8 else img.astype(np.float32)
+    out = cv2.resize(src, (size[1], size[0]), interpolation=getattr(cv2, _CV2_FLAGS[interpolation]))
+    return np.asarray(out).reshape(size[0], size[1], img.shape[2])
+
+
+def _torch(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.ndarray:
+    if interpolation == "lanczos":
+        raise CannotReproduce("resize.library is torch, which has no lanczos interpolation")
+    try:
+        torch = importlib.import_module("torch")
+        functional = importlib.import_module("torch.nn.functional")
+    except ImportError as e:
+        raise CannotReproduce(
+            "resize.library is torch, and torch is not installed here, so the checker cannot reproduce its "
+            "resize"
+        ) from e
+    x = torch.from_numpy(np.ascontiguousarray(img, dtype=np.float32)).permute(2, 0, 1)[None]
+    align = None if interpolation == "nearest" else False
+    y = functional.interpolate(x, size=size, mode=interpolation, align_corners=align, antialias=False)
+    return np.asarray(y[0].permute(1, 2, 0).numpy(), dtype=np.float64)

@@ -1,0 +1,172 @@
+"""The image preprocessing a manifest declares, parsed and validated (no Pillow needed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker.preprocess import fields as f
+from checker.preprocess.errors import CannotReproduce, PreprocessError
+from checker.preprocess.hf_config import map_config, read_config
+
+COLORS = ("RGB", "BGR", "GRAY")
+RESIZE_MODES = ("none", "exact", "shorter_side", "longer_side", "fixed_height")
+INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos")
+LIBRARIES = ("pillow", "opencv", "torch")
+
+
+@dataclass(frozen=True)
+class Resize:
+    mode: str = "none"
+    size: tuple[int, ...] = ()  # (h, w) for exact and fixed_height, (s,) for shorter_side and longer_side
+    interpolation: str = "bilinear"
+    library: str = "pillow"
+    # How a side scaled by a factor is rounded: "nearest" per the manifest, "floor" as HF image processors do.
+    rounding: str = "nearest"
+
+
+@dataclass(frozen=True)
+class Crop:
+    mode: str = "none"
+    size: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True)
+class Pad:
+    mode: str = "none"
+    size: tuple[int, int] = (0, 0)
+    value: tuple[float, ...] = (0.0,)  # pixel units (0-255), in the order of `color`
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    color: str = "RGB"
+    resize: Resize = Resize()
+    crop: Crop = Crop()
+    pad: Pad = Pad()
+    scale: float = 1.0
+    mean: tuple[float, ...] = (0.0,)
+    std: tuple[float, ...] = (1.0,)
+    tolerance: float | None = None
+    exif: bool = True  # apply the EXIF orientation; only the fidelity explanations switch it off
+
+    @property
+    def channels(self) -> int:
+        return 1 if self.color == "GRAY" else 3
+
+    @property
+    def default_tolerance(self) -> float:
+        """Two grey levels in tensor units: resampling code may round differently by that much."""
+        return 2 * abs(self.scale) / min(abs(s) for s in self.std)
+
+    @property
+    def tolerance_value(self) -> float:
+        return self.default_tolerance if self.tolerance is None else self.tolerance
+
+    @classmethod
+    def from_manifest(cls, prep: dict[str, Any], root: Path) -> ImageSpec:
+        """Parse `inputs[].preprocessing` of kind image; `config:` is read from the bundle at `root`."""
+        return parse_image(merged_fields(prep, root))
+
+
+def merged_fields(prep: dict[str, Any], root: Path) -> dict[str, Any]:
+    explicit = {k: v for k, v in prep.items() if k not in ("kind", "config")}
+    rel = prep.get("config")
+    if rel is None:
+        return explicit
+    if not isinstance(rel, str):
+        raise PreprocessError(f"preprocessing.config is {rel!r}; expected a bundle path")
+    from checker.paths import BundlePathError, resolve_inside
+
+    try:
+        path = resolve_inside(root, rel)
+    except BundlePathError as e:
+        raise PreprocessError(str(e)) from e
+    hf = map_config(read_config(path, rel), rel)
+    refused = [why for key, why in hf.refusals.items() if key not in explicit]
+    if refused:
+        raise CannotReproduce("; ".join(refused))
+    return _overlay(hf.fields, explicit)
+
+
+def _overlay(base: dict[str, Any], explicit: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in explicit.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged = {**base[key], **value}
+            if key == "resize" and ("mode" in value or "size" in value):
+                merged.pop("rounding", None)  # the config's rounding belongs to the config's resize
+            out[key] = merged
+        else:
+            out[key] = value
+    return out
+
+
+def parse_image(prep: dict[str, Any]) -> ImageSpec:
+    color = f.choice(prep, "color", COLORS, "RGB", "preprocessing")
+    spec = ImageSpec(
+        color=color,
+        resize=_resize(f.mapping(prep.get("resize"), "preprocessing.resize")),
+        crop=_crop(f.mapping(prep.get("crop"), "preprocessing.crop")),
+        pad=_pad(f.mapping(prep.get("pad"), "preprocessing.pad")),
+        scale=f.number(prep.get("scale", 1.0), "preprocessing.scale"),
+        mean=f.numbers(prep.get("mean", 0.0), "preprocessing.mean"),
+        std=f.numbers(prep.get("std", 1.0), "preprocessing.std"),
+        tolerance=_tolerance(prep.get("tolerance")),
+    )
+    _check_channels(spec)
+    return spec
+
+
+def _resize(d: dict[str, Any]) -> Resize:
+    where = "preprocessing.resize"
+    mode = f.choice(d, "mode", RESIZE_MODES, "none", where)
+    size: tuple[int, ...] = ()
+    if mode in ("exact", "fixed_height"):
+        size = f.size_hw(d.get("size"), f"{where}.size")
+    elif mode in ("shorter_side", "longer_side"):
+        size = (f.single_side(d.get("size"), f"{where}.size"),)
+    return Resize(
+        mode=mode,
+        size=size,
+        interpolation=f.choice(d, "interpolation", INTERPOLATIONS, "bilinear", where),
+        library=f.choice(d, "library", LIBRARIES, "pillow", where),
+        rounding=f.choice(d, "rounding", ("nearest", "floor"), "nearest", where),
+    )
+
+
+def _crop(d: dict[str, Any]) -> Crop:
+    mode = f.choice(d, "mode", ("none", "center"), "none", "preprocessing.crop")
+    if mode == "none":
+        return Crop()
+    return Crop(mode, f.size_hw(d.get("size"), "preprocessing.crop.size"))
+
+
+def _pad(d: dict[str, Any]) -> Pad:
+    mode = f.choice(d, "mode", ("none", "letterbox", "bottom_right"), "none", "preprocessing.pad")
+    if mode == "none":
+        return Pad()
+    size = f.size_hw(d.get("size"), "preprocessing.pad.size")
+    return Pad(mode, size, f.numbers(d.get("value", 0), "preprocessing.pad.value"))
+
+
+def _tolerance(value: Any) -> float | None:
+    if value is None:
+        return None
+    tol = f.number(value, "preprocessing.tolerance")
+    if tol < 0:
+        raise PreprocessError(f"preprocessing.tolerance is {tol}; expected a number >= 0")
+    return tol
+
+
+def _check_channels(spec: ImageSpec) -> None:
+    for name, values in (("mean", spec.mean), ("std", spec.std), ("pad.value", spec.pad.value)):
+        if len(values) not in (1, spec.channels):
+            raise PreprocessError(
+                f"preprocessing.{name} has {len(values)} values; {spec.color} has {spec.channels} channel(s)"
+            )
+    if any(s == 0 for s in spec.std):
+        raise PreprocessError("preprocessing.std holds a zero")
+    if spec.scale == 0:
+        raise PreprocessError("preprocessing.scale is zero")

@@ -1,0 +1,204 @@
+"""The JUnit XML report: one test suite per bundle, one test case per check and per rule.
+
+The checks are the families of finding ids (`manifest`, `paths`, `graph`, ...) plus one case per
+piece of the seven; a check with an error fails, a check with only warnings passes (or fails under
+`--strict`) and carries the warnings as output. Each rule of each judged graph is its own case.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# The order a reader meets the checks in, as `checker verify` runs them.
+CHECKS = (
+    "manifest",
+    "paths",
+    "digests",
+    "graph",
+    "labels",
+    "runtime",
+    "inputs",
+    "comparison",
+    "variants",
+    "validation",
+)
+# Finding ids whose family is not their prefix.
+FAMILY = {
+    "bundle.digest": "digests",
+    "bundle.missing_piece": "pieces",
+    "comparison.rule": "rules",
+    "variant.not_assessed": "variants",
+    "variant.transform": "variants",
+}
+PREFIX_FAMILY = {"bundle": "paths", "variant": "variants", "check": "stages"}
+# XML 1.0 cannot carry most control characters, even escaped.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+@dataclass
+class Case:
+    classname: str
+    name: str
+    failures: list[str] = field(default_factory=list)
+    output: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+
+def render(report: Mapping[str, Any]) -> str:
+    root = ET.Element("testsuites", name="onnx-release-checker")
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    for bundle in _dicts(report.get("bundles")):
+        suite = _suite(bundle, strict=report.get("strict") is True)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("errors", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(bundle: Mapping[str, Any], strict: bool) -> ET.Element:
+    name = _clean(bundle.get("name") or bundle.get("path") or "bundle")
+    cases = [*_check_cases(bundle, name, strict), *_rule_cases(bundle, name)]
+    suite = ET.Element("testsuite", name=name)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(sum(1 for c in cases if c.failures)))
+    suite.set("skipped", str(sum(1 for c in cases if c.skipped is not None and not c.failures)))
+    suite.set("errors", "0")
+    props = ET.SubElement(suite, "properties")
+    for key in ("version", "path", "digest", "status"):
+        if bundle.get(key) is not None:
+            ET.SubElement(props, "property", name=key, value=_clean(bundle[key]))
+    for case in cases:
+        suite.append(_case_element(case))
+    return suite
+
+
+def _case_element(case: Case) -> ET.Element:
+    element = ET.Element("testcase", classname=case.classname, name=case.name, time="0")
+    if case.failures:
+        failure = ET.SubElement(element, "failure", message=_clean(case.failures[0])[:500])
+        failure.text = _clean_block("\n".join(case.failures))
+    elif case.skipped is not None:
+        ET.SubElement(element, "skipped", message=_clean(case.skipped)[:500])
+    if case.output:
+        ET.SubElement(element, "system-out").text = _clean_block("\n".join(case.output))
+    return element
+
+
+# ----- checks: the seven pieces, then one case per family of findings
+
+
+def _check_cases(bundle: Mapping[str, Any], suite: str, strict: bool) -> Iterator[Case]:
+    findings = _dicts(bundle.get("findings"))
+    by_family: dict[str, list[Mapping[str, Any]]] = {}
+    for f in findings:
+        by_family.setdefault(_family(str(f.get("id", ""))), []).append(f)
+    yield from _piece_cases(bundle, suite, by_family.pop("pieces", []))
+    by_family.pop("rules", None)  # the rule cases below say it with their figures
+    families = [*CHECKS, *sorted(k for k in by_family if k not in CHECKS)]
+    for family in families:
+        yield _family_case(suite, family, by_family.get(family, []), strict)
+
+
+def _family(fid: str) -> str:
+    if fid in FAMILY:
+        return FAMILY[fid]
+    prefix = fid.split(".", 1)[0] or "other"
+    return PREFIX_FAMILY.get(prefix, prefix)
+
+
+def _piece_cases(bundle: Mapping[str, Any], suite: str, findings: list[Mapping[str, Any]]) -> Iterator[Case]:
+    pieces = bundle.get("pieces")
+    if not isinstance(pieces, Mapping):
+        return
+    for piece, state in pieces.items():
+        case = Case(f"{suite}.pieces", _clean(piece))
+        if state != "present":
+            said = [_line(f) for f in findings if _names_piece(f, str(piece))]
+            case.failures = said or [f"the {piece} piece is {state}"]
+        yield case
+
+
+def _names_piece(finding: Mapping[str, Any], piece: str) -> bool:
+    details = finding.get("details")
+    if isinstance(details, Mapping) and details.get("piece") is not None:
+        return details.get("piece") == piece
+    return piece in str(finding.get("message", "")) or piece.replace("_", " ") in str(
+        finding.get("message", "")
+    )
+
+
+def _family_case(suite: str, family: str, findings: list[Mapping[str, Any]], strict: bool) -> Case:
+    case = Case(f"{suite}.checks", _clean(family))
+    for f in findings:
+        severity = f.get("severity")
+        fails = severity == "error" or (strict and severity == "warning")
+        (case.failures if fails else case.output).append(_line(f))
+    skips = [f for f in findings if f.get("id") in ("check.skipped", "comparison.not_run")]
+    if skips and len(skips) == len(findings):
+        case.skipped = _line(skips[0])
+    return case
+
+
+def _line(finding: Mapping[str, Any]) -> str:
+    where = finding.get("file") or ""
+    if where and isinstance(finding.get("line"), int):
+        where += f":{finding['line']}"
+    prefix = f"{where}: " if where else ""
+    return f"{prefix}{finding.get('severity', '?')} {finding.get('id', '?')}: {finding.get('message', '')}"
+
+
+# ----- rules: one case per rule of each judged graph
+
+
+def _rule_cases(bundle: Mapping[str, Any], suite: str) -> Iterator[Case]:
+    for comparison in _dicts(bundle.get("comparisons")):
+        graph = _clean(comparison.get("graph") or "?")
+        classname = f"{suite}.{graph}.vs-{_clean(comparison.get('against') or '?')}"
+        rules = _dicts(comparison.get("rules"))
+        if comparison.get("skipped") and not rules:
+            yield Case(classname, "(not assessed)", skipped=str(comparison["skipped"]))
+        seen: dict[str, int] = {}
+        for rule in rules:
+            name = _clean(f"{rule.get('output', '?')} {rule.get('check', '?')}")
+            seen[name] = seen.get(name, 0) + 1
+            yield _rule_case(classname, name if seen[name] == 1 else f"{name} #{seen[name]}", rule)
+
+
+def _rule_case(classname: str, name: str, rule: Mapping[str, Any]) -> Case:
+    figures = ", ".join(
+        f"{key.replace('_', ' ')} {rule.get(key)}"
+        for key in ("measured", "threshold", "would_pass_at", "worst_case", "pass_rate")
+        if rule.get(key) is not None
+    )
+    case = Case(classname, name)
+    if rule.get("passed") is True:
+        case.output = [figures] if figures else []
+    else:
+        case.failures = [
+            f"{name} failed: {figures or 'no figures'}" + (f" ({rule['note']})" if rule.get("note") else "")
+        ]
+    return case
+
+
+# ----- helpers
+
+
+def _dicts(value: object) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _clean(value: object) -> str:
+    """One line of XML-safe text (attributes)."""
+    return " ".join(_NOT_XML.sub(" ", str(value)).split())
+
+
+def _clean_block(value: str) -> str:
+    return _NOT_XML.sub(" ", value)

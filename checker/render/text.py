@@ -1,0 +1,74 @@
+"""The terminal report: a verdict per bundle, the pieces, the findings, and a table of rules per graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+COLOURS = {"pass": "32", "fail": "31", "error": "31", "warning": "33", "info": "36", "not_assessed": "33"}
+
+
+class Painter:
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, text: str, key: str) -> str:
+        code = COLOURS.get(key)
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour and code else text
+
+
+def render(report: dict[str, Any], colour: bool = False, **_: Any) -> str:
+    paint = Painter(colour)
+    blocks = [_bundle(b, paint) for b in report.get("bundles", [])]
+    total = len(report.get("bundles", []))
+    failed = sum(1 for b in report.get("bundles", []) if b.get("status") == "fail")
+    verdict = paint(report.get("status", "fail").upper(), report.get("status", "fail"))
+    blocks.append(f"{verdict}: {total - failed} of {total} bundles pass (checker {report.get('checker_version')})")
+    return "\n\n".join(blocks) + "\n"
+
+
+def _bundle(bundle: dict[str, Any], paint: Painter) -> str:
+    status = bundle.get("status", "fail")
+    title = f"{bundle.get('name') or '?'} {bundle.get('version') or ''}".strip()
+    lines = [f"{paint(status.upper(), status)}  {title}  ({bundle.get('path')})"]
+    if bundle.get("digest"):
+        lines.append(f"  digest  {bundle['digest']}")
+    pieces = bundle.get("pieces", {})
+    lines.append("  pieces  " + "  ".join(f"{'✓' if v == 'present' else '✗'} {k}" for k, v in pieces.items()))
+    lines += _findings(bundle.get("findings", []), paint)
+    for comparison in bundle.get("comparisons", []):
+        lines += _comparison(comparison, paint)
+    return "\n".join(lines)
+
+
+def _findings(findings: list[dict[str, Any]], paint: Painter) -> list[str]:
+    order = {"error": 0, "warning": 1, "info": 2}
+    out = []
+    for f in sorted(findings, key=lambda f: order.get(f.get("severity", "info"), 3)):
+        where = f"{f['file']}:{f['line']}" if f.get("file") and f.get("line") else f.get("file") or ""
+        sev = paint(f"{f.get('severity', ''):7}", f.get("severity", ""))
+        out.append(f"  {sev} {f.get('id', ''):24} {where + '  ' if where else ''}{f.get('message', '')}")
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
+    status = comparison.get("status", "")
+    head = f"  {comparison.get('graph')} vs {comparison.get('against')}: {paint(status, status)}"
+    if comparison.get("skipped"):
+        return [head + f" ({comparison['skipped']})"]
+    rows = [("", "output", "check", "measured", "threshold", "would pass at", "pass rate", "worst case")]
+    for r in comparison.get("rules", []):
+        mark = "✓" if r.get("passed") else "✗"
+        rows.append((mark, str(r.get("output")), str(r.get("check")), _fmt(r.get("measured")),
+                     _fmt(r.get("threshold")), _fmt(r.get("would_pass_at")), _fmt(r.get("pass_rate")),
+                     str(r.get("worst_case") or "-")))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    table = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return [head, *table]

@@ -1,0 +1,160 @@
+"""The report: what every check found, per bundle. Renderers read it; nothing here runs a check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.findings import Finding, Severity
+
+PIECES = (
+    "graph",
+    "external_weights",
+    "preprocessing",
+    "labels",
+    "comparison_inputs",
+    "runtime",
+    "validation_command",
+)
+
+
+@dataclass
+class RuleResult:
+    """One rule judged over every case of one graph."""
+
+    output: str
+    check: str
+    params: dict[str, Any]
+    passed: bool
+    pass_rate: float
+    min_pass_rate: float
+    worst_case: str | None
+    measured: float | None
+    threshold: float | None
+    would_pass_at: float | None
+    # Which way the threshold points: "max" means smaller measured figures are better.
+    direction: str = "max"
+    cases: dict[str, float | None] = field(default_factory=dict)
+    note: str | None = None
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "output": self.output,
+            "check": self.check,
+            "params": self.params,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "min_pass_rate": self.min_pass_rate,
+            "worst_case": self.worst_case,
+            "measured": self.measured,
+            "threshold": self.threshold,
+            "would_pass_at": self.would_pass_at,
+            "direction": self.direction,
+            "cases": self.cases,
+            **({"note": self.note} if self.note else {}),
+            **({"line": self.line} if self.line is not None else {}),
+        }
+
+
+@dataclass
+class Comparison:
+    """One graph judged against one set of expected outputs."""
+
+    graph: str  # "baseline" or a variant's name
+    against: str  # "reference" or "baseline"
+    rules: list[RuleResult] = field(default_factory=list)
+    skipped: str | None = None  # why it was not judged; None when it was
+    diagnosis: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str:
+        if self.skipped is not None:
+            return "not_assessed"
+        return "pass" if all(r.passed for r in self.rules) else "fail"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "graph": self.graph,
+            "against": self.against,
+            "status": self.status,
+            "rules": [r.to_dict() for r in self.rules],
+        }
+        if self.skipped is not None:
+            out["skipped"] = self.skipped
+        if self.diagnosis is not None:
+            out["diagnosis"] = self.diagnosis
+        return out
+
+
+@dataclass
+class BundleReport:
+    """Everything `checker verify` concluded about one bundle."""
+
+    path: str
+    manifest_file: str | None = None
+    name: str | None = None
+    version: str | None = None
+    digest: str | None = None
+    pieces: dict[str, bool] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    validation: dict[str, Any] | None = None
+
+    def add(self, findings: Any) -> None:
+        self.findings.extend(findings)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def status(self, strict: bool = False) -> str:
+        if self.count(Severity.ERROR) or (strict and self.count(Severity.WARNING)):
+            return "fail"
+        return "pass"
+
+    def to_dict(self, strict: bool = False) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "path": self.path,
+            "manifest": self.manifest_file,
+            "status": self.status(strict),
+            "digest": self.digest,
+            "pieces": {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES},
+            "findings": [f.to_dict() for f in self.findings],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            **({"validation": self.validation} if self.validation is not None else {}),
+        }
+
+
+@dataclass
+class Report:
+    """The verdict on every bundle of one run."""
+
+    checker_version: str
+    bundles: list[BundleReport] = field(default_factory=list)
+    strict: bool = False
+    environment: dict[str, str] = field(default_factory=dict)
+    # Free context for renderers (the GitHub code records the pull request and head commit here).
+    context: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return "fail" if any(b.status(self.strict) == "fail" for b in self.bundles) else "pass"
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for b in self.bundles if b.status(self.strict) == "fail")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "report_version": 1,
+            "checker_version": self.checker_version,
+            "status": self.status,
+            "strict": self.strict,
+            "environment": self.environment,
+            "bundles": [b.to_dict(self.strict) for b in self.bundles],
+        }
+        if self.context:
+            out["context"] = self.context
+        return out

@@ -1,0 +1,73 @@
+"""Pick the event payloads the GitHub tests read from `@octokit/webhooks-examples`.
+
+The package holds community-contributed webhook payloads, the same documents a runner writes to
+GITHUB_EVENT_PATH. This keeps one example per event the action handles and drops the URL-template
+fields (`*_url` other than `url` and `html_url`) that nothing reads, so the fixtures stay readable.
+
+    python scripts/trim_webhooks.py                 # runs `npm pack @octokit/webhooks-examples@VERSION`
+    python scripts/trim_webhooks.py path/to/package # an unpacked package (the folder holding api.github.com/)
+
+Writes tests/fixtures/github/events/<event>.<action>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+PACKAGE = "@octokit/webhooks-examples"
+VERSION = "7.6.1"
+# (event, index in the package's example list, fixture name)
+PICKS = (
+    ("pull_request", 0, "pull_request.opened"),
+    ("pull_request", 22, "pull_request.synchronize"),
+    ("push", 4, "push.branch"),
+    ("push", 0, "push.tag"),
+    ("workflow_run", 2, "workflow_run.completed"),
+    ("release", 0, "release.published"),
+)
+KEEP_URLS = {"url", "html_url"}
+OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "github" / "events"
+
+
+def strip_urls(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: strip_urls(v) for k, v in node.items() if not (k.endswith("_url") and k not in KEEP_URLS)}
+    if isinstance(node, list):
+        return [strip_urls(item) for item in node]
+    return node
+
+
+def unpack(workdir: Path) -> Path:
+    subprocess.run(["npm", "pack", f"{PACKAGE}@{VERSION}"], cwd=workdir, check=True, capture_output=True)
+    tarball = next(workdir.glob("*.tgz"))
+    with tarfile.open(tarball) as tar:
+        tar.extractall(workdir, filter="data")
+    return workdir / "package"
+
+
+def main() -> int:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("package", nargs="?", type=Path, help="an unpacked package")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        package = args.package or unpack(Path(tmp))
+        index = json.loads((package / "api.github.com" / "index.json").read_text(encoding="utf-8"))
+        by_event = {entry["name"]: entry["examples"] for entry in index}
+        OUT.mkdir(parents=True, exist_ok=True)
+        for event, position, name in PICKS:
+            payload = strip_urls(by_event[event][position])
+            path = OUT / f"{name}.json"
+            path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
