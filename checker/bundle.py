@@ -81,10 +81,8 @@ def _member_problem(name: str, size: int, packed: int | None, totals: list[int])
 def extract(archive: Path, dest: Path) -> list[Finding]:
     """Extract regular files and folders only; refuse links, devices, escapes and bombs with a finding."""
     try:
-        if archive.name.lower().endswith(".zip"):
-            problem = _extract_zip(archive, dest)
-        else:
-            problem = _extract_tar(archive, dest)
+        unpack = _extract_zip if archive.name.lower().endswith(".zip") else _extract_tar
+        problem = unpack(archive, dest)
     except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
         problem = f"cannot be read ({exc})"
     if problem is None:
@@ -114,8 +112,8 @@ def _extract_zip(archive: Path, dest: Path) -> str | None:
     totals = [0, 0]
     with zipfile.ZipFile(archive) as zf:
         for info in zf.infolist():
-            mode = info.external_attr >> 16
-            if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0: the zip records no Unix file type
+            if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
                 return f"member '{info.filename}' is a link or a device; only files and folders are accepted"
             problem = _member_problem(info.filename, info.file_size, info.compress_size, totals)
             if problem:

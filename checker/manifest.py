@@ -70,9 +70,7 @@ def _refuse_aliases(text: str, name: str) -> Finding | None:
     from ruamel.yaml import YAML
     from ruamel.yaml.events import AliasEvent, NodeEvent
 
-    count = 0
-    for event in YAML(typ="rt").parse(text):
-        count += 1
+    for count, event in enumerate(YAML(typ="rt").parse(text), start=1):
         if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor):
             line = event.start_mark.line + 1 if event.start_mark else None
             return F.error(F.MANIFEST_PARSE, f"{name}: YAML anchors and aliases are not allowed", name, line)

@@ -70,7 +70,8 @@ def verify_bundle(path: Path, options: Options) -> BundleReport:
 
 
 def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
-    release = ctx.data.get("release") if isinstance(ctx.data.get("release"), dict) else {}
+    release = ctx.data.get("release")
+    release = release if isinstance(release, dict) else {}
     report.name, report.version = _text(release.get("name")), _text(release.get("version"))
     for ref in STAGES:
         stage = load_stage(ref)

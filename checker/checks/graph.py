@@ -18,7 +18,7 @@ MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
 def graph_stage(ctx: Context) -> Iterator[Finding]:
     graph = ctx.data.get("graph") or {}
     if graph.get("path"):
-        model = yield from _inspect(ctx, graph, ("graph",), "baseline")
+        model = yield from _inspect(ctx, graph, ("graph",), "the graph")
         ctx.graph = model
         ctx.graph_path = ctx.path(graph["path"]) if model is not None else None
         if model is not None:
@@ -60,9 +60,9 @@ def _inspect(
     yield from external
     if any(f.severity is F.Severity.ERROR for f in external):
         return None  # never let a library follow a reference we refused
-    problem = _onnx_check(path)
-    if problem:
-        yield F.error(F.GRAPH_INVALID, f"{label}: the ONNX checker rejects '{entry['path']}': {problem}",
+    rejected = _onnx_check(path)
+    if rejected:
+        yield F.error(F.GRAPH_INVALID, f"{label}: the ONNX checker rejects '{entry['path']}': {rejected}",
                       **ctx.where(*keys, "path"))
         return None
     return model
@@ -101,8 +101,9 @@ def external_data_findings(
         return
     if not listed and keys == ("graph",):
         ctx.pieces["external_weights"] = False
-        yield F.error(F.MISSING_PIECE, f"missing piece 'external_weights': the graph stores {len(refs)} tensors in "
-                      "external files, but graph.external_data lists none", **ctx.where(*keys), piece="external_weights")
+        msg = (f"missing piece 'external_weights': the graph stores {len(refs)} tensors in external files, but "
+               "graph.external_data lists none")
+        yield F.error(F.MISSING_PIECE, msg, **ctx.where(*keys), piece="external_weights")
     folder = PurePosixPath(entry["path"]).parent
     sizes: dict[str, int] = {}
     for ref in refs:
@@ -123,7 +124,7 @@ def _ref_problem(ctx: Context, ref: ExternalRef, folder: PurePosixPath, listed: 
     if rel not in listed:
         return f"tensor '{ref.tensor}' references '{rel}', which graph.external_data does not list"
     if rel in ctx.unusable:
-        return None  # already reported as missing or refused
+        return f"tensor '{ref.tensor}' references '{rel}', which is missing or refused (see above)"
     try:
         path = resolve_inside(ctx.root, rel)
     except BundlePathError as exc:

@@ -1,4 +1,4 @@
-"""The sentences a failed rule produces: which graph, output and check, the worst case, and how far it missed."""
+"""The sentences a failed rule produces: graph, output, check, the worst case, and how far it missed."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def would_pass_text(result: RuleResult) -> str:
 
 
 def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[str, str]) -> str:
-    """E.g. "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by 0.231 ..."."""
+    """E.g. "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by ..."."""
     total = len(result.cases)
     failed = total - round(result.pass_rate * total)
     where = " against the baseline's outputs" if against == "baseline" else ""

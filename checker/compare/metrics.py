@@ -76,7 +76,7 @@ def _items(x: np.ndarray) -> np.ndarray:
 
 
 def cosine_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
-    """The lowest cosine similarity over batch items. Two zero vectors agree (1); one zero vector does not (0)."""
+    """The lowest cosine similarity over batch items. Two zero vectors agree (1); one alone does not (0)."""
     ra, re_ = _items(a), _items(e)
     if ra.shape[0] == 0:
         return 1.0
@@ -126,7 +126,8 @@ def topk_agreement(a: np.ndarray, e: np.ndarray, k: int, axis: int) -> np.ndarra
     kth_e = -np.partition(-re_, k - 1, axis=1)[:, k - 1 : k]
     sure = (ra > kth_a) | (re_ > kth_e)
     both = (ra >= kth_a) & (re_ >= kth_e)
-    return np.all(~sure | both, axis=1) & (sure.sum(axis=1) <= k) & (both.sum(axis=1) >= k)
+    agree: np.ndarray = np.all(~sure | both, axis=1) & (sure.sum(axis=1) <= k) & (both.sum(axis=1) >= k)
+    return agree
 
 
 def topk_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
@@ -139,15 +140,17 @@ def apply_scores(x: np.ndarray, how: str) -> np.ndarray:
     """softmax or sigmoid along the last axis, computed so that no intermediate overflows."""
     if how == "softmax":
         z = np.exp(x - x.max(axis=-1, keepdims=True))
-        return z / z.sum(axis=-1, keepdims=True)  # type: ignore[no-any-return]
+        soft: np.ndarray = z / z.sum(axis=-1, keepdims=True)
+        return soft
     if how == "sigmoid":
         z = np.exp(-np.abs(x))
-        return np.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
+        sig: np.ndarray = np.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
+        return sig
     return x
 
 
 def score_drift_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
-    """The largest change, over items, of the score of the expected top class (every tied top class counts)."""
+    """The largest change, over items, of the score of the expected top class (every tied one counts)."""
     how = str(p["apply"])
     pa = apply_scores(_class_rows(a, int(p["axis"])), how)
     pe = apply_scores(_class_rows(e, int(p["axis"])), how)
@@ -170,7 +173,9 @@ CHECKS: dict[str, Check] = {
         Check("mean_abs", {}, ("max",), "max", "max", mean_abs_figure),
         Check("cosine", {"min": 0.999}, (), "min", "min", cosine_figure),
         Check("sqnr", {"min_db": 30.0}, (), "min_db", "min", sqnr_figure),
-        Check("topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure, True),
+        Check(
+            "topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure, True
+        ),
         Check("score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure, True),
         Check("exact", {}, (), None, "max", exact_figure, numeric=False),
     )

@@ -18,7 +18,7 @@ _MAX_NOTES = 3
 
 
 class RuleError(ValueError):
-    """A rule the manifest states wrongly (unknown check or parameter, wrong type): a manifest.schema error."""
+    """A rule stated wrongly (unknown check or parameter, wrong type): a manifest.schema error."""
 
 
 @dataclass(frozen=True)
@@ -83,13 +83,18 @@ def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
     check = CHECKS.get(name) if isinstance(name, str) else None
     if check is None:
         raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
-    unknown = sorted(set(raw) - {"output", "check", "min_pass_rate"} - set(check.defaults) - set(check.required))
+    unknown = sorted(
+        set(raw) - {"output", "check", "min_pass_rate"} - set(check.defaults) - set(check.required)
+    )
     if unknown:
         raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
     missing = [k for k in check.required if k not in raw]
     if missing:
         raise RuleError(f"check '{check.name}' needs {', '.join(repr(k) for k in missing)}")
-    params = {**check.defaults, **{k: _param(raw, k) for k in raw if k not in ("output", "check", "min_pass_rate")}}
+    params = {
+        **check.defaults,
+        **{k: _param(raw, k) for k in raw if k not in ("output", "check", "min_pass_rate")},
+    }
     rate = _number(raw, "min_pass_rate", 0.0, 1.0) if "min_pass_rate" in raw else 1.0
     return Rule(output, check, params, rate, keys)
 
@@ -123,12 +128,14 @@ def _nonfinite(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, CaseRes
     same = bad_e & ((np.isnan(a) & np.isnan(e)) | (a == e))
     lost = int(np.count_nonzero(bad_e & ~same))
     if lost:
-        return None, CaseResult(None, False, f"does not reproduce the expected NaN/infinity at {lost} element(s)")
+        return None, CaseResult(
+            None, False, f"does not reproduce the expected NaN/infinity at {lost} element(s)"
+        )
     return bad_e, None
 
 
 def _neutralise(x: np.ndarray, mask: np.ndarray, ranking: bool) -> np.ndarray:
-    """Matching NaN/infinity: removed from element-wise checks, kept in order (but finite) for ranking ones."""
+    """Matching NaN/infinity: dropped from element-wise checks, kept in order (finite) for ranking ones."""
     out = x.astype(np.float64)
     if ranking:
         out[mask] = np.where(np.isposinf(out[mask]), RANKING_BIG, -RANKING_BIG)
@@ -173,7 +180,7 @@ def _badness(rule: Rule, figure: float | None) -> float:
 
 
 def would_pass_at(rule: Rule, figures: Sequence[float | None]) -> float | None:
-    """The loosest threshold that would just pass: the figure of the case that min_pass_rate makes decisive."""
+    """The threshold that would just pass: the figure of the case that min_pass_rate makes decisive."""
     if not figures:
         return None
     needed = max(1, math.ceil(rule.min_pass_rate * len(figures) - 1e-9))
@@ -192,7 +199,9 @@ def _notes(names: Sequence[str], results: Mapping[str, CaseResult]) -> str | Non
     return "; ".join(notes[:_MAX_NOTES]) + more
 
 
-def judge_rule(rule: Rule, names: Sequence[str], results: Mapping[str, CaseResult], line: int | None) -> RuleResult:
+def judge_rule(
+    rule: Rule, names: Sequence[str], results: Mapping[str, CaseResult], line: int | None
+) -> RuleResult:
     """The rule over every case, in case order."""
     figures = [results[n].figure for n in names]
     passing = sum(1 for n in names if results[n].passed)

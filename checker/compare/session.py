@@ -7,9 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checker import findings as F
-from checker.findings import Finding
-
 if TYPE_CHECKING:
     import numpy as np
     import onnxruntime as ort
@@ -30,31 +27,24 @@ class Runtime:
 
     providers: list[str]
     options: dict[str, Any]
-    findings: list[Finding] = field(default_factory=list)
+    unavailable: list[str] = field(default_factory=list)  # declared, but not in this onnxruntime build
 
 
-def choose_providers(declared: Sequence[str], available: Sequence[str], where: dict[str, Any]) -> Runtime:
-    """The declared providers that exist here, in order, with the CPU last as the fallback."""
-    chosen, found = [], []
-    for name in declared:
-        if name in available:
-            chosen.append(name)
-        else:
-            msg = f"execution provider {name} is not available here; falling back to {CPU}"
-            found.append(F.warning(F.RUNTIME_PROVIDER, msg, **where, available=list(available)))
+def choose_providers(declared: Sequence[str], available: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The declared providers that exist here, in order, with the CPU last as the fallback; and the others."""
+    chosen = [p for p in dict.fromkeys(declared) if p in available]
     if CPU not in chosen:
         chosen.append(CPU)
-    return Runtime(chosen, {}, found)
+    return chosen, [p for p in declared if p not in available]
 
 
-def resolve_runtime(runtime: Mapping[str, Any], override: Sequence[str] | None, where: dict[str, Any]) -> Runtime:
+def resolve_runtime(runtime: Mapping[str, Any], override: Sequence[str] | None = None) -> Runtime:
     """Providers (a command-line override wins over the manifest) and session options."""
     import onnxruntime as ort
 
     declared = list(override) if override else list(runtime.get("execution_providers") or [])
-    chosen = choose_providers(declared, ort.get_available_providers(), where)
-    chosen.options = dict(runtime.get("session_options") or {})
-    return chosen
+    chosen, unavailable = choose_providers(declared, ort.get_available_providers())
+    return Runtime(chosen, dict(runtime.get("session_options") or {}), unavailable)
 
 
 def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
@@ -73,14 +63,18 @@ def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
     return so
 
 
-def open_session(model: Path | bytes, runtime: Runtime, external_folder: Path | None = None) -> ort.InferenceSession:
-    """A session on a graph file (onnxruntime reads its external data from beside it) or on serialized bytes."""
+def open_session(
+    model: Path | bytes, runtime: Runtime, external_folder: Path | None = None
+) -> ort.InferenceSession:
+    """A session on a graph file (onnxruntime reads external data from beside it) or on serialized bytes."""
     import onnxruntime as ort
 
     so = session_options(runtime.options)
     if external_folder is not None:
         # A graph given as bytes has no folder of its own: its external data lies beside the original file.
-        so.add_session_config_entry("session.model_external_initializers_file_folder_path", str(external_folder))
+        so.add_session_config_entry(
+            "session.model_external_initializers_file_folder_path", str(external_folder)
+        )
     source = str(model) if isinstance(model, Path) else model
     try:
         return ort.InferenceSession(source, sess_options=so, providers=runtime.providers)
@@ -113,4 +107,4 @@ def run_case(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray]) ->
         values = session.run(None, {n: inputs[n] for n in names})
     except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
         raise CaseRunError(_first_line(exc)) from exc
-    return {o.name: v for o, v in zip(session.get_outputs(), values)}
+    return {o.name: v for o, v in zip(session.get_outputs(), values, strict=True)}

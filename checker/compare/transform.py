@@ -1,4 +1,4 @@
-"""A variant's declared transform: present and complete, and not contradicted by what the graph itself holds."""
+"""A variant's declared transform: complete, and not contradicted by what the graph itself holds."""
 
 from __future__ import annotations
 
@@ -16,7 +16,15 @@ REQUIRED = ("tool", "version", "settings")
 _QOPERATOR_OPS = {"ConvInteger", "MatMulInteger", "QGemm", "QAttention", "DynamicQuantizeMatMul"}
 _QDQ_OPS = {"QuantizeLinear", "DequantizeLinear"}
 # onnxruntime.quantization.QuantType names -> ONNX TensorProto data types.
-_QUANT_TYPES = {"QInt8": 3, "QUInt8": 2, "QInt16": 5, "QUInt16": 4, "QInt4": 22, "QUInt4": 21, "QFLOAT8E4M3FN": 17}
+_QUANT_TYPES = {
+    "QInt8": 3,
+    "QUInt8": 2,
+    "QInt16": 5,
+    "QUInt16": 4,
+    "QInt4": 22,
+    "QUInt4": 21,
+    "QFLOAT8E4M3FN": 17,
+}
 _INT32, _FLOAT16 = 6, 10
 
 
@@ -76,7 +84,8 @@ def _type_name(value: Any) -> str:
 def contradictions(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
     """Each way the declared transform disagrees with the graph."""
     tool = str(transform.get("tool", "")).lower()
-    settings = transform.get("settings") if isinstance(transform.get("settings"), Mapping) else {}
+    raw = transform.get("settings")
+    settings: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     quant_ops = {o for o in facts.ops if o in _QDQ_OPS | _QOPERATOR_OPS or o.startswith("QLinear")}
     if ("quantiz" in tool or "quant_format" in settings) and not quant_ops:
         yield "it declares a quantization, but the graph holds no quantized operator"
@@ -96,7 +105,8 @@ def _format_contradictions(settings: Mapping[str, Any], facts: GraphFacts) -> It
     for key, found in (("weight_type", facts.weight_types), ("activation_type", facts.activation_types)):
         declared = _QUANT_TYPES.get(_type_name(settings.get(key, "")))
         if declared is not None and found and declared not in found:
-            yield f"{key} is {_type_name(settings[key])}, but the graph's {key.split('_')[0]}s are {_names(found)}"
+            kind = key.split("_")[0]
+            yield f"{key} is {_type_name(settings[key])}, but the graph's {kind}s are {_names(found)}"
     per_channel = settings.get("per_channel")
     if per_channel is True and facts.per_tensor and not facts.per_channel:
         yield "per_channel is true, but every quantized weight has a single scale"
@@ -120,6 +130,8 @@ def transform_findings(
     if model is None:
         return []
     return [
-        F.warning(F.VARIANT_TRANSFORM, f"variant '{name}': the transform contradicts the graph: {text}", **where)
+        F.warning(
+            F.VARIANT_TRANSFORM, f"variant '{name}': the transform contradicts the graph: {text}", **where
+        )
         for text in contradictions(transform, read_facts(model))
     ]

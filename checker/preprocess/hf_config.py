@@ -22,6 +22,7 @@ _RESAMPLE = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic"}
 # An integer `size` means a shorter side for these processors and a square for the others listed below.
 _INT_SIZE_SHORTER = {
     "CLIPImageProcessor",
+    "ConvNextImageProcessor",
     "ChineseCLIPImageProcessor",
     "BitImageProcessor",
     "MobileNetV1ImageProcessor",
@@ -104,10 +105,13 @@ def processor_type(cfg: dict[str, Any]) -> str:
     return str(kind).replace("FeatureExtractor", "ImageProcessor")
 
 
-def _enabled(cfg: dict[str, Any], flag: str, value_key: str) -> bool:
-    # Processors default their do_* flags to true; a file that saves the value but not the flag means it.
+def _enabled(cfg: dict[str, Any], flag: str, value_key: str | None) -> bool:
+    """A flag the file leaves out is on when its value is saved (older files save only the values);
+    rescaling (value_key None) is on by default, as in every image processor."""
     flag_value = cfg.get(flag)
-    return bool(flag_value) if flag_value is not None else cfg.get(value_key) is not None
+    if flag_value is not None:
+        return bool(flag_value)
+    return value_key is None or cfg.get(value_key) is not None
 
 
 def _map_resize(cfg: dict[str, Any], kind: str, name: str, out: HfImageConfig) -> None:

@@ -15,7 +15,7 @@ import unicodedata
 # Characters that start Markdown or HTML syntax anywhere in a line. `|` splits table cells (GFM
 # splits before decoding references, so `&#124;` is safe); `[` `]` make links and images; `<` `>` make
 # HTML and autolinks; `` ` `` `*` `~` `_` `$` make code, emphasis, strike-through and math.
-_REFERENCE = frozenset("&<>\"'|[]\\`*~$")
+_REFERENCE = frozenset("&<>|[]\\`*~$")
 # GitHub links mentions, issue references and bare URLs in the rendered text, after references are
 # decoded, so those are broken with an invisible character instead.
 _ZWSP = "\u200b"

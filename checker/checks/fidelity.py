@@ -1,0 +1,191 @@
+"""inputs.fidelity: each raw input, preprocessed as declared, reproduces the case's stored tensor.
+
+When it does not, the finding gives the largest difference, where it is, the tolerance, and the usual mistake
+that explains it when one does (channels reversed, 0-255 against 0-1, a missing template, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from checker import findings as F
+from checker.context import Case, Context
+from checker.findings import Finding
+from checker.preprocess.compare import Difference, difference
+from checker.preprocess.errors import CannotReproduce, MissingExtra, PreprocessError
+from checker.preprocess.explain import explain, image_alternatives, text_alternatives
+from checker.preprocess.rebuild import REBUILT_KINDS, ImageSource, Inputs, Source, TextSource, open_source
+from checker.preprocess.text import TextSpec
+
+UNEXPLAINED = (
+    "no single usual mistake (channel order, 0-255 against 0-1, normalisation, resize/crop/letterbox, "
+    "interpolation, EXIF orientation, layout; for text: template, special tokens, padding, truncation) "
+    "explains it"
+)
+
+
+def fidelity_stage(ctx: Context) -> Iterator[Finding]:
+    if ctx.cases is None:
+        return
+    entries = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
+    run = _Run(ctx, Inputs(entries, ctx.root))
+    for case in ctx.cases:
+        for name, rel in case.raw.items():
+            yield from run.case_input(case, name, rel)
+
+
+@dataclass
+class _Run:
+    """One pass over the cases; problems that are not about one case are reported once."""
+
+    ctx: Context
+    inputs: Inputs
+    reported: set[str] = field(default_factory=set)
+
+    def once(self, key: str, finding: Finding) -> Iterator[Finding]:
+        if key not in self.reported:
+            self.reported.add(key)
+            yield finding
+
+    def case_input(self, case: Case, name: str, rel: str) -> Iterator[Finding]:
+        if self.inputs.entry(name) is None:
+            msg = f"case '{case.name}': raw names '{name}', which is not one of the manifest's inputs"
+            yield F.error(F.INPUTS_FIDELITY, msg, **self.ctx.where(*case.where, "raw", name))
+            return
+        path = self.ctx.path(rel)
+        if self.inputs.kind(name) not in REBUILT_KINDS or path is None or not path.is_file():
+            return  # audio and custom raw files are kept for a reader; a missing file is reported already
+        try:
+            if not self._usable_spec(name):
+                return
+            source = open_source(self.inputs, name, path, rel)
+            rebuilt = source.build() if source is not None else {}
+        except PreprocessError as e:
+            yield from self._refused(case, name, e)
+            return
+        for target, tensor in rebuilt.items():
+            stored = case.inputs.get(target)
+            if stored is not None and source is not None:
+                raw = _Raw(case, name, rel, source)
+                yield from _compare(self.ctx, raw, target, tensor, stored)
+
+    def _usable_spec(self, name: str) -> bool:
+        """Parse the spec (raising its error); False when its tokenizer is refused or fails its digest."""
+        spec = self.inputs.spec(self.inputs.source_name(name))
+        if not isinstance(spec, TextSpec):
+            return True
+        if spec.tokenizer in self.ctx.unusable:
+            return False
+        actual = self.ctx.digests.get(spec.tokenizer)
+        return not (spec.tokenizer_sha256 and actual and actual != spec.tokenizer_sha256)
+
+    def _refused(self, case: Case, name: str, e: PreprocessError) -> Iterator[Finding]:
+        source = _safe_source_name(self.inputs, name)
+        spec_where = self.ctx.where("inputs", self.inputs.index(source), "preprocessing")
+        if isinstance(e, MissingExtra):
+            yield from self.once(e.extra, F.warning(F.INPUTS_NOT_REBUILT, str(e), extra=e.extra))
+        elif isinstance(e, CannotReproduce):
+            msg = f"input '{source}' is not rebuilt from raw files: {e}"
+            yield from self.once(
+                f"input:{source}", F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, input=source)
+            )
+        elif self._spec_failed(source):
+            msg = f"input '{source}': the declared preprocessing cannot be applied: {e}"
+            yield from self.once(
+                f"input:{source}", F.error(F.INPUTS_FIDELITY, msg, **spec_where, input=source)
+            )
+        else:
+            msg = f"case '{case.name}', input '{name}': the raw input cannot be preprocessed as declared: {e}"
+            where = self.ctx.where(*case.where, "raw", name)
+            yield F.error(F.INPUTS_FIDELITY, msg, **where, case=case.name, input=name)
+
+    def _spec_failed(self, source: str) -> bool:
+        try:
+            self.inputs.spec(source)
+        except PreprocessError:
+            return True
+        return False
+
+
+def _safe_source_name(inputs: Inputs, name: str) -> str:
+    try:
+        return inputs.source_name(name)
+    except PreprocessError:
+        return name
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """One raw file of one case, as read for the input it names."""
+
+    case: Case
+    name: str  # the input the case's `raw` names
+    rel: str
+    source: Source
+
+
+def _compare(
+    ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: np.ndarray
+) -> Iterator[Finding]:
+    source = raw.source
+    is_text = isinstance(source, TextSource)
+    tolerance = 0.0 if isinstance(source, TextSource) else source.spec.tolerance_value
+    diff = difference(rebuilt, stored, tolerance, first=is_text)
+    if diff is None:
+        return
+    if isinstance(source, ImageSource):
+        explanation = explain(image_alternatives(source, stored, tolerance), stored)
+    else:
+        explanation = explain(text_alternatives(source, target, stored), stored, first=True)
+    yield F.error(
+        F.INPUTS_FIDELITY,
+        _message(raw, target, diff, tolerance, explanation),
+        **ctx.where(*raw.case.where, "raw", raw.name),
+        **_details(raw, target, diff, tolerance, explanation),
+    )
+
+
+def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, explanation: str | None) -> str:
+    is_text = isinstance(raw.source, TextSource)
+    verb, unit = ("tokenized", "tokenization") if is_text else ("preprocessed", "preprocessing")
+    head = f"case '{raw.case.name}', input '{target}': {raw.rel} {verb} as declared"
+    if not diff.same_shape:
+        body = f"{head} has shape {list(diff.rebuilt_shape)}, the stored tensor {list(diff.stored_shape)}"
+    elif is_text:
+        body = (
+            f"{head} differs from the stored tensor in {diff.count} of {diff.size} tokens, the first at "
+            f"{list(diff.index or ())} (rebuilt {diff.rebuilt_value:g}, stored {diff.stored_value:g})"
+        )
+    else:
+        body = (
+            f"{head} differs from the stored tensor by up to {diff.largest:.4g} at {list(diff.index or ())} "
+            f"(rebuilt {diff.rebuilt_value:.4g}, stored {diff.stored_value:.4g}; {diff.count} of {diff.size} "
+            f"values beyond the tolerance {tolerance:.4g})"
+        )
+    why = f"the stored tensor matches the declared {unit} {explanation}" if explanation else UNEXPLAINED
+    return f"{body}; {why}"
+
+
+def _details(
+    raw: _Raw, target: str, diff: Difference, tolerance: float, explanation: str | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"case": raw.case.name, "input": target, "raw": raw.rel, "tolerance": tolerance}
+    out["explanation"] = explanation
+    if not diff.same_shape:
+        return {**out, "rebuilt_shape": list(diff.rebuilt_shape), "stored_shape": list(diff.stored_shape)}
+    return {
+        **out,
+        "largest_difference": _finite(diff.largest),
+        "index": list(diff.index or ()),
+        "rebuilt_value": diff.rebuilt_value,
+        "stored_value": _finite(diff.stored_value),
+        "values_beyond_tolerance": diff.count,
+    }
+
+
+def _finite(value: float | None) -> float | str | None:
+    return value if value is None or np.isfinite(value) else str(value)

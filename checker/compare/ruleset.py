@@ -1,0 +1,187 @@
+"""A list of rules from the manifest, judged for one graph against one set of expected outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.compare import messages
+from checker.compare.rules import CaseResult, Keys, Rule, RuleError, evaluate_case, judge_rule, parse_rule
+from checker.findings import Finding
+from checker.report import Comparison, RuleResult
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from checker.context import Case, Context
+
+Arrays = Mapping[str, "np.ndarray"]
+
+
+@dataclass
+class Entry:
+    """One rule as the manifest states it: parsed, or the reason it cannot be judged."""
+
+    keys: Keys
+    raw: Any
+    rule: Rule | None = None
+    problem: str | None = None
+    results: dict[str, CaseResult] = field(default_factory=dict)
+
+
+@dataclass
+class RuleSet:
+    """The rules of one graph against one side: `expected(case)` gives that side's arrays (None: none)."""
+
+    graph: str
+    against: str  # "reference" or "baseline"
+    entries: list[Entry]
+    expected: Callable[[Case], Arrays | None]
+    missing: str  # why a case has no expected arrays
+
+    def outputs(self) -> set[str]:
+        return {e.rule.output for e in self.entries if e.rule is not None}
+
+    def add_case(self, case: Case, actual: Arrays | None, failure: str | None) -> None:
+        expected = self.expected(case)
+        for entry in self.entries:
+            if entry.rule is not None:
+                entry.results[case.name] = case_result(entry.rule, actual, expected, failure, self.missing)
+
+
+def case_result(
+    rule: Rule, actual: Arrays | None, expected: Arrays | None, failure: str | None, missing: str
+) -> CaseResult:
+    if actual is None:
+        return CaseResult(None, False, f"the graph failed on this case: {failure}")
+    if expected is None:
+        return CaseResult(None, False, missing)
+    return evaluate_case(rule, actual.get(rule.output), expected.get(rule.output))
+
+
+def parse_entries(ctx: Context, keys: Keys) -> tuple[list[Entry], list[Finding]]:
+    """The rules at `keys` in the manifest; a malformed one is a manifest.schema finding, not a crash."""
+    raw_rules = _at(ctx.data, keys)
+    entries, found = [], []
+    for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
+        entry = Entry((*keys, i), raw)
+        try:
+            entry.rule = parse_rule(raw, entry.keys)
+        except RuleError as exc:
+            entry.problem = str(exc)
+            found.append(F.error(F.MANIFEST_SCHEMA, f"{_label(keys, i)}: {exc}", **ctx.where(*entry.keys)))
+        entries.append(entry)
+    return entries, found
+
+
+def check_outputs(
+    ctx: Context, entries: Sequence[Entry], outputs: Sequence[str], graph: str
+) -> list[Finding]:
+    """A rule on an output the graph does not have cannot be judged: a manifest.schema finding."""
+    found = []
+    for entry in entries:
+        if entry.rule is not None and entry.rule.output not in outputs:
+            entry.problem = (
+                f"{graph} has no output '{entry.rule.output}' (it has {', '.join(outputs) or 'none'})"
+            )
+            entry.rule = None
+            label = _label(entry.keys[:-1], int(entry.keys[-1]))
+            found.append(
+                F.error(F.MANIFEST_SCHEMA, f"{label}: {entry.problem}", **ctx.where(*entry.keys, "output"))
+            )
+    return found
+
+
+def _at(data: Mapping[str, Any], keys: Keys) -> Any:
+    node: Any = data
+    for key in keys:
+        if isinstance(node, Mapping) and isinstance(key, str):
+            node = node.get(key)
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+        else:
+            return None
+    return node
+
+
+def _label(keys: Keys, index: int) -> str:
+    return ".".join(str(k) for k in keys) + f"[{index}]"
+
+
+def _unjudged(entry: Entry, line: int | None) -> RuleResult:
+    raw = entry.raw if isinstance(entry.raw, Mapping) else {}
+    return RuleResult(
+        output=str(raw.get("output", "?")),
+        check=str(raw.get("check", "?")),
+        params={},
+        passed=False,
+        pass_rate=0.0,
+        min_pass_rate=1.0,
+        worst_case=None,
+        measured=None,
+        threshold=None,
+        would_pass_at=None,
+        note=f"not judged: {entry.problem}",
+        line=line,
+    )
+
+
+Explain = Callable[[Entry, RuleResult], "str | None"]
+
+
+def judge_set(
+    ctx: Context, rules: RuleSet, names: Sequence[str], explain: Explain | None = None
+) -> tuple[Comparison, list[Finding]]:
+    """The Comparison of one graph against one side, with a comparison.rule finding per failed rule.
+
+    `explain` may add a sentence to a failed rule (which boundary introduced the error).
+    """
+    comparison = Comparison(rules.graph, rules.against)
+    found: list[Finding] = []
+    for entry in rules.entries:
+        line = ctx.manifest.line(*entry.keys)
+        if entry.rule is None:
+            comparison.rules.append(_unjudged(entry, line))
+            continue
+        result = judge_rule(entry.rule, names, entry.results, line)
+        comparison.rules.append(result)
+        if not result.passed:
+            notes = {n: r.note for n, r in entry.results.items() if r.note}
+            text = messages.rule_failure(rules.graph, rules.against, result, notes)
+            extra = explain(entry, result) if explain is not None else None
+            if extra:
+                text += f"; {extra}"
+                result.note = f"{result.note}; {extra}" if result.note else extra
+            found.append(
+                F.error(
+                    F.COMPARISON_RULE,
+                    text,
+                    **ctx.where(*entry.keys),
+                    graph=rules.graph,
+                    against=rules.against,
+                    output=result.output,
+                    check=result.check,
+                )
+            )
+    found.extend(nan_findings(ctx, rules, names))
+    return comparison, found
+
+
+def nan_findings(ctx: Context, rules: RuleSet, names: Sequence[str]) -> Iterator[Finding]:
+    """One comparison.nan finding per output whose actual values hold NaN/infinity the expected ones lack."""
+    seen: set[str] = set()
+    for entry in rules.entries:
+        if entry.rule is None or entry.rule.output in seen:
+            continue
+        cases = [n for n in names if n in entry.results and entry.results[n].nonfinite]
+        if cases:
+            seen.add(entry.rule.output)
+            shown = ", ".join(f"'{c}'" for c in cases[:5]) + (" ..." if len(cases) > 5 else "")
+            msg = (
+                f"{rules.graph}: output '{entry.rule.output}' holds NaN or infinity where the "
+                f"{'baseline' if rules.against == 'baseline' else 'expected'} output is finite, in "
+                f"{len(cases)} case(s): {shown}"
+            )
+            yield F.error(F.COMPARISON_NAN, msg, **ctx.where(*entry.keys), graph=rules.graph, cases=cases)

@@ -1,0 +1,130 @@
+"""`::error` and `::warning` workflow commands for findings, on the manifest line at fault.
+
+GitHub shows at most 10 error and 10 warning annotations per step and drops the rest silently, so
+this picks the most useful: those with a file and line first, one per finding id before a second of
+the same id, in the report's order otherwise. The caller says how many it picked out of how many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+PER_STEP = 10
+LEVELS = {"error": "error", "warning": "warning"}
+ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")
+MANIFESTS = ("bundle.yaml", "bundle.yml", "bundle.json")
+MAX_MESSAGE = 4000
+
+
+@dataclass(frozen=True)
+class Annotation:
+    level: str  # error | warning | notice
+    message: str
+    file: str | None = None
+    line: int | None = None
+    title: str | None = None
+    key: str = ""  # the finding id: one of each id is shown before a second of any
+
+    def command(self) -> str:
+        props = [(k, v) for k, v in (("file", self.file), ("line", self.line), ("title", self.title)) if v]
+        joined = ",".join(f"{k}={escape_property(str(v))}" for k, v in props)
+        return f"::{self.level}{' ' + joined if joined else ''}::{escape_data(self.message[:MAX_MESSAGE])}"
+
+
+@dataclass
+class Selection:
+    chosen: list[Annotation] = field(default_factory=list)
+    total: dict[str, int] = field(default_factory=dict)  # level -> how many findings had it
+
+    def left_out(self, level: str) -> int:
+        return self.total.get(level, 0) - sum(1 for a in self.chosen if a.level == level)
+
+    def note(self) -> str | None:
+        """A line for the job summary when GitHub's limit hid some findings."""
+        hidden = {level: self.left_out(level) for level in LEVELS}
+        if not any(hidden.values()):
+            return None
+        parts = [f"{n} of {self.total[level]} {level}s" for level, n in hidden.items() if n]
+        return (
+            f"_GitHub shows {PER_STEP} annotations of each kind per step: {' and '.join(parts)} "
+            "are not annotated, and are listed above._"
+        )
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def select(
+    report: Mapping[str, Any], workspace: Path | None, reserve: Mapping[str, int] | None = None
+) -> Selection:
+    """The annotations to emit: at most PER_STEP per level, less what `reserve` keeps for the caller."""
+    selection = Selection()
+    for severity, level in LEVELS.items():
+        candidates = list(_candidates(report, severity, workspace))
+        selection.total[level] = len(candidates)
+        room = max(PER_STEP - (reserve or {}).get(level, 0), 0)
+        selection.chosen.extend(a for _, a in sorted(_ranked(candidates))[:room])
+    return selection
+
+
+def _ranked(annotations: list[Annotation]) -> Iterator[tuple[tuple[int, int, int], Annotation]]:
+    seen: set[str] = set()
+    for index, a in enumerate(annotations):
+        place = 0 if a.file and a.line else 1 if a.file else 2
+        repeat = 1 if a.key in seen else 0
+        seen.add(a.key)
+        yield (place, repeat, index), a
+
+
+def _candidates(report: Mapping[str, Any], severity: str, workspace: Path | None) -> Iterator[Annotation]:
+    for bundle in _dicts(report.get("bundles")):
+        root = bundle_root(bundle, workspace)
+        name = str(bundle.get("name") or bundle.get("path") or "bundle")
+        for f in _dicts(bundle.get("findings")):
+            if f.get("severity") != severity:
+                continue
+            file = _inside(root, f.get("file")) if root is not None else None
+            line = f.get("line") if file and isinstance(f.get("line"), int) and f["line"] > 0 else None
+            fid = str(f.get("id", "finding"))
+            yield Annotation(LEVELS[severity], str(f.get("message", "")), file, line, f"{fid} ({name})", fid)
+
+
+def bundle_root(bundle: Mapping[str, Any], workspace: Path | None) -> PurePosixPath | None:
+    """The bundle's folder relative to the workspace, or None when annotations cannot point into it."""
+    raw = bundle.get("path")
+    if not isinstance(raw, str) or not raw or raw.lower().endswith(ARCHIVES):
+        return None
+    path = Path(raw)
+    if path.name in MANIFESTS or path.suffix.lower() in (".yaml", ".yml", ".json"):
+        path = path.parent
+    if path.is_absolute():
+        if workspace is None:
+            return None
+        try:
+            path = path.relative_to(workspace)
+        except ValueError:
+            return None
+    return PurePosixPath(path.as_posix())
+
+
+def _inside(root: PurePosixPath, file: object) -> str | None:
+    """`file` (relative to the bundle) relative to the workspace; None if it would leave the bundle."""
+    if not isinstance(file, str) or not file or file.startswith("/") or "\\" in file:
+        return None
+    rel = PurePosixPath(file)
+    if ".." in rel.parts:
+        return None
+    joined = root / rel
+    return joined.as_posix().removeprefix("./")
+
+
+def _dicts(value: object) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []

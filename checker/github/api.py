@@ -1,0 +1,246 @@
+"""A small client for GitHub's REST API: timeouts on every call, retries that honour rate limits.
+
+The HTTP session is handed in (tests bind it to a loopback server). The client retries 5xx answers,
+connection failures and timeouts with exponential backoff, and both forms of rate limit, as 403 or
+429: the primary limit (`x-ratelimit-remaining: 0` until `x-ratelimit-reset`) and the secondary one
+(`retry-after`). It never waits longer than `max_wait` for one retry: a job is not held for an hour
+by an exhausted quota. The token goes only into the Authorization header of requests to the API's
+own host, and is scrubbed from every error message.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+
+from checker import __version__
+from checker.errors import Error
+from checker.github.config import Config, Secret
+
+RETRY_STATUS = frozenset({500, 502, 503, 504})
+API_VERSION = "2022-11-28"
+MAX_PAGES = 100  # 10,000 comments at 100 a page: far beyond any real pull request
+
+
+class ApiError(Error):
+    """A call that did not succeed; `status` is None when no answer came (down, hanging)."""
+
+    def __init__(self, message: str, status: int | None = None, github_message: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.github_message = github_message
+
+    @property
+    def read_only(self) -> bool:
+        """GitHub's answer to a token that may not write here (a fork's pull request, no permission)."""
+        return self.status in (403, 404) and "not accessible by integration" in self.github_message.lower()
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A write that a dry run did not send."""
+
+    method: str
+    url: str
+    body: Mapping[str, Any] | None
+
+    def describe(self) -> str:
+        headers = "Authorization: Bearer ***\nAccept: application/vnd.github+json"
+        payload = json.dumps(self.body, indent=2, ensure_ascii=False) if self.body is not None else ""
+        return f"{self.method} {self.url}\n{headers}\n\n{payload}".rstrip() + "\n"
+
+
+@dataclass
+class Client:
+    session: requests.Session
+    api_url: str
+    token: Secret | None = field(default=None, repr=False)
+    timeout: float = 15.0
+    attempts: int = 4
+    max_wait: float = 90.0
+    dry_run: bool = False
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.time
+    planned: list[Planned] = field(default_factory=list)
+
+    @classmethod
+    def from_config(cls, config: Config, session: requests.Session, **kwargs: Any) -> Client:
+        return cls(session, config.api_url, config.token, config.timeout, dry_run=config.dry_run, **kwargs)
+
+    # ----- the calls
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        return self._json(self._send("GET", self.url(path), params=params))
+
+    def paginate(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[Any]:
+        """Every item of every page, following the Link header (only within the API's own host)."""
+        url: str | None = self.url(path)
+        query: Mapping[str, Any] | None = {**(params or {}), "per_page": 100}
+        for _ in range(MAX_PAGES):
+            if url is None:
+                return
+            response = self._send("GET", url, params=query)
+            items = self._json(response)
+            if not isinstance(items, list):
+                raise ApiError(f"GET {self._shown(url)}: expected a list, got {type(items).__name__}")
+            yield from items
+            url, query = self._next(response), None
+        raise ApiError(f"GET {self._shown(self.url(path))}: more than {MAX_PAGES} pages")
+
+    def write(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """POST, PATCH or DELETE; a dry run records it instead and returns None."""
+        url = self.url(path)
+        if self.dry_run:
+            self.planned.append(Planned(method, url, body))
+            return None
+        return self._json(self._send(method, url, json=body))
+
+    def url(self, path: str) -> str:
+        return self.api_url.rstrip("/") + path
+
+    @staticmethod
+    def path(template: str, **parts: object) -> str:
+        """A path with each part percent-encoded, so a name can never add a segment."""
+        return template.format(**{k: quote(str(v), safe="") for k, v in parts.items()})
+
+    # ----- sending, with retries
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        for attempt in range(1, self.attempts + 1):
+            response, failure = self._try(method, url, kwargs)
+            wait = self._backoff(attempt) if response is None else self._retry_wait(response, attempt)
+            if response is not None and wait is None:
+                return self._checked(method, url, response)
+            if wait is None or attempt == self.attempts or wait > self.max_wait:
+                raise self._gave_up(method, url, response, f"{failure}, after {attempt} attempt(s)")
+            self.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _try(self, method: str, url: str, kwargs: dict[str, Any]) -> tuple[requests.Response | None, str]:
+        """One request: the answer, or None and why there was none."""
+        timeout = (min(self.timeout, 10.0), self.timeout)
+        try:
+            response = self.session.request(
+                method, url, headers=self._headers(url), timeout=timeout, **kwargs
+            )
+        except requests.Timeout:
+            return None, f"no answer within {self.timeout:g} s"
+        except requests.RequestException as exc:
+            return None, f"cannot connect ({type(exc).__name__})"
+        return response, f"{response.status_code} {self._message(response)}"
+
+    def _retry_wait(self, response: requests.Response, attempt: int) -> float | None:
+        """Seconds to wait before trying again, or None when this answer is final."""
+        status = response.status_code
+        if status in RETRY_STATUS:
+            return self._backoff(attempt)
+        if status not in (403, 429):
+            return None
+        headers = response.headers
+        if headers.get("retry-after"):
+            return self._retry_after(headers["retry-after"], attempt)
+        if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset"):
+            try:
+                reset = float(headers["x-ratelimit-reset"])
+            except ValueError:
+                return 60.0
+            return max(reset - self.clock(), 0.0) + 1.0
+        if status == 429 or "rate limit" in self._message(response).lower():
+            # A secondary limit without headers: GitHub asks for at least a minute, growing each time.
+            return 60.0 * 2.0 ** (attempt - 1)
+        return None  # a plain 403: the token may not do this, and asking again will not change that
+
+    def _retry_after(self, value: str, attempt: int) -> float:
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            pass
+        try:
+            return max(parsedate_to_datetime(value).timestamp() - self.clock(), 0.0)
+        except (TypeError, ValueError):
+            return self._backoff(attempt)
+
+    @staticmethod
+    def _backoff(attempt: int) -> float:
+        return float(2 ** (attempt - 1))
+
+    def _gave_up(self, method: str, url: str, response: requests.Response | None, failure: str) -> ApiError:
+        status = response.status_code if response is not None else None
+        said = self._message(response) if response is not None else ""
+        return self._error(f"{method} {self._shown(url)}: {failure}", status, said)
+
+    def _checked(self, method: str, url: str, response: requests.Response) -> requests.Response:
+        if response.status_code >= 400:
+            message = self._message(response)
+            raise self._error(
+                f"{method} {self._shown(url)}: {response.status_code} {message}",
+                response.status_code,
+                message,
+            )
+        return response
+
+    # ----- helpers
+
+    def _headers(self, url: str) -> dict[str, str]:
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": f"onnx-release-checker/{__version__}",
+        }
+        if self.token is not None and _same_origin(url, self.api_url):
+            headers["Authorization"] = f"Bearer {self.token.reveal()}"
+        return headers
+
+    def _next(self, response: requests.Response) -> str | None:
+        link = response.links.get("next", {}).get("url")
+        if not link:
+            return None
+        if not _same_origin(link, self.api_url):
+            raise ApiError(f"refusing to follow a next page outside {self.api_url}")
+        return str(link)
+
+    @staticmethod
+    def _json(response: requests.Response) -> Any:
+        if response.status_code == 204 or not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise ApiError(f"{response.request.method} {response.url}: the answer is not JSON") from None
+
+    @staticmethod
+    def _message(response: requests.Response) -> str:
+        try:
+            data = response.json()
+        except ValueError:
+            return response.reason or ""
+        message = data.get("message") if isinstance(data, dict) else None
+        return str(message)[:300] if message else (response.reason or "")
+
+    def _shown(self, url: str) -> str:
+        return url.split("?", 1)[0]
+
+    def _error(self, message: str, status: int | None, github_message: str = "") -> ApiError:
+        return ApiError(self._scrub(message), status, self._scrub(github_message))
+
+    def _scrub(self, text: str) -> str:
+        token = self.token.reveal() if self.token is not None else ""
+        return text.replace(token, "***") if token else text
+
+
+def _same_origin(url: str, base: str) -> bool:
+    a, b = urlsplit(url), urlsplit(base)
+    return (a.scheme, a.netloc) == (b.scheme, b.netloc)
+
+
+def new_session() -> requests.Session:
+    session = requests.Session()
+    session.trust_env = True
+    return session

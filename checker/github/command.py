@@ -1,0 +1,195 @@
+"""`checker github run` (what the action calls) and `checker github comment REPORT` (post a report).
+
+Only argument parsing and wiring live here; importing this module imports neither requests nor onnx.
+The token comes from the environment only (INPUT_GITHUB_TOKEN or GITHUB_TOKEN), never from the
+command line, where it would show in a process list or a shell history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.errors import Error
+from checker.github.config import COMMENT, FAIL_ON, MODES, Config
+
+if TYPE_CHECKING:
+    from checker.github.api import Client
+
+EXIT_USAGE = 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("github", help="publish a report on GitHub (what the GitHub Action runs)")
+    sub = parser.add_subparsers(dest="github_command", parser_class=type(parser))
+    parser.set_defaults(func=lambda args: _usage(parser))
+    _add_run(sub)
+    _add_comment(sub)
+
+
+def _add_run(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="verify (or read a report), then write the job summary, annotations, comment and step outputs",
+        description="The action's one step. Every option defaults to the matching INPUT_* variable.",
+    )
+    p.add_argument("--mode", choices=MODES, help="verify (default), verify-only or comment-only")
+    p.add_argument("--bundles", help="paths or globs of bundles, space or newline separated")
+    p.add_argument("--comment", choices=COMMENT, help="when to write the pull-request comment")
+    p.add_argument("--fail-on", dest="fail_on", choices=FAIL_ON, help="what fails the step")
+    p.add_argument("--report", help="the JSON report to write (verify) or read (comment-only)")
+    p.add_argument("--args", help="extra `checker verify` options, e.g. --args='--run-validation'")
+    p.add_argument("--dry-run", action="store_true", help="send no write to GitHub; print what would be sent")
+    p.set_defaults(func=cmd_run)
+
+
+def _add_comment(sub: Any) -> None:
+    p = sub.add_parser(
+        "comment",
+        help="create or update the sticky pull-request comment from a JSON report",
+        description="The token comes from GITHUB_TOKEN; GITHUB_API_URL selects GitHub Enterprise Server.",
+    )
+    p.add_argument("report", type=Path, help="a report written by `checker verify --format json`")
+    p.add_argument("--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY)")
+    p.add_argument("--pr", type=int, help="the pull request number (default: from the GitHub event)")
+    p.add_argument(
+        "--head-sha", help="the commit the report is about; the comment is skipped if the PR moved on"
+    )
+    p.add_argument(
+        "--bundles", help="the bundle set the comment is for (default: the report's, or bundle.yaml)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="read from GitHub, but print the writes instead")
+    p.set_defaults(func=cmd_comment)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+# ----- checker github run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from checker.github.publish import publish
+    from checker.github.reportfile import read_report
+
+    overrides = {k: getattr(args, k) for k in ("mode", "bundles", "comment", "fail_on", "report", "args")}
+    config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
+    if config.mode == "comment-only":
+        report = read_report(Path(config.report), untrusted=True)
+    else:
+        code, verified = _verify(config)
+        if verified is None:
+            _could_not_verify(config, code)
+            return code
+        report = verified
+    client = _client(config)
+    published = publish(config, report, config.report, client)
+    _print(published.lines)
+    _print_planned(config, client)
+    return published.code
+
+
+def _verify(config: Config) -> tuple[int, dict[str, Any] | None]:
+    """Run `checker verify` in this process, its log fenced off from workflow commands."""
+    from checker import cli
+    from checker.github.event import load_event
+    from checker.github.reportfile import read_report, write_report
+    from checker.github.run import context, verify_argv
+
+    report_path = Path(config.report)
+    argv = verify_argv(config, report_path)
+    event = load_event(config.event_name, config.event_path)
+    # The verdict text quotes the manifest: a line in it must not act as a workflow command.
+    fence = secrets.token_hex(16) if os.environ.get("GITHUB_ACTIONS") == "true" else None
+    _print([f"::stop-commands::{fence}"] if fence else [])
+    try:
+        code = cli.main(argv)
+    finally:
+        _print([f"::{fence}::"] if fence else [])
+    if code not in (cli.EXIT_PASS, cli.EXIT_FAIL):
+        return code, None
+    report = read_report(report_path, untrusted=False)
+    found = report.get("context")
+    report["context"] = {**(found if isinstance(found, dict) else {}), **context(config, event)}
+    write_report(report_path, report)
+    return code, report
+
+
+def _could_not_verify(config: Config, code: int) -> None:
+    from checker.github.files import append_summary, write_outputs
+
+    why = "a usage error" if code == EXIT_USAGE else "an internal error"
+    if config.step_summary is not None:
+        append_summary(
+            config.step_summary, f"## ❌ ONNX release check: not run ({why}; see the step's log)\n"
+        )
+    if config.output is not None:
+        write_outputs(config.output, {"status": "fail", "report": "", "failed": "0", "comment-url": ""})
+
+
+# ----- checker github comment
+
+
+def cmd_comment(args: argparse.Namespace) -> int:
+    from checker.github.api import ApiError
+    from checker.github.comment import Sticky
+    from checker.github.event import Target, find_targets, load_event
+    from checker.github.publish import advice
+    from checker.github.reportfile import read_report
+    from checker.render.markdown import render
+
+    report = read_report(args.report, untrusted=True)
+    context = report.get("context") if isinstance(report.get("context"), dict) else {}
+    bundles = args.bundles or context.get("bundle_set") or None
+    config = Config.from_env(os.environ, repository=args.repo, dry_run=args.dry_run or None, bundles=bundles)
+    client = _client(config)
+    if client is None:
+        raise Error("no token: set GITHUB_TOKEN (or use --dry-run to see the request without one)")
+    try:
+        if args.pr is not None:
+            targets = [Target(args.pr, args.head_sha)]
+        else:
+            event = load_event(config.event_name, config.event_path)
+            targets = find_targets(client, config.owner_repo, event, config.sha, context.get("pull_request"))
+        sticky = Sticky(client, config.owner_repo, config.bundles, config.run)
+        lines = [f"#{t.number}: {sticky.sync(t, render(report), create=True).action}" for t in targets]
+    except ApiError as exc:
+        raise Error(advice(exc)) from None
+    _print(lines or ["No pull request found: pass --pr N."])
+    _print_planned(config, client)
+    return 0
+
+
+# ----- shared
+
+
+def _client(config: Config) -> Client | None:
+    """A client for the API, or None when there is nothing to authenticate with (and no dry run)."""
+    if config.token is None and not config.dry_run:
+        return None
+    try:
+        import requests  # noqa: F401  (an optional extra: say so plainly when it is missing)
+    except ImportError:
+        raise Error("the GitHub commands need requests: pip install 'onnx-release-checker[github]'") from None
+    from checker.github.api import Client, new_session
+
+    return Client.from_config(config, new_session())
+
+
+def _print_planned(config: Config, client: Client | None) -> None:
+    if config.dry_run and client is not None:
+        _print(
+            [f"Dry run: {len(client.planned)} write(s) not sent."] + [p.describe() for p in client.planned]
+        )
+
+
+def _print(lines: list[str]) -> None:
+    for line in lines:
+        sys.stdout.write(line.rstrip("\n") + "\n")
+    sys.stdout.flush()

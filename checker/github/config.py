@@ -1,0 +1,146 @@
+"""Everything the GitHub integration reads from its environment, gathered in one place.
+
+The action passes its inputs as `INPUT_*` variables; the runner sets the `GITHUB_*` ones. Command
+line options override both. The token is held in a `Secret`, which never shows itself in a repr, a
+format string or an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from checker.errors import UsageError
+
+MODES = ("verify", "verify-only", "comment-only")
+COMMENT = ("always", "on-failure", "never")
+FAIL_ON = ("error", "warning", "never")
+DEFAULT_API_URL = "https://api.github.com"
+
+
+class Secret:
+    """A token: `reveal()` is the only way to read it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return "***"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Secret is not pickled")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One run of the action, or one `checker github ...` command."""
+
+    api_url: str = DEFAULT_API_URL
+    server_url: str = "https://github.com"
+    repository: str | None = None  # owner/name
+    event_name: str | None = None
+    event_path: Path | None = None
+    sha: str | None = None
+    run_id: str | None = None
+    run_attempt: str | None = None
+    workspace: Path | None = None
+    step_summary: Path | None = None
+    output: Path | None = None
+    token: Secret | None = field(default=None, repr=False)
+    # The action's inputs.
+    mode: str = "verify"
+    bundles: str = "bundle.yaml"
+    comment: str = "always"
+    fail_on: str = "error"
+    report: str = "checker-report.json"
+    args: str = ""
+    dry_run: bool = False
+    timeout: float = 15.0
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("mode", MODES), ("comment", COMMENT), ("fail_on", FAIL_ON)):
+            value = getattr(self, name)
+            if value not in allowed:
+                option = name.replace("_", "-")
+                raise UsageError(f"{option} must be one of {', '.join(allowed)}, not {value!r}")
+        if self.repository is not None and self.repository.count("/") != 1:
+            raise UsageError(f"the repository must be OWNER/NAME, not {self.repository!r}")
+
+    @property
+    def owner_repo(self) -> tuple[str, str]:
+        if not self.repository:
+            raise UsageError("no repository: set GITHUB_REPOSITORY (OWNER/NAME) or pass --repo")
+        owner, _, name = self.repository.partition("/")
+        return owner, name
+
+    @property
+    def run(self) -> tuple[int, int]:
+        """(run id, attempt): which of two runs of the same commit is the later one."""
+        return _int(self.run_id), _int(self.run_attempt) or 1
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **overrides: Any) -> Config:
+        """Build from the environment; `overrides` (command line options) win when not None."""
+        values: dict[str, Any] = {
+            "api_url": (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+            "server_url": (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+            "repository": env.get("GITHUB_REPOSITORY") or None,
+            "event_name": env.get("GITHUB_EVENT_NAME") or None,
+            "event_path": _path(env.get("GITHUB_EVENT_PATH")),
+            "sha": env.get("GITHUB_SHA") or None,
+            "run_id": env.get("GITHUB_RUN_ID") or None,
+            "run_attempt": env.get("GITHUB_RUN_ATTEMPT") or None,
+            "workspace": _path(env.get("GITHUB_WORKSPACE")),
+            "step_summary": _path(env.get("GITHUB_STEP_SUMMARY")),
+            "output": _path(env.get("GITHUB_OUTPUT")),
+            "token": _secret(env.get("INPUT_GITHUB_TOKEN") or env.get("GITHUB_TOKEN")),
+            **_inputs(env),
+        }
+        known = {f.name for f in fields(cls)}
+        values.update({k: v for k, v in overrides.items() if v is not None and k in known})
+        return cls(**values)
+
+
+def _inputs(env: Mapping[str, str]) -> dict[str, Any]:
+    """The action's inputs (INPUT_<NAME>, as the runner names them); unset or empty keeps the default."""
+    names = {"mode": "MODE", "bundles": "BUNDLES", "comment": "COMMENT", "fail_on": "FAIL_ON",
+             "report": "REPORT", "args": "ARGS"}  # fmt: skip
+    values: dict[str, Any] = {}
+    for key, name in names.items():
+        raw = env.get(f"INPUT_{name}")
+        if raw is not None and raw.strip():
+            values[key] = raw.strip() if key not in ("bundles", "args") else raw
+    timeout = env.get("CHECKER_GITHUB_TIMEOUT")
+    if timeout:
+        try:
+            values["timeout"] = float(timeout)
+        except ValueError:
+            raise UsageError(f"CHECKER_GITHUB_TIMEOUT must be a number of seconds, not {timeout!r}") from None
+    return values
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _secret(value: str | None) -> Secret | None:
+    return Secret(value.strip()) if value and value.strip() else None
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0

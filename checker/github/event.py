@@ -1,0 +1,160 @@
+"""Which pull request a run is about, from the event that started it.
+
+`pull_request` and `pull_request_target` name it; `push` finds the commit's open pull requests;
+`workflow_run` (the privileged half of the fork pattern) gets a number from the event, from the
+report (untrusted) or from the open pull requests of the head branch, and accepts it only when the
+pull request's head commit is the run's head commit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker.errors import Error
+from checker.github.api import ApiError, Client
+
+MAX_EVENT_BYTES = 32 * 1024 * 1024
+NO_COMMIT = "0" * 40
+PULL_EVENTS = ("pull_request", "pull_request_target")
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A pull request to comment on, and the commit this run checked (None when unknown)."""
+
+    number: int
+    head_sha: str | None
+
+
+def load_event(name: str | None, path: Path | None) -> Event:
+    if not name or path is None:
+        return Event(name or "", {})
+    try:
+        if path.stat().st_size > MAX_EVENT_BYTES:
+            raise Error(f"the event file {path} is larger than {MAX_EVENT_BYTES} bytes")
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise Error(f"cannot read the event file {path}: {exc}") from None
+    return Event(name, payload if isinstance(payload, dict) else {})
+
+
+def head_sha(event: Event, fallback: str | None) -> str | None:
+    """The commit this run checked: the pull request's head, not GITHUB_SHA (a merge commit there)."""
+    if event.name in PULL_EVENTS:
+        return _str(_get(event.payload, "pull_request", "head", "sha")) or fallback
+    if event.name == "workflow_run":
+        return _str(_get(event.payload, "workflow_run", "head_sha"))
+    if event.name == "push":
+        after = _str(event.payload.get("after"))
+        return after if after and after != NO_COMMIT else fallback
+    return fallback
+
+
+def pull_number(event: Event) -> int | None:
+    """The pull request the event itself names, without asking the API."""
+    if event.name in PULL_EVENTS:
+        return _number(_get(event.payload, "pull_request", "number") or event.payload.get("number"))
+    return None
+
+
+def find_targets(
+    client: Client, repo: tuple[str, str], event: Event, sha: str | None, hint: object
+) -> list[Target]:
+    """The pull requests to comment on. `hint` is a number from an untrusted report, checked here."""
+    head = head_sha(event, sha)
+    if event.name in PULL_EVENTS:
+        number = pull_number(event)
+        return [Target(number, head)] if number is not None else []
+    if event.name == "push":
+        return list(_push_targets(client, repo, head))
+    if event.name == "workflow_run":
+        found = _workflow_run_target(client, repo, event, head, hint)
+        return [found] if found else []
+    return []  # release, schedule, workflow_dispatch: no pull request
+
+
+def _push_targets(client: Client, repo: tuple[str, str], head: str | None) -> Iterator[Target]:
+    if not head:
+        return
+    path = client.path("/repos/{owner}/{repo}/commits/{sha}/pulls", owner=repo[0], repo=repo[1], sha=head)
+    for pull in client.paginate(path):
+        if isinstance(pull, Mapping) and pull.get("state") == "open" and _number(pull.get("number")):
+            yield Target(int(pull["number"]), head)
+
+
+def _workflow_run_target(
+    client: Client, repo: tuple[str, str], event: Event, head: str | None, hint: object
+) -> Target | None:
+    if not head:
+        return None
+    for number in _candidates(client, repo, event, hint):
+        if _head_of(client, repo, number) == head:
+            return Target(number, head)
+    return None
+
+
+def _candidates(client: Client, repo: tuple[str, str], event: Event, hint: object) -> Iterator[int]:
+    run = event.payload.get("workflow_run")
+    run = run if isinstance(run, Mapping) else {}
+    pulls = run.get("pull_requests")
+    for pull in pulls if isinstance(pulls, list) else []:
+        if isinstance(pull, Mapping) and (n := _number(pull.get("number"))):
+            yield n
+    if (n := _number(hint)) is not None:
+        yield n
+    # A fork's run lists no pull requests: look for the open ones of its head branch.
+    owner = _str(_get(run, "head_repository", "owner", "login"))
+    branch = _str(run.get("head_branch"))
+    if owner and branch:
+        path = client.path("/repos/{owner}/{repo}/pulls", owner=repo[0], repo=repo[1])
+        for pull in client.paginate(path, {"state": "open", "head": f"{owner}:{branch}"}):
+            if isinstance(pull, Mapping) and (n := _number(pull.get("number"))):
+                yield n
+
+
+def _head_of(client: Client, repo: tuple[str, str], number: int) -> str | None:
+    """The pull request's current head commit, or None when it is closed or absent."""
+    path = client.path("/repos/{owner}/{repo}/pulls/{n}", owner=repo[0], repo=repo[1], n=number)
+    try:
+        pull = client.get(path)
+    except ApiError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    if not isinstance(pull, Mapping) or pull.get("state") != "open":
+        return None
+    return _str(_get(pull, "head", "sha"))
+
+
+def _get(data: Mapping[str, Any], *keys: str) -> Any:
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _number(value: object) -> int | None:
+    """A pull request number from data we do not trust: a positive int, or a string of digits."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 < value < 2**31 else None
+    if isinstance(value, str) and value.isdigit() and len(value) < 10:
+        return int(value) or None
+    return None

@@ -1,0 +1,84 @@
+"""`checker preprocess PATH --input NAME FILE -o OUT.npy`: the tensor a raw file becomes in a bundle."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from checker.errors import BundleError, Error, UsageError
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "preprocess",
+        help="write the tensor a raw image or text becomes with a bundle's declared preprocessing",
+        description="Apply an input's declared preprocessing to a raw file and write the tensor. With an "
+        ".npz output, a text input also writes the inputs derived from it (attention_mask, token_type_ids).",
+    )
+    p.add_argument("path", metavar="PATH", help="a bundle folder, its manifest, or an archive")
+    p.add_argument(
+        "--input", nargs=2, metavar=("NAME", "FILE"), required=True, help="the input and its raw file"
+    )
+    p.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="OUT", help="the .npy (or .npz) to write"
+    )
+    p.set_defaults(func=cmd_preprocess)
+
+
+def cmd_preprocess(args: argparse.Namespace) -> int:
+    from checker.bundle import open_bundle
+
+    name, raw = args.input[0], Path(args.input[1])
+    if not raw.is_file():
+        raise UsageError(f"no such file: {raw}")
+    bundle = Path(args.path)
+    if not bundle.exists():
+        raise UsageError(f"no such path: {bundle}")
+    with open_bundle(bundle) as opened:
+        if opened.manifest_path is None:
+            problems = "; ".join(f.message for f in opened.findings) or "no manifest found"
+            raise BundleError(f"{bundle}: {problems}")
+        tensors = rebuild_file(opened.manifest_path, opened.root, name, raw, npz=_is_npz(args.output))
+    _write(args.output, tensors, name)
+    for key, tensor in tensors.items():
+        sys.stdout.write(f"{args.output}: input '{key}', {tensor.dtype} {list(tensor.shape)}\n")
+    return 0
+
+
+def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: bool = False) -> dict[str, Any]:
+    """The tensors `raw` becomes as input `name` (with the inputs derived from it when `npz`)."""
+    from checker.manifest import load_manifest
+    from checker.preprocess.rebuild import Inputs, open_source
+
+    manifest, found = load_manifest(manifest_path)
+    if manifest is None:
+        raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
+    entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
+    inputs = Inputs(entries, root)
+    if inputs.entry(name) is None:
+        known = ", ".join(str(e.get("name")) for e in entries) or "none"
+        raise UsageError(f"the manifest has no input '{name}' (its inputs: {known})")
+    source = open_source(inputs, name, raw, raw.name, only_named=not npz)
+    if source is None:
+        kind = inputs.kind(name)
+        raise Error(f"input '{name}' has preprocessing kind {kind!r}; only image and text inputs are rebuilt")
+    return source.build()
+
+
+def _is_npz(path: Path) -> bool:
+    return path.suffix.lower() == ".npz"
+
+
+def _write(path: Path, tensors: dict[str, Any], name: str) -> None:
+    import numpy as np
+
+    try:
+        with path.open("wb") as fh:
+            if _is_npz(path):
+                np.savez(fh, **tensors)
+            else:
+                np.save(fh, tensors[name], allow_pickle=False)
+    except OSError as e:
+        raise Error(f"cannot write {path}: {e.strerror}") from e

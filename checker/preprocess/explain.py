@@ -1,0 +1,213 @@
+"""Naming the usual preprocessing mistake that turns the declared tensor into the stored one.
+
+Each alternative changes one thing in the declared preprocessing; the first that reproduces the stored tensor
+within tolerance explains the difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from checker.preprocess.compare import difference
+from checker.preprocess.errors import PreprocessError
+from checker.preprocess.rebuild import ImageSource, TextSource
+from checker.preprocess.spec_image import INTERPOLATIONS, Crop, ImageSpec, Pad
+from checker.preprocess.text import TextSpec
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+LETTERBOX_VALUES = (114.0, 0.0, 128.0, 127.0, 255.0)
+# Classification pipelines usually resize the shorter side to 256 before a 224 crop.
+CROP_MARGIN = 256 / 224
+
+
+@dataclass(frozen=True)
+class Alternative:
+    description: str  # completes "the stored tensor matches the declared preprocessing ..."
+    build: Callable[[], np.ndarray]
+    tolerance: float
+
+
+def explain(alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False) -> str | None:
+    for alt in alternatives:
+        try:
+            tensor = alt.build()
+        except PreprocessError:
+            continue  # this variation cannot be built (e.g. no pad token); try the next
+        if tensor.shape == stored.shape and difference(tensor, stored, alt.tolerance, first) is None:
+            return alt.description
+    return None
+
+
+# Images
+
+
+def image_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) -> Iterator[Alternative]:
+    spec = src.spec
+
+    def variant(description: str, alt: ImageSpec) -> Alternative:
+        # A custom tolerance keeps its ratio to the default one in the variant's units.
+        tol = tolerance * alt.default_tolerance / spec.default_tolerance
+        return Alternative(description, lambda: src.build(alt)[src.target.name], tol)
+
+    for description, alt in _spec_variants(spec, src, stored):
+        yield variant(description, alt)
+    yield from _layout_variants(src, stored, tolerance)
+
+
+def _spec_variants(spec: ImageSpec, src: ImageSource, stored: np.ndarray) -> Iterator[tuple[str, ImageSpec]]:
+    yield from _channel_variants(spec)
+    yield from _scale_variants(spec)
+    yield from _normalisation_variants(spec)
+    yield from _geometry_variants(spec, _spatial(src, stored))
+    yield from _interpolation_variants(spec)
+    if src.decoded.orientation != 1:
+        yield (
+            f"with the EXIF orientation ignored (the file's tag is {src.decoded.orientation})",
+            replace(spec, exif=False),
+        )
+
+
+def _channel_variants(spec: ImageSpec) -> Iterator[tuple[str, ImageSpec]]:
+    if spec.channels != 3:
+        return
+    other = "BGR" if spec.color == "RGB" else "RGB"
+    description = f"with channels reversed ({other} where {spec.color} is declared)"
+    yield description, replace(spec, color=other)
+    # The whole channel axis reversed: the per-channel mean and std travel with their channels.
+    yield description, replace(spec, color=other, mean=spec.mean[::-1], std=spec.std[::-1])
+
+
+def _scale_variants(spec: ImageSpec) -> Iterator[tuple[str, ImageSpec]]:
+    if abs(spec.scale * 255 - 1) < 1e-3:
+        yield (
+            "with pixel values in 0-255 where 0-1 is declared (scale 1, not 1/255)",
+            replace(spec, scale=1.0),
+        )
+    elif spec.scale == 1:
+        yield (
+            "with pixel values in 0-1 where 0-255 is declared (scale 1/255, not 1)",
+            replace(spec, scale=1 / 255),
+        )
+    else:
+        for factor in (255, 1 / 255):
+            alt = replace(spec, scale=spec.scale * factor)
+            yield f"with scale {alt.scale:g} where {spec.scale:g} is declared", alt
+
+
+def _normalisation_variants(spec: ImageSpec) -> Iterator[tuple[str, ImageSpec]]:
+    if any(m != 0 for m in spec.mean) or any(s != 1 for s in spec.std):
+        yield "without the mean/std normalisation", replace(spec, mean=(0.0,), std=(1.0,))
+    elif spec.channels == 3:
+        unit = 255 * spec.scale  # ImageNet statistics are in 0-1 units
+        mean, std = tuple(m * unit for m in IMAGENET_MEAN), tuple(s * unit for s in IMAGENET_STD)
+        yield "with ImageNet mean/std normalisation, which is not declared", replace(spec, mean=mean, std=std)
+
+
+def _spatial(src: ImageSource, stored: np.ndarray) -> tuple[int, int] | None:
+    layout = src.layout
+    if stored.ndim != len(layout):
+        return None
+    return int(stored.shape[layout.index("H")]), int(stored.shape[layout.index("W")])
+
+
+def geometry_name(spec: ImageSpec) -> str:
+    parts = []
+    if spec.resize.mode != "none":
+        size = "x".join(str(s) for s in spec.resize.size)
+        parts.append(f"{spec.resize.mode.replace('_', ' ')} resize to {size}")
+    if spec.crop.mode == "center":
+        parts.append(f"center crop {spec.crop.size[0]}x{spec.crop.size[1]}")
+    if spec.pad.mode != "none":
+        parts.append(f"{spec.pad.mode.replace('_', ' ')} pad to {spec.pad.size[0]}x{spec.pad.size[1]}")
+    return ", ".join(parts) or "no resize"
+
+
+def _geometry_variants(spec: ImageSpec, hw: tuple[int, int] | None) -> Iterator[tuple[str, ImageSpec]]:
+    if hw is None:
+        return
+    h, w = hw
+    declared = f"where {geometry_name(spec)} is declared"
+    plain = replace(spec, resize=replace(spec.resize, mode="none", size=()), crop=Crop(), pad=Pad())
+    if spec.pad.mode != "letterbox":
+        values = [(v,) for v in LETTERBOX_VALUES] if spec.pad.mode == "none" else [spec.pad.value]
+        for value in values:
+            pad = Pad("letterbox", (h, w), value)
+            yield f"letterboxed to {h}x{w} (pad value {_values(value)}) {declared}", replace(plain, pad=pad)
+    if spec.crop.mode != "center" or spec.resize.mode != "shorter_side":
+        for side in dict.fromkeys((max(h, w), round(max(h, w) * CROP_MARGIN))):
+            resize = replace(spec.resize, mode="shorter_side", size=(side,))
+            alt = replace(plain, resize=resize, crop=Crop("center", (h, w)))
+            yield f"resized (shorter side {side}) and center-cropped to {h}x{w} {declared}", alt
+    if (spec.resize.mode, spec.crop.mode, spec.pad.mode) != ("exact", "none", "none"):
+        alt = replace(plain, resize=replace(spec.resize, mode="exact", size=(h, w)))
+        yield f"resized to {h}x{w} without keeping the aspect ratio {declared}", alt
+
+
+def _values(values: tuple[float, ...]) -> str:
+    return ", ".join(f"{v:g}" for v in values)
+
+
+def _interpolation_variants(spec: ImageSpec) -> Iterator[tuple[str, ImageSpec]]:
+    if spec.resize.mode == "none" and spec.pad.mode != "letterbox":
+        return
+    for other in INTERPOLATIONS:
+        if other != spec.resize.interpolation:
+            description = f"with {other} interpolation where {spec.resize.interpolation} is declared"
+            yield description, replace(spec, resize=replace(spec.resize, interpolation=other))
+
+
+def _layout_variants(src: ImageSource, stored: np.ndarray, tolerance: float) -> Iterator[Alternative]:
+    layout = src.layout
+    if "C" not in layout:
+        return
+    spatial = layout.replace("C", "")
+    for other in (spatial.replace("H", "CH"), spatial.replace("W", "WC")):
+        if other != layout:
+            order = [layout.index(a) for a in other]
+
+            def build(order: list[int] = order) -> np.ndarray:
+                return np.transpose(src.build()[src.target.name], order)
+
+            yield Alternative(f"in {other} layout where {layout} is declared", build, tolerance)
+
+
+# Text
+
+
+def text_alternatives(src: TextSource, target: str, stored: np.ndarray) -> Iterator[Alternative]:
+    spec = src.spec
+
+    def variant(description: str, alt: TextSpec, text: str | None = None) -> Alternative:
+        return Alternative(description, lambda: src.build(alt, text)[target], 0.0)
+
+    if spec.template is not None:
+        yield variant("without the template", replace(spec, template=None))
+    yield variant("without the tokenizer's special tokens", replace(spec, special_tokens=False))
+    if src.line_break:
+        yield variant("with the raw file's final line break kept", spec, src.text + src.line_break)
+    if stored.ndim >= 1:
+        for description, alt in _length_variants(spec, int(stored.shape[-1])):
+            yield variant(description, alt)
+
+
+def _length_variants(spec: TextSpec, length: int) -> Iterator[tuple[str, TextSpec]]:
+    declared = f"(declared: padding {spec.padding}, truncation {str(spec.truncation).lower()}, " + (
+        f"max_length {spec.max_length})"
+    )
+    yield f"without padding or truncation {declared}", replace(spec, padding="none", truncation=False)
+    yield (
+        f"truncated to {length} tokens {declared}",
+        replace(spec, max_length=length, padding="none", truncation=True),
+    )
+    yield (
+        f"padded to {length} tokens {declared}",
+        replace(spec, max_length=length, padding="max_length", truncation=False),
+    )
+    yield (
+        f"padded and truncated to {length} tokens {declared}",
+        replace(spec, max_length=length, padding="max_length", truncation=True),
+    )

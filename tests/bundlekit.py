@@ -1,0 +1,73 @@
+"""Writing small bundles in tests: a graph, cases as .npy, and a complete manifest around them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import yaml
+from onnx import TensorProto, helper, numpy_helper
+
+
+def linear_model(n_in: int = 4, n_out: int = 3, seed: int = 0, opset: int = 17) -> onnx.ModelProto:
+    """y = x @ W + b: small, exact, and with a weight that can be stored externally."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((n_in, n_out)).astype(np.float32)
+    b = rng.standard_normal(n_out).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Add", ["xw", "b"], ["y"])],
+        "linear",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", n_in])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n_out])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def linear_forward(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    return (x @ init["W"] + init["b"]).astype(np.float32)
+
+
+def manifest(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "manifest_version": 1,
+        "release": {"name": "linear", "version": "1.0.0"},
+        "graph": {"path": "model.onnx", "producer": {"tool": "onnx.helper", "version": onnx.__version__}},
+        "inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", 4], "meaning": "tabular",
+                    "preprocessing": {"kind": "custom", "description": "standardised features"}}],
+        "outputs": [{"name": "y", "dtype": "float32", "shape": ["batch", 3], "meaning": "regression"}],
+        "runtime": {"name": "onnxruntime", "version": ">=1.17,<2"},
+        "validation": {"command": "checker verify bundle.yaml"},
+        "comparison": {"reference": {"description": "NumPy"}, "cases": [],
+                       "rules": [{"output": "y", "check": "allclose", "atol": 1e-5, "rtol": 1e-4}]},
+    }
+    base.update(overrides)
+    return base
+
+
+def write_bundle(root: Path, model: onnx.ModelProto, data: dict[str, Any], n_cases: int = 3,
+                 external: bool = False) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    if external:
+        stored = onnx.ModelProto()
+        stored.CopyFrom(model)  # saving converts tensors to references in place; keep the caller's model whole
+        onnx.save(stored, str(root / "model.onnx"), save_as_external_data=True, location="model.onnx.data",
+                  size_threshold=0)
+        data["graph"]["external_data"] = [{"path": "model.onnx.data"}]
+    else:
+        onnx.save(model, str(root / "model.onnx"))
+    rng = np.random.default_rng(1)
+    if not data["comparison"]["cases"]:
+        for i in range(n_cases):
+            x = rng.standard_normal((2, 4)).astype(np.float32)
+            (root / "cases").mkdir(exist_ok=True)
+            np.save(root / f"cases/x{i}.npy", x)
+            np.save(root / f"cases/y{i}.npy", linear_forward(model, x))
+            data["comparison"]["cases"].append({"name": f"c{i}", "tags": ["edge"] if i == 0 else [],
+                                                "inputs": {"x": f"cases/x{i}.npy"},
+                                                "expected": {"y": f"cases/y{i}.npy"}})
+    (root / "bundle.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return root

@@ -1,0 +1,78 @@
+"""Each folder case under negative/ breaks the example bundle one way and names the findings it must cause."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from checker.context import Options
+from checker.verify import verify_bundle
+
+CASES = sorted((Path(__file__).parent / "negative").glob("*.yaml"))
+
+
+def _strip_digests(text: str) -> str:
+    text = re.sub(r", sha256: [0-9a-f]{64}", "", text)
+    return re.sub(r"(?m)^\s*(sha256|digest): (sha256:)?[0-9a-f]{64}\n", "", text)
+
+
+def _edit_manifest(text: str, spec: dict[str, Any]) -> str:
+    for old, new in spec.get("replace", []):
+        assert old in text, f"the case's text is not in the manifest: {old!r}"
+        text = text.replace(old, new, 1)
+    for old, new in spec.get("replace_all", []):
+        assert old in text
+        text = text.replace(old, new)
+    if "cut_between" in spec:
+        start, end = spec["cut_between"]
+        i = text.index(start)
+        text = text[:i] + text[text.index(end, i):]
+    return _strip_digests(text) if spec.get("strip_digests") else text
+
+
+def _edit_files(root: Path, spec: dict[str, Any]) -> None:
+    for rel in spec.get("remove", []):
+        (root / rel).unlink()
+    for rel, target in (spec.get("symlink") or {}).items():
+        os.symlink(target, root / rel)
+    for rel, text in (spec.get("write") or {}).items():
+        (root / rel).write_text(text)
+    for rel, arr in (spec.get("npy") or {}).items():
+        np.save(root / rel, np.zeros(arr["shape"], dtype=arr["dtype"]))
+    for rel in spec.get("npy_object", []):
+        np.save(root / rel, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+
+
+def _line_of(text: str, fragment: str, occurrence: int) -> int:
+    lines = [i + 1 for i, line in enumerate(text.splitlines()) if fragment in line]
+    assert len(lines) >= occurrence, f"{fragment!r} is not in the edited manifest"
+    return lines[occurrence - 1]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_negative_case(case: Path, example: Path) -> None:
+    spec = yaml.safe_load(case.read_text())
+    manifest = example / "bundle.yaml"
+    text = _edit_manifest(manifest.read_text(), spec)
+    manifest.write_text(text)
+    _edit_files(example, spec)
+    report = verify_bundle(example, Options())
+    got = [f.to_dict() for f in report.findings]
+    for want in spec["expect"]:
+        line = _line_of(text, want["line_of"], want.get("occurrence", 1)) if "line_of" in want else None
+        matches = [
+            f for f in got
+            if f["id"] == want["id"] and f["severity"] == want["severity"]
+            and f.get("file") == want.get("file", "bundle.yaml") and f.get("line") == line
+            and want.get("message", "") in f["message"]
+        ]
+        assert matches, f"expected {want} at line {line}; got:\n" + "\n".join(map(str, got))
+    if any(w["severity"] == "error" for w in spec["expect"]):
+        assert report.status() == "fail"
+    assert report.status(strict=True) == "fail"
