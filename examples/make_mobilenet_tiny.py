@@ -105,7 +105,7 @@ def preprocess(image: Image.Image) -> np.ndarray:
     scale = RESIZE / min(w, h)
     image = image.resize((round(w * scale), round(h * scale)), Image.Resampling.BILINEAR)
     w, h = image.size
-    left, top = round((w - SIZE) / 2), round((h - SIZE) / 2)
+    left, top = (w - SIZE) // 2, (h - SIZE) // 2  # an odd remainder goes to the right and bottom
     image = image.crop((left, top, left + SIZE, top + SIZE))
     x = (np.asarray(image, dtype=np.float32) * np.float32(1 / 255) - MEAN) / STD
     return x.transpose(2, 0, 1)[None].astype(np.float32)
