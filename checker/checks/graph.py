@@ -97,6 +97,11 @@ def external_data_findings(
 ) -> Iterator[Finding]:
     listed = {e["path"] for e in entry.get("external_data") or []}
     refs = list(external_refs(model))
+    folder = PurePosixPath(entry["path"]).parent
+    used = {(folder / r.location).as_posix().removeprefix("./") for r in refs if not isinstance(r, str)}
+    for rel in sorted(listed - used):
+        yield F.warning(F.GRAPH_EXTERNAL_DATA, f"{label}: '{rel}' is listed in external_data, but no tensor of "
+                        "the graph references it", **ctx.where(*keys, "external_data"))
     if not refs:
         return
     if not listed and keys == ("graph",):
@@ -104,7 +109,6 @@ def external_data_findings(
         msg = (f"missing piece 'external_weights': the graph stores {len(refs)} tensors in external files, but "
                "graph.external_data lists none")
         yield F.error(F.MISSING_PIECE, msg, **ctx.where(*keys), piece="external_weights")
-    folder = PurePosixPath(entry["path"]).parent
     sizes: dict[str, int] = {}
     for ref in refs:
         problem = ref if isinstance(ref, str) else _ref_problem(ctx, ref, folder, listed, sizes)

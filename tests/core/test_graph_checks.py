@@ -60,7 +60,7 @@ def test_external_data_location_refused(tmp_path: Path, location: str, words: st
     (tmp_path / "outside.bin").write_bytes(b"\0" * 64)
     edit_location(root, location)
     report = verify_bundle(root, Options())
-    found = [f for f in report.findings if f.id == "graph.external_data"]
+    found = [f for f in report.findings if f.id == "graph.external_data" and f.severity.value == "error"]
     assert found and words in found[0].message
     lines = (root / "bundle.yaml").read_text().splitlines()
     assert found[0].file == "bundle.yaml" and lines[found[0].line - 1] == "  path: model.onnx"
@@ -132,3 +132,15 @@ def test_onnx_backend_test_data_as_cases(tmp_path: Path, name: str) -> None:
     assert not [f for f in findings if f.id == "comparison.case"], findings
     assert ctx.cases and ctx.cases[0].name == "test_data_set_0"
     assert set(ctx.cases[0].inputs) == {s.name for s in graph_inputs(model)}
+
+
+def test_listed_external_data_that_no_tensor_uses_is_warned(tmp_path: Path) -> None:
+    data = manifest()
+    root = write_bundle(tmp_path / "b", linear_model(), data)
+    (root / "stale.data").write_bytes(b"\0" * 16)
+    text = (root / "bundle.yaml").read_text().replace("  path: model.onnx\n",
+                                                      "  path: model.onnx\n  external_data:\n  - path: stale.data\n")
+    (root / "bundle.yaml").write_text(text)
+    report = verify_bundle(root, Options())
+    found = [f for f in report.findings if f.id == "graph.external_data"]
+    assert found and found[0].severity.value == "warning" and "stale.data" in found[0].message
