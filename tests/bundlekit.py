@@ -10,6 +10,9 @@ import onnx
 import yaml
 from onnx import TensorProto, helper, numpy_helper
 
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "mobilenet-tiny"
+
 
 def linear_model(n_in: int = 4, n_out: int = 3, seed: int = 0, opset: int = 17) -> onnx.ModelProto:
     """y = x @ W + b: small, exact, and with a weight that can be stored externally."""

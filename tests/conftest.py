@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLE = REPO / "examples" / "mobilenet-tiny"
+from bundlekit import EXAMPLE
 
 
 def _loopback_only(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import EXAMPLE, REPO
+from bundlekit import EXAMPLE, REPO
 
 from checker.context import Options
 from checker.verify import verify_bundle

@@ -9,7 +9,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, REPO
+from bundlekit import EXAMPLE, REPO
 
 
 @pytest.fixture(scope="module")

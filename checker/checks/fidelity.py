@@ -56,7 +56,7 @@ class _Run:
             msg = f"case '{case.name}': raw names '{name}', which is not one of the manifest's inputs"
             yield F.error(F.INPUTS_FIDELITY, msg, **self.ctx.where(*case.where, "raw", name))
             return
-        path = self.ctx.path(rel)
+        path = self.ctx.path(rel) if isinstance(rel, str) else None
         if self.inputs.kind(name) not in REBUILT_KINDS or path is None or not path.is_file():
             return  # audio and custom raw files are kept for a reader; a missing file is reported already
         try:
@@ -69,17 +69,22 @@ class _Run:
             return
         for target, tensor in rebuilt.items():
             stored = case.inputs.get(target)
-            if stored is not None and source is not None:
+            # A stored tensor of another dtype kind (strings) is the cases check's to report.
+            if stored is not None and stored.dtype.kind in "biuf" and source is not None:
                 raw = _Raw(case, name, rel, source)
                 yield from _compare(self.ctx, raw, target, tensor, stored)
 
     def _usable_spec(self, name: str) -> bool:
-        """Parse the spec (raising its error); False when its tokenizer is refused or fails its digest."""
-        spec = self.inputs.spec(self.inputs.source_name(name))
+        """Parse the spec (raising its error); False when a file it names was refused, is missing, or fails
+        its digest: the files stage has said so already."""
+        source = self.inputs.source_name(name)
+        prep = (self.inputs.entry(source) or {}).get("preprocessing") or {}
+        named = [prep.get(key) for key in ("config", "tokenizer")]
+        if any(isinstance(rel, str) and rel in self.ctx.unusable for rel in named):
+            return False
+        spec = self.inputs.spec(source)
         if not isinstance(spec, TextSpec):
             return True
-        if spec.tokenizer in self.ctx.unusable:
-            return False
         actual = self.ctx.digests.get(spec.tokenizer)
         return not (spec.tokenizer_sha256 and actual and actual != spec.tokenizer_sha256)
 
@@ -90,14 +95,10 @@ class _Run:
             yield from self.once(e.extra, F.warning(F.INPUTS_NOT_REBUILT, str(e), extra=e.extra))
         elif isinstance(e, CannotReproduce):
             msg = f"input '{source}' is not rebuilt from raw files: {e}"
-            yield from self.once(
-                f"input:{source}", F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, input=source)
-            )
+            yield from self.once(f"input:{source}", F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, input=source))
         elif self._spec_failed(source):
             msg = f"input '{source}': the declared preprocessing cannot be applied: {e}"
-            yield from self.once(
-                f"input:{source}", F.error(F.INPUTS_FIDELITY, msg, **spec_where, input=source)
-            )
+            yield from self.once(f"input:{source}", F.error(F.INPUTS_FIDELITY, msg, **spec_where, input=source))
         else:
             msg = f"case '{case.name}', input '{name}': the raw input cannot be preprocessed as declared: {e}"
             where = self.ctx.where(*case.where, "raw", name)
@@ -128,9 +129,7 @@ class _Raw:
     source: Source
 
 
-def _compare(
-    ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: np.ndarray
-) -> Iterator[Finding]:
+def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: np.ndarray) -> Iterator[Finding]:
     source = raw.source
     is_text = isinstance(source, TextSource)
     tolerance = 0.0 if isinstance(source, TextSource) else source.spec.tolerance_value
@@ -170,9 +169,7 @@ def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, explana
     return f"{body}; {why}"
 
 
-def _details(
-    raw: _Raw, target: str, diff: Difference, tolerance: float, explanation: str | None
-) -> dict[str, Any]:
+def _details(raw: _Raw, target: str, diff: Difference, tolerance: float, explanation: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"case": raw.case.name, "input": target, "raw": raw.rel, "tolerance": tolerance}
     out["explanation"] = explanation
     if not diff.same_shape:

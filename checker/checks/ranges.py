@@ -24,13 +24,14 @@ class Bounds:
     high: tuple[float, ...]
     axis: int | None  # the channel axis the per-channel bounds run along
     implied_by: str | None = None  # None for a declared range; else what implies it
+    slack: float = 0.0  # accepted beyond the bounds (float rounding), never shown
 
-    def arrays(self, ndim: int) -> tuple[np.ndarray, np.ndarray]:
+    def arrays(self, ndim: int, slack: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         shape = [1] * ndim
         if self.axis is not None:
             shape[self.axis] = len(self.low)
         low, high = np.asarray(self.low, np.float64), np.asarray(self.high, np.float64)
-        return low.reshape(shape), high.reshape(shape)
+        return (low - slack).reshape(shape), (high + slack).reshape(shape)
 
     def text(self) -> str:
         return f"[{min(self.low):.6g}, {max(self.high):.6g}]"
@@ -93,15 +94,14 @@ def _image_bounds(ctx: Context, prep: dict[str, Any], entry: dict[str, Any]) -> 
     n = max(len(spec.mean), len(spec.std))
     mean = np.broadcast_to(np.asarray(spec.mean, np.float64), (n,))
     std = np.broadcast_to(np.asarray(spec.std, np.float64), (n,))
-    ends = np.stack([-mean / std, (255 * spec.scale - mean) / std])
+    ends = np.stack([-mean / std, (255 * spec.scale - mean) / std]) + 0.0  # + 0.0 turns -0.0 into 0.0
     low, high = ends.min(axis=0), ends.max(axis=0)
-    width = float(np.max(high - low))
-    low, high = low - IMPLIED_SLACK * width, high + IMPLIED_SLACK * width
     axis = layout.index("C") if n > 1 and "C" in layout else None
     if axis is None:
         low, high = low.min(keepdims=True), high.max(keepdims=True)
     why = f"scale {spec.scale:g}, mean {_list(spec.mean)}, std {_list(spec.std)}"
-    return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, why)
+    slack = IMPLIED_SLACK * float(np.max(high - low))
+    return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, why, slack)
 
 
 def _list(values: tuple[float, ...]) -> str:
@@ -119,9 +119,10 @@ class Violation:
 
 def violation(stored: np.ndarray, bounds: Bounds) -> Violation | None:
     """Where `stored` leaves `bounds` (NaN counts as outside), or None."""
-    low, high = bounds.arrays(stored.ndim)
+    low, high = bounds.arrays(stored.ndim, bounds.slack)
     values = stored.astype(np.float64)
     outside = ~((values >= low) & (values <= high))
+    low, high = bounds.arrays(stored.ndim)
     count = int(np.count_nonzero(outside))
     if count == 0:
         return None
@@ -138,10 +139,8 @@ def violation(stored: np.ndarray, bounds: Bounds) -> Violation | None:
 def _check(
     ctx: Context, case: Case, name: str, stored: np.ndarray, bounds: Bounds, keys: tuple[str | int, ...]
 ) -> Iterator[Finding]:
-    if bounds.axis is not None and (
-        stored.ndim <= bounds.axis or stored.shape[bounds.axis] != len(bounds.low)
-    ):
-        bounds = Bounds((min(bounds.low),), (max(bounds.high),), None, bounds.implied_by)
+    if bounds.axis is not None and (stored.ndim <= bounds.axis or stored.shape[bounds.axis] != len(bounds.low)):
+        bounds = Bounds((min(bounds.low),), (max(bounds.high),), None, bounds.implied_by, bounds.slack)
     found = violation(stored, bounds)
     if found is None:
         return

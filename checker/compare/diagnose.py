@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from checker.compare.matching import GRAPH_INPUT, Produced, match_tensors
 from checker.compare.metrics import SQNR_CAP_DB, sqnr_db
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session
 
@@ -27,23 +28,10 @@ BUDGET_BYTES = 256 << 20  # exposed tensors per run, per graph
 MAX_GROUP = 512
 MAX_EXCLUDE = 32
 _FLOAT_TYPES = {1, 10, 11, 16}  # float, float16, double, bfloat16
-_POST_QDQ = ("_DequantizeLinear_Output", "_DequantizeLinear_Output_1")
 
 
 class DiagnosisError(RuntimeError):
     """The diagnosis could not run; the message says why."""
-
-
-@dataclass(frozen=True)
-class Produced:
-    """A tensor a node of the baseline produces, and its counterpart in the variant."""
-
-    tensor: str
-    variant_tensor: str
-    node: str  # the baseline node's name ("" when the graph leaves it unnamed)
-    op_type: str
-    order: int  # topological position in the baseline
-    inputs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -59,6 +47,7 @@ class Scored:
             "variant_tensor": p.variant_tensor,
             "node": p.node or None,
             "op_type": p.op_type,
+            "exclude": list(p.exclude),
             "sqnr_db": round(self.sqnr_db, 3),
             "drop_db": round(self.drop_db, 3),
         }
@@ -90,11 +79,12 @@ class Diagnosis:
         return sorted(found, key=lambda s: -s.drop_db)
 
     def nodes_to_exclude(self) -> list[str]:
-        names = dict.fromkeys(s.produced.node for s in self.culprits() if s.produced.node)
+        """Baseline node names for onnxruntime.quantization's nodes_to_exclude, the largest drop first."""
+        names = dict.fromkeys(name for s in self.culprits() for name in s.produced.exclude)
         return list(names)[:MAX_EXCLUDE]
 
     def unnamed_culprits(self) -> int:
-        return sum(1 for s in self.culprits() if not s.produced.node)
+        return sum(1 for s in self.culprits() if not s.produced.exclude)
 
     def to_dict(self, full: bool = False) -> dict[str, Any]:
         first, worst = self.first, self.worst
@@ -132,40 +122,20 @@ class Diagnosis:
         if exclude:
             text += f"; to keep the diverging nodes in float, quantize with nodes_to_exclude={exclude!r}"
         if self.unnamed_culprits():
-            text += (
-                f" ({self.unnamed_culprits()} diverging node(s) have no name and cannot be excluded by name)"
-            )
+            text += f" ({self.unnamed_culprits()} diverging node(s) have no name and cannot be excluded by name)"
         return text
 
 
 def _describe(s: Scored) -> str:
-    node = f"node '{s.produced.node}'" if s.produced.node else "an unnamed node"
-    return f"'{s.produced.tensor}' ({node}, {s.produced.op_type}) at {s.sqnr_db:.1f} dB"
+    p = s.produced
+    if p.op_type == GRAPH_INPUT:
+        where = f"a graph input, quantized for {', '.join(repr(n) for n in p.exclude) or 'unnamed nodes'}"
+    else:
+        where = f"{f'node {p.node!r}' if p.node else 'an unnamed node'}, {p.op_type}"
+    return f"'{p.tensor}' ({where}) at {s.sqnr_db:.1f} dB"
 
 
-def _node_outputs(model: onnx.ModelProto) -> set[str]:
-    return {o for n in model.graph.node for o in n.output if o}
-
-
-def match_tensors(baseline: onnx.ModelProto, variant: onnx.ModelProto) -> tuple[list[Produced], list[str]]:
-    """Each baseline node output and the variant tensor its next node sees; names that have none."""
-    have = _node_outputs(variant)
-    matched, unmatched = [], []
-    for order, node in enumerate(baseline.graph.node):
-        for out in (o for o in node.output if o):
-            twin = next((out + s for s in _POST_QDQ if out + s in have), out if out in have else None)
-            if twin is None:
-                unmatched.append(out)
-                continue
-            matched.append(
-                Produced(out, twin, node.name, node.op_type, order, tuple(i for i in node.input if i))
-            )
-    return matched, unmatched
-
-
-def tensor_sizes(
-    model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]
-) -> dict[str, tuple[int, int | None]]:
+def tensor_sizes(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]) -> dict[str, tuple[int, int | None]]:
     """name -> (element type, bytes or None), by shape inference with this case's input shapes."""
     import onnx
 
@@ -301,7 +271,9 @@ def diagnose(
     plain = Runtime(runtime.providers, {**runtime.options, "graph_optimization_level": "disabled"})
     seen: list[int] = []
     for group in groups(_candidates(matched, sizes), sizes, seen):
-        base = _fetch(graphs.baseline, graphs.baseline_folder, [p.tensor for p in group], inputs, plain)
+        inner = [p.tensor for p in group if p.op_type != GRAPH_INPUT]
+        base = _fetch(graphs.baseline, graphs.baseline_folder, inner, inputs, plain) if inner else {}
+        base.update({p.tensor: inputs[p.tensor] for p in group if p.op_type == GRAPH_INPUT and p.tensor in inputs})
         var = _fetch(graphs.variant, graphs.variant_folder, [p.variant_tensor for p in group], inputs, plain)
         seen.append(max((a.nbytes for a in (*base.values(), *var.values())), default=0))
         result.groups += 1

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.compare import diagnose as D
-from checker.compare.messages import figure_text
 from checker.compare.progress import Progress, for_run
 from checker.compare.rules import judge_rule
 from checker.compare.ruleset import Entry, RuleSet, case_result, check_outputs, judge_set, parse_entries
@@ -72,15 +71,13 @@ def not_run(ctx: Context) -> Finding | None:
     if ctx.graph is None:
         return F.error(
             F.COMPARISON_NOT_RUN,
-            "the comparison did not run: the baseline graph is not usable "
-            "(see the findings about graph.path)",
+            "the comparison did not run: the baseline graph is not usable (see the findings about graph.path)",
             **ctx.where("graph", "path"),
         )
     if ctx.cases is None:
         return F.error(
             F.COMPARISON_NOT_RUN,
-            "the comparison did not run: the comparison cases could not be "
-            "loaded (see the comparison.case findings)",
+            "the comparison did not run: the comparison cases could not be loaded (see the comparison.case findings)",
             **ctx.where("comparison", "cases"),
         )
     if not ctx.cases:
@@ -145,15 +142,11 @@ def _baseline(
     path = ctx.graph_path or ctx.path(str((ctx.data.get("graph") or {}).get("path", "")))
     session = yield from _open(ctx, "baseline", path, runtime, ("graph", "path"))
     if session is None:
-        comparisons.append(
-            Comparison("baseline", "reference", skipped="onnxruntime could not load the graph")
-        )
+        comparisons.append(Comparison("baseline", "reference", skipped="onnxruntime could not load the graph"))
         progress.advance(len(ctx.cases or []))
         return Baseline("fail", path)
     yield from check_outputs(ctx, entries, _output_names(session), "the baseline graph")
-    rules = RuleSet(
-        "baseline", "reference", entries, lambda c: c.expected, "the case has no expected outputs"
-    )
+    rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, "the case has no expected outputs")
     kept: Outputs = {}
     yield from _run_cases(ctx, "baseline", session, [rules], progress, _needed_outputs(variants), kept)
     ctx.outputs["baseline"] = kept
@@ -180,9 +173,7 @@ def _open(
     try:
         session = open_session(path, runtime)
     except SessionError as exc:
-        yield F.error(
-            F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **ctx.where(*keys)
-        )
+        yield F.error(F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **ctx.where(*keys))
         return None
     for name in missing_providers(session, runtime):
         yield F.warning(
@@ -266,9 +257,7 @@ def _variant(
 ) -> Generator[Finding, None, str]:
     name = str(variant.get("name", f"variants[{i}]"))
     model = (ctx.extra.get("variant_models") or {}).get(name)
-    yield from transform_findings(
-        name, variant.get("transform"), model, ctx.where("variants", i, "transform")
-    )
+    yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
     reason = _blocked(ctx, name, variant, statuses)
     path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
     session = None
@@ -298,9 +287,7 @@ def _judge_variant(
     yield from check_outputs(ctx, ref_entries + drift_entries, outputs, f"variant '{name}'")
     base = baseline.outputs
     no_base = "the baseline gave no output for this case"
-    reference = RuleSet(
-        name, "reference", ref_entries, lambda c: c.expected, "the case has no expected outputs"
-    )
+    reference = RuleSet(name, "reference", ref_entries, lambda c: c.expected, "the case has no expected outputs")
     drift = RuleSet(name, "baseline", drift_entries, lambda c: base.get(c.name), no_base)
     # The variant's own rules measured against the baseline: the error the transform alone introduced.
     shadow = RuleSet(
@@ -340,9 +327,7 @@ class _Boundaries:
         names = _names(self.ctx)
         transform = judge_rule(rule, names, twin.results, None)
         export_results = {
-            c.name: case_result(
-                rule, self.baseline.outputs.get(c.name), c.expected, "not run", "no expected output"
-            )
+            c.name: case_result(rule, self.baseline.outputs.get(c.name), c.expected, "not run", "no expected output")
             for c in self.ctx.cases or []
         }
         export = judge_rule(rule, names, export_results, None)
@@ -355,8 +340,7 @@ class _Boundaries:
 def _verdict(result: RuleResult) -> str:
     if result.measured is None:
         return "could not be measured"
-    word = "passes" if result.passed else "fails"
-    return f"{word} (worst case '{result.worst_case}' {figure_text(result, result.measured)})"
+    return f"measures {result.measured:.4g} and {'passes' if result.passed else 'fails'}"
 
 
 def _which(export_ok: bool, transform_ok: bool) -> str:
@@ -403,9 +387,7 @@ def _diagnosis(
     for comparison in judged:
         if comparison.status == "fail":
             comparison.diagnosis = summary
-    yield F.info(
-        F.VARIANT_DIAGNOSIS, f"diagnosis: {result.summary()}", nodes_to_exclude=result.nodes_to_exclude()
-    )
+    yield F.info(F.VARIANT_DIAGNOSIS, f"diagnosis: {result.summary()}", nodes_to_exclude=result.nodes_to_exclude())
 
 
 def load_graph(path: Path) -> Any:

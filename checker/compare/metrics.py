@@ -173,9 +173,7 @@ CHECKS: dict[str, Check] = {
         Check("mean_abs", {}, ("max",), "max", "max", mean_abs_figure),
         Check("cosine", {"min": 0.999}, (), "min", "min", cosine_figure),
         Check("sqnr", {"min_db": 30.0}, (), "min_db", "min", sqnr_figure),
-        Check(
-            "topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure, True
-        ),
+        Check("topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure, True),
         Check("score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure, True),
         Check("exact", {}, (), None, "max", exact_figure, numeric=False),
     )

@@ -47,9 +47,7 @@ class Bar:
     def advance(self, done: int = 1) -> None:
         self._done = min(self._done + done, self._total)
         now = self._now()
-        if now - self._began >= _DELAY_S and (
-            now - self._drawn_at >= _INTERVAL_S or self._done == self._total
-        ):
+        if now - self._began >= _DELAY_S and (now - self._drawn_at >= _INTERVAL_S or self._done == self._total):
             self._draw(now)
 
     def close(self) -> None:

@@ -83,9 +83,7 @@ def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
     check = CHECKS.get(name) if isinstance(name, str) else None
     if check is None:
         raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
-    unknown = sorted(
-        set(raw) - {"output", "check", "min_pass_rate"} - set(check.defaults) - set(check.required)
-    )
+    unknown = sorted(set(raw) - {"output", "check", "min_pass_rate"} - set(check.defaults) - set(check.required))
     if unknown:
         raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
     missing = [k for k in check.required if k not in raw]
@@ -128,9 +126,7 @@ def _nonfinite(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, CaseRes
     same = bad_e & ((np.isnan(a) & np.isnan(e)) | (a == e))
     lost = int(np.count_nonzero(bad_e & ~same))
     if lost:
-        return None, CaseResult(
-            None, False, f"does not reproduce the expected NaN/infinity at {lost} element(s)"
-        )
+        return None, CaseResult(None, False, f"does not reproduce the expected NaN/infinity at {lost} element(s)")
     return bad_e, None
 
 
@@ -199,9 +195,7 @@ def _notes(names: Sequence[str], results: Mapping[str, CaseResult]) -> str | Non
     return "; ".join(notes[:_MAX_NOTES]) + more
 
 
-def judge_rule(
-    rule: Rule, names: Sequence[str], results: Mapping[str, CaseResult], line: int | None
-) -> RuleResult:
+def judge_rule(rule: Rule, names: Sequence[str], results: Mapping[str, CaseResult], line: int | None) -> RuleResult:
     """The rule over every case, in case order."""
     figures = [results[n].figure for n in names]
     passing = sum(1 for n in names if results[n].passed)

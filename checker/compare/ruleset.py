@@ -76,21 +76,15 @@ def parse_entries(ctx: Context, keys: Keys) -> tuple[list[Entry], list[Finding]]
     return entries, found
 
 
-def check_outputs(
-    ctx: Context, entries: Sequence[Entry], outputs: Sequence[str], graph: str
-) -> list[Finding]:
+def check_outputs(ctx: Context, entries: Sequence[Entry], outputs: Sequence[str], graph: str) -> list[Finding]:
     """A rule on an output the graph does not have cannot be judged: a manifest.schema finding."""
     found = []
     for entry in entries:
         if entry.rule is not None and entry.rule.output not in outputs:
-            entry.problem = (
-                f"{graph} has no output '{entry.rule.output}' (it has {', '.join(outputs) or 'none'})"
-            )
+            entry.problem = f"{graph} has no output '{entry.rule.output}' (it has {', '.join(outputs) or 'none'})"
             entry.rule = None
             label = _label(entry.keys[:-1], int(entry.keys[-1]))
-            found.append(
-                F.error(F.MANIFEST_SCHEMA, f"{label}: {entry.problem}", **ctx.where(*entry.keys, "output"))
-            )
+            found.append(F.error(F.MANIFEST_SCHEMA, f"{label}: {entry.problem}", **ctx.where(*entry.keys, "output")))
     return found
 
 

@@ -14,7 +14,15 @@ if TYPE_CHECKING:
 CPU = "CPUExecutionProvider"
 _LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED"}
 _MODES = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
-_QUIET = 3  # onnxruntime's own log: errors only, so its warnings do not end up in CI logs
+_QUIET = 3
+# onnxruntime's tensor type names -> NumPy dtype names, to name a mismatch before onnxruntime does (tersely).
+_ORT_TYPES = {
+    "float": "float32",
+    "double": "float64",
+    "float16": "float16",
+    "bool": "bool",
+    **{f"{s}int{b}": f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)},
+}  # onnxruntime's own log: errors only, so its warnings do not end up in CI logs
 
 
 class SessionError(RuntimeError):
@@ -63,18 +71,14 @@ def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
     return so
 
 
-def open_session(
-    model: Path | bytes, runtime: Runtime, external_folder: Path | None = None
-) -> ort.InferenceSession:
+def open_session(model: Path | bytes, runtime: Runtime, external_folder: Path | None = None) -> ort.InferenceSession:
     """A session on a graph file (onnxruntime reads external data from beside it) or on serialized bytes."""
     import onnxruntime as ort
 
     so = session_options(runtime.options)
     if external_folder is not None:
         # A graph given as bytes has no folder of its own: its external data lies beside the original file.
-        so.add_session_config_entry(
-            "session.model_external_initializers_file_folder_path", str(external_folder)
-        )
+        so.add_session_config_entry("session.model_external_initializers_file_folder_path", str(external_folder))
     source = str(model) if isinstance(model, Path) else model
     try:
         return ort.InferenceSession(source, sess_options=so, providers=runtime.providers)
@@ -103,8 +107,21 @@ def run_case(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray]) ->
     missing = [n for n in names if n not in inputs]
     if missing:
         raise CaseRunError(f"the case has no input {', '.join(repr(n) for n in missing)}")
+    for arg in session.get_inputs():
+        problem = _feed_problem(arg.name, arg.type, arg.shape, inputs[arg.name])
+        if problem:
+            raise CaseRunError(problem)
     try:
         values = session.run(None, {n: inputs[n] for n in names})
     except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
         raise CaseRunError(_first_line(exc)) from exc
     return {o.name: v for o, v in zip(session.get_outputs(), values, strict=True)}
+
+
+def _feed_problem(name: str, ort_type: str, shape: Sequence[Any], array: np.ndarray) -> str | None:
+    want = _ORT_TYPES.get(ort_type.removeprefix("tensor(").removesuffix(")"))
+    if want is not None and str(array.dtype) != want:
+        return f"input '{name}' is {array.dtype}, but the graph takes {want}"
+    if shape and len(shape) != array.ndim:  # [] means a scalar or an unknown rank: onnxruntime judges
+        return f"input '{name}' has shape {list(array.shape)}, but the graph takes rank {len(shape)}"
+    return None

@@ -130,8 +130,6 @@ def transform_findings(
     if model is None:
         return []
     return [
-        F.warning(
-            F.VARIANT_TRANSFORM, f"variant '{name}': the transform contradicts the graph: {text}", **where
-        )
+        F.warning(F.VARIANT_TRANSFORM, f"variant '{name}': the transform contradicts the graph: {text}", **where)
         for text in contradictions(transform, read_facts(model))
     ]

@@ -62,9 +62,7 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def select(
-    report: Mapping[str, Any], workspace: Path | None, reserve: Mapping[str, int] | None = None
-) -> Selection:
+def select(report: Mapping[str, Any], workspace: Path | None, reserve: Mapping[str, int] | None = None) -> Selection:
     """The annotations to emit: at most PER_STEP per level, less what `reserve` keeps for the caller."""
     selection = Selection()
     for severity, level in LEVELS.items():
@@ -76,12 +74,14 @@ def select(
 
 
 def _ranked(annotations: list[Annotation]) -> Iterator[tuple[tuple[int, int, int], Annotation]]:
+    """Sort keys: one of each finding id first (its best-placed one), then by place, then in report order."""
+    places = sorted((0 if a.file and a.line else 1 if a.file else 2, i) for i, a in enumerate(annotations))
     seen: set[str] = set()
-    for index, a in enumerate(annotations):
-        place = 0 if a.file and a.line else 1 if a.file else 2
+    for place, index in places:
+        a = annotations[index]
         repeat = 1 if a.key in seen else 0
         seen.add(a.key)
-        yield (place, repeat, index), a
+        yield (repeat, place, index), a
 
 
 def _candidates(report: Mapping[str, Any], severity: str, workspace: Path | None) -> Iterator[Annotation]:

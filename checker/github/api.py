@@ -127,9 +127,7 @@ class Client:
         """One request: the answer, or None and why there was none."""
         timeout = (min(self.timeout, 10.0), self.timeout)
         try:
-            response = self.session.request(
-                method, url, headers=self._headers(url), timeout=timeout, **kwargs
-            )
+            response = self.session.request(method, url, headers=self._headers(url), timeout=timeout, **kwargs)
         except requests.Timeout:
             return None, f"no answer within {self.timeout:g} s"
         except requests.RequestException as exc:

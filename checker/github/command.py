@@ -56,12 +56,8 @@ def _add_comment(sub: Any) -> None:
     p.add_argument("report", type=Path, help="a report written by `checker verify --format json`")
     p.add_argument("--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY)")
     p.add_argument("--pr", type=int, help="the pull request number (default: from the GitHub event)")
-    p.add_argument(
-        "--head-sha", help="the commit the report is about; the comment is skipped if the PR moved on"
-    )
-    p.add_argument(
-        "--bundles", help="the bundle set the comment is for (default: the report's, or bundle.yaml)"
-    )
+    p.add_argument("--head-sha", help="the commit the report is about; the comment is skipped if the PR moved on")
+    p.add_argument("--bundles", help="the bundle set the comment is for (default: the report's, or bundle.yaml)")
     p.add_argument("--dry-run", action="store_true", help="read from GitHub, but print the writes instead")
     p.set_defaults(func=cmd_comment)
 
@@ -126,9 +122,7 @@ def _could_not_verify(config: Config, code: int) -> None:
 
     why = "a usage error" if code == EXIT_USAGE else "an internal error"
     if config.step_summary is not None:
-        append_summary(
-            config.step_summary, f"## ❌ ONNX release check: not run ({why}; see the step's log)\n"
-        )
+        append_summary(config.step_summary, f"## ❌ ONNX release check: not run ({why}; see the step's log)\n")
     if config.output is not None:
         write_outputs(config.output, {"status": "fail", "report": "", "failed": "0", "comment-url": ""})
 
@@ -138,32 +132,47 @@ def _could_not_verify(config: Config, code: int) -> None:
 
 def cmd_comment(args: argparse.Namespace) -> int:
     from checker.github.api import ApiError
-    from checker.github.comment import Sticky
-    from checker.github.event import Target, find_targets, load_event
     from checker.github.publish import advice
     from checker.github.reportfile import read_report
-    from checker.render.markdown import render
 
     report = read_report(args.report, untrusted=True)
-    context = report.get("context") if isinstance(report.get("context"), dict) else {}
+    found = report.get("context")
+    context: dict[str, Any] = found if isinstance(found, dict) else {}
     bundles = args.bundles or context.get("bundle_set") or None
     config = Config.from_env(os.environ, repository=args.repo, dry_run=args.dry_run or None, bundles=bundles)
     client = _client(config)
     if client is None:
         raise Error("no token: set GITHUB_TOKEN (or use --dry-run to see the request without one)")
     try:
-        if args.pr is not None:
-            targets = [Target(args.pr, args.head_sha)]
-        else:
-            event = load_event(config.event_name, config.event_path)
-            targets = find_targets(client, config.owner_repo, event, config.sha, context.get("pull_request"))
-        sticky = Sticky(client, config.owner_repo, config.bundles, config.run)
-        lines = [f"#{t.number}: {sticky.sync(t, render(report), create=True).action}" for t in targets]
+        lines = _post(config, client, report, args.pr, args.head_sha, context.get("pull_request"))
     except ApiError as exc:
         raise Error(advice(exc)) from None
     _print(lines or ["No pull request found: pass --pr N."])
     _print_planned(config, client)
     return 0
+
+
+def _post(
+    config: Config, client: Client, report: dict[str, Any], pr: int | None, head: str | None, hint: object
+) -> list[str]:
+    """Create or update the comment on the given pull request, or on the event's."""
+    from checker.github.comment import Sticky
+    from checker.github.event import Target, find_targets, load_event
+    from checker.render.markdown import render
+
+    if pr is not None:
+        targets = [Target(pr, head)]
+    else:
+        targets = find_targets(
+            client, config.owner_repo, load_event(config.event_name, config.event_path), config.sha, hint
+        )
+    sticky = Sticky(client, config.owner_repo, config.bundles, config.run)
+    markdown = render(report)
+    return [f"#{t.number}: {_outcome(sticky.sync(t, markdown, create=True))}" for t in targets]
+
+
+def _outcome(outcome: Any) -> str:
+    return " ".join(part for part in (outcome.action, outcome.url or "", outcome.why) if part)
 
 
 # ----- shared
@@ -184,9 +193,7 @@ def _client(config: Config) -> Client | None:
 
 def _print_planned(config: Config, client: Client | None) -> None:
     if config.dry_run and client is not None:
-        _print(
-            [f"Dry run: {len(client.planned)} write(s) not sent."] + [p.describe() for p in client.planned]
-        )
+        _print([f"Dry run: {len(client.planned)} write(s) not sent."] + [p.describe() for p in client.planned])
 
 
 def _print(lines: list[str]) -> None:

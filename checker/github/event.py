@@ -67,9 +67,7 @@ def pull_number(event: Event) -> int | None:
     return None
 
 
-def find_targets(
-    client: Client, repo: tuple[str, str], event: Event, sha: str | None, hint: object
-) -> list[Target]:
+def find_targets(client: Client, repo: tuple[str, str], event: Event, sha: str | None, hint: object) -> list[Target]:
     """The pull requests to comment on. `hint` is a number from an untrusted report, checked here."""
     head = head_sha(event, sha)
     if event.name in PULL_EVENTS:

@@ -75,9 +75,7 @@ def _summary(config: Config, report: Mapping[str, Any], selection: Selection) ->
 
 def _finish(config: Config, report_path: str, result: Published, url: str) -> None:
     for problem in result.problems:
-        result.lines.append(
-            Annotation("warning", problem, title="Pull-request comment not written").command()
-        )
+        result.lines.append(Annotation("warning", problem, title="Pull-request comment not written").command())
     if result.problems and config.step_summary is not None:
         append_summary(config.step_summary, "\n".join(f"> [!WARNING]\n> {p}\n" for p in result.problems))
     if config.output is not None:
@@ -93,9 +91,7 @@ def _finish(config: Config, report_path: str, result: Published, url: str) -> No
 # ----- the comment
 
 
-def _comment(
-    config: Config, report: Mapping[str, Any], status: str, client: Client | None, result: Published
-) -> str:
+def _comment(config: Config, report: Mapping[str, Any], status: str, client: Client | None, result: Published) -> str:
     """Write the sticky comment on every pull request of this run; returns the last comment's URL."""
     if client is None:
         result.problems.append(
@@ -110,9 +106,7 @@ def _comment(
         return ""
 
 
-def _comment_targets(
-    config: Config, report: Mapping[str, Any], status: str, client: Client, result: Published
-) -> str:
+def _comment_targets(config: Config, report: Mapping[str, Any], status: str, client: Client, result: Published) -> str:
     event = load_event(config.event_name, config.event_path)
     found = report.get("context")
     context: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -181,9 +175,7 @@ def advice(exc: ApiError) -> str:
             "permissions: pull-requests: write (and contents: read). The verdict is unchanged."
         )
     if exc.status is None or exc.status >= 500:
-        return (
-            f"The comment was not written: the GitHub API is not answering ({exc}). The verdict is unchanged."
-        )
+        return f"The comment was not written: the GitHub API is not answering ({exc}). The verdict is unchanged."
     return f"The comment was not written ({exc}). The verdict is unchanged."
 
 

@@ -39,9 +39,7 @@ def verify_argv(config: Config, report_path: Path) -> list[str]:
     extra = _split(config.args, "args")
     for word in extra:
         if word.split("=", 1)[0] in RESERVED:
-            raise UsageError(
-                f"args may not set {word.split('=', 1)[0]}: the action writes the JSON report itself"
-            )
+            raise UsageError(f"args may not set {word.split('=', 1)[0]}: the action writes the JSON report itself")
     ours = ["--format", "json", "--output", str(report_path), "--no-progress"]
     if config.fail_on == "warning":
         ours.append("--strict")

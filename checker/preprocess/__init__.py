@@ -1,0 +1,1 @@
+"""Rebuilding model inputs from application inputs (images, text) with the declared preprocessing."""

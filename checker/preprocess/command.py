@@ -18,12 +18,8 @@ def register(subparsers: Any) -> None:
         ".npz output, a text input also writes the inputs derived from it (attention_mask, token_type_ids).",
     )
     p.add_argument("path", metavar="PATH", help="a bundle folder, its manifest, or an archive")
-    p.add_argument(
-        "--input", nargs=2, metavar=("NAME", "FILE"), required=True, help="the input and its raw file"
-    )
-    p.add_argument(
-        "-o", "--output", type=Path, required=True, metavar="OUT", help="the .npy (or .npz) to write"
-    )
+    p.add_argument("--input", nargs=2, metavar=("NAME", "FILE"), required=True, help="the input and its raw file")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="the .npy (or .npz) to write")
     p.set_defaults(func=cmd_preprocess)
 
 

@@ -25,9 +25,7 @@ class Difference:
         return self.rebuilt_shape == self.stored_shape
 
 
-def difference(
-    rebuilt: np.ndarray, stored: np.ndarray, tolerance: float, first: bool = False
-) -> Difference | None:
+def difference(rebuilt: np.ndarray, stored: np.ndarray, tolerance: float, first: bool = False) -> Difference | None:
     """None when every element agrees within `tolerance`; else the largest difference (or the first, for
     token ids, where the first disagreement is what a reader needs)."""
     shapes = (tuple(int(d) for d in rebuilt.shape), tuple(int(d) for d in stored.shape))

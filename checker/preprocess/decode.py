@@ -56,9 +56,7 @@ def _check_file(path: Path, name: str) -> None:
     except OSError as e:
         raise PreprocessError(f"{name} cannot be read: {e.strerror}") from e
     if size > MAX_FILE_BYTES:
-        raise PreprocessError(
-            f"{name} is {size} bytes, more than the {MAX_FILE_BYTES} bytes a raw image may be"
-        )
+        raise PreprocessError(f"{name} is {size} bytes, more than the {MAX_FILE_BYTES} bytes a raw image may be")
 
 
 def _check_header(im: Any, name: str) -> None:

@@ -127,7 +127,7 @@ def geometry_name(spec: ImageSpec) -> str:
 
 
 def _geometry_variants(spec: ImageSpec, hw: tuple[int, int] | None) -> Iterator[tuple[str, ImageSpec]]:
-    if hw is None:
+    if hw is None or min(hw) < 1:
         return
     h, w = hw
     declared = f"where {geometry_name(spec)} is declared"
@@ -186,7 +186,8 @@ def text_alternatives(src: TextSource, target: str, stored: np.ndarray) -> Itera
 
     if spec.template is not None:
         yield variant("without the template", replace(spec, template=None))
-    yield variant("without the tokenizer's special tokens", replace(spec, special_tokens=False))
+    toggled = replace(spec, special_tokens=not spec.special_tokens)
+    yield variant(f"{'without' if spec.special_tokens else 'with'} the tokenizer's special tokens", toggled)
     if src.line_break:
         yield variant("with the raw file's final line break kept", spec, src.text + src.line_break)
     if stored.ndim >= 1:

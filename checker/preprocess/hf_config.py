@@ -17,7 +17,7 @@ from checker.preprocess.errors import PreprocessError
 MAX_CONFIG_BYTES = 1 << 20
 
 # PIL.Image.Resampling values as the processors save them.
-_RESAMPLE = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic"}
+_RESAMPLE = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
 
 # An integer `size` means a shorter side for these processors and a square for the others listed below.
 _INT_SIZE_SHORTER = {
@@ -115,14 +115,14 @@ def _enabled(cfg: dict[str, Any], flag: str, value_key: str | None) -> bool:
 
 
 def _map_resize(cfg: dict[str, Any], kind: str, name: str, out: HfImageConfig) -> None:
+    if "resize" in out.refusals:
+        return
     if not _enabled(cfg, "do_resize", "size"):
         out.fields["resize"] = {"mode": "none"}
         return
     resample = cfg.get("resample")
     if resample not in _RESAMPLE:
-        out.refusals["resize"] = (
-            f"{name}: resample {resample!r} is not one the checker reproduces (0, 1, 2, 3)"
-        )
+        out.refusals["resize"] = f"{name}: resample {resample!r} is not one of Pillow's filters (0 to 5)"
         return
     try:
         resize, crop = _resize_from_size(cfg, kind)
@@ -139,9 +139,11 @@ class _Refused(Exception):
 
 
 def _resize_from_size(cfg: dict[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    if cfg.get("crop_pct") is not None and kind != "ConvNextImageProcessor":
+        raise _Refused(f"crop_pct with {kind or 'this processor'} is not reproduced")
     size = _size_dict(cfg.get("size"), _int_size_is_square(cfg, kind))
     if cfg.get("crop_pct") is not None:
-        return _convnext_resize(size, cfg["crop_pct"], kind)
+        return _convnext_resize(size, cfg["crop_pct"])
     if set(size) == {"height", "width"}:
         return {"mode": "exact", "size": [size["height"], size["width"]]}, None
     if set(size) == {"shortest_edge"}:
@@ -173,10 +175,10 @@ def _size_dict(size: Any, square: bool | None) -> dict[str, int]:
     raise _Refused(f"size {json.dumps(size)} is not one the checker reproduces")
 
 
-def _convnext_resize(size: dict[str, int], crop_pct: Any, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _convnext_resize(size: dict[str, int], crop_pct: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     # ConvNextImageProcessor: below 384 it resizes the shorter side to size / crop_pct, then crops size.
-    if kind != "ConvNextImageProcessor" or set(size) != {"shortest_edge"}:
-        raise _Refused(f"crop_pct with {kind or 'this processor'} is not reproduced")
+    if set(size) != {"shortest_edge"}:
+        raise _Refused("crop_pct with a size other than shortest_edge is not reproduced")
     if isinstance(crop_pct, bool) or not isinstance(crop_pct, (int, float)) or not 0 < crop_pct <= 1:
         raise _Refused(f"crop_pct {crop_pct!r} is not a fraction")
     edge = size["shortest_edge"]
@@ -207,9 +209,8 @@ def _map_crop(cfg: dict[str, Any], name: str, out: HfImageConfig) -> None:
 
 
 def _map_values(cfg: dict[str, Any], name: str, out: HfImageConfig) -> None:
-    out.fields["scale"] = (
-        cfg.get("rescale_factor", 1 / 255) if _enabled(cfg, "do_rescale", "rescale_factor") else 1
-    )
+    rescale = _enabled(cfg, "do_rescale", None)
+    out.fields["scale"] = cfg.get("rescale_factor", 1 / 255) if rescale else 1
     if _enabled(cfg, "do_normalize", "image_mean"):
         if cfg.get("image_mean") is None or cfg.get("image_std") is None:
             out.refusals["mean"] = f"{name}: do_normalize is set without image_mean and image_std"

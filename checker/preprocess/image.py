@@ -73,9 +73,7 @@ def normalised(spec: ImageSpec, hwc: np.ndarray) -> np.ndarray:
 def _check_size(size: tuple[int, int], step: str) -> None:
     h, w = size
     if h > MAX_SIDE or w > MAX_SIDE or h * w > MAX_OUTPUT_PIXELS:
-        raise PreprocessError(
-            f"the {step} step would make a {h}x{w} image, more than {MAX_OUTPUT_PIXELS} pixels"
-        )
+        raise PreprocessError(f"the {step} step would make a {h}x{w} image, more than {MAX_OUTPUT_PIXELS} pixels")
 
 
 def describe(spec: ImageSpec) -> dict[str, Any]:

@@ -23,9 +23,7 @@ def image_layout(layout: Any, shape: Any) -> str:
     fits = [name for name, axis in guesses if dims[axis] in (1, 3)]
     if len(fits) == 1:
         return fits[0]
-    raise PreprocessError(
-        "the input declares no layout, and its shape does not tell NCHW from NHWC; add layout"
-    )
+    raise PreprocessError("the input declares no layout, and its shape does not tell NCHW from NHWC; add layout")
 
 
 def _checked(layout: Any) -> str:
@@ -40,9 +38,7 @@ def arrange(hwc: np.ndarray, layout: str) -> np.ndarray:
     """Transpose H x W x C to `layout`; N adds a batch axis of 1, and no C requires one channel."""
     if "C" not in layout:
         if hwc.shape[2] != 1:
-            raise PreprocessError(
-                f"layout {layout} has no channel axis, but the image has {hwc.shape[2]} channels"
-            )
+            raise PreprocessError(f"layout {layout} has no channel axis, but the image has {hwc.shape[2]} channels")
         hwc = hwc[..., 0]
     axes = [a for a in "HWC" if a in layout]
     order = [axes.index(a) for a in layout if a != "N"]

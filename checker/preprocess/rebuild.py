@@ -132,9 +132,7 @@ class Inputs:
         return out
 
 
-def open_source(
-    inputs: Inputs, name: str, raw: Path, raw_name: str, only_named: bool = False
-) -> Source | None:
+def open_source(inputs: Inputs, name: str, raw: Path, raw_name: str, only_named: bool = False) -> Source | None:
     """The raw file `raw` read as input `name` declares; None for kinds that are not rebuilt (audio, custom).
 
     For a text input, the source also makes the inputs derived from it, unless `only_named`.

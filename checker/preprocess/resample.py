@@ -40,8 +40,7 @@ def _pillow(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.nd
         return out.reshape(size[0], size[1], img.shape[2])
     # Non-8-bit pixels (after a zero-padded crop or a torch resize) resize per channel in 32-bit float.
     planes = [
-        np.asarray(image.fromarray(img[..., c].astype(np.float32), "F").resize(box, flt))
-        for c in range(img.shape[2])
+        np.asarray(image.fromarray(img[..., c].astype(np.float32), "F").resize(box, flt)) for c in range(img.shape[2])
     ]
     return np.stack(planes, axis=-1)
 
@@ -55,6 +54,8 @@ _CV2_FLAGS = {
 
 
 def _opencv(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.ndarray:
+    if interpolation not in _CV2_FLAGS:
+        raise CannotReproduce(f"resize.library is opencv, which has no {interpolation} interpolation")
     try:
         cv2 = importlib.import_module("cv2")
     except ImportError as e:
@@ -68,15 +69,14 @@ def _opencv(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.nd
 
 
 def _torch(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.ndarray:
-    if interpolation == "lanczos":
-        raise CannotReproduce("resize.library is torch, which has no lanczos interpolation")
+    if interpolation not in ("nearest", "bilinear", "bicubic"):
+        raise CannotReproduce(f"resize.library is torch, which has no {interpolation} interpolation")
     try:
         torch = importlib.import_module("torch")
         functional = importlib.import_module("torch.nn.functional")
     except ImportError as e:
         raise CannotReproduce(
-            "resize.library is torch, and torch is not installed here, so the checker cannot reproduce its "
-            "resize"
+            "resize.library is torch, and torch is not installed here, so the checker cannot reproduce its resize"
         ) from e
     x = torch.from_numpy(np.ascontiguousarray(img, dtype=np.float32)).permute(2, 0, 1)[None]
     align = None if interpolation == "nearest" else False

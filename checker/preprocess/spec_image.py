@@ -12,7 +12,7 @@ from checker.preprocess.hf_config import map_config, read_config
 
 COLORS = ("RGB", "BGR", "GRAY")
 RESIZE_MODES = ("none", "exact", "shorter_side", "longer_side", "fixed_height")
-INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos")
+INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos", "box", "hamming")
 LIBRARIES = ("pillow", "opencv", "torch")
 
 

@@ -31,7 +31,7 @@ class TextSpec:
     padding: str = "none"
     truncation: bool = False
     field: str = "ids"
-    special_tokens: bool = True  # add the tokenizer's special tokens; only the explanations switch it off
+    special_tokens: bool = True  # add_special_tokens: let the tokenizer's post-processor add [CLS], [SEP] ...
 
     @classmethod
     def from_manifest(cls, prep: dict[str, Any]) -> TextSpec:
@@ -46,22 +46,17 @@ class TextSpec:
             padding=f.choice(prep, "padding", PADDINGS, "none", "preprocessing"),
             truncation=_flag(prep.get("truncation", False), "preprocessing.truncation"),
             field=f.choice(prep, "field", FIELDS, "ids", "preprocessing"),
+            special_tokens=_flag(prep.get("add_special_tokens", True), "preprocessing.add_special_tokens"),
         )
         if spec.max_length is None and (spec.padding == "max_length" or spec.truncation):
-            raise PreprocessError(
-                "preprocessing.max_length is required for padding: max_length or truncation"
-            )
+            raise PreprocessError("preprocessing.max_length is required for padding: max_length or truncation")
         return spec
 
 
 def _sha(value: Any) -> str | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, str)
-        or len(value) != 64
-        or any(c not in "0123456789abcdef" for c in value.lower())
-    ):
+    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value.lower()):
         raise PreprocessError(f"preprocessing.tokenizer_sha256 is {value!r}; expected 64 hex digits")
     return value.lower()
 
@@ -76,9 +71,7 @@ def _template(value: Any) -> str | None:
 
 def _length(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LENGTH:
-        raise PreprocessError(
-            f"preprocessing.max_length is {value!r}; expected an integer from 1 to {MAX_LENGTH}"
-        )
+        raise PreprocessError(f"preprocessing.max_length is {value!r}; expected an integer from 1 to {MAX_LENGTH}")
     return value
 
 
@@ -127,9 +120,7 @@ def load_tokenizer(spec: TextSpec, root: Path) -> Loaded:
     except OSError as e:
         raise PreprocessError(f"{spec.tokenizer} cannot be read: {e.strerror}") from e
     if stat.st_size > MAX_TOKENIZER_BYTES:
-        raise PreprocessError(
-            f"{spec.tokenizer} is larger than the {MAX_TOKENIZER_BYTES} bytes a tokenizer may be"
-        )
+        raise PreprocessError(f"{spec.tokenizer} is larger than the {MAX_TOKENIZER_BYTES} bytes a tokenizer may be")
     return _load(str(path), stat.st_mtime_ns, stat.st_size, spec.tokenizer, spec.tokenizer_sha256)
 
 

@@ -9,13 +9,15 @@ HTML decode those.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 # Characters that start Markdown or HTML syntax anywhere in a line. `|` splits table cells (GFM
 # splits before decoding references, so `&#124;` is safe); `[` `]` make links and images; `<` `>` make
-# HTML and autolinks; `` ` `` `*` `~` `_` `$` make code, emphasis, strike-through and math.
-_REFERENCE = frozenset("&<>|[]\\`*~$")
+# HTML and autolinks; `` ` `` `*` `~` `$` make code, emphasis, strike-through and math. An underscore
+# between two letters or digits never makes emphasis in GFM, so names like mobilenet_v2 stay readable.
+_SYNTAX = re.compile(r"[&<>|\[\]\\`*~$]|_(?![^\W_])|(?<![^\W_])_")
 # GitHub links mentions, issue references and bare URLs in the rendered text, after references are
 # decoded, so those are broken with an invisible character instead.
 _ZWSP = "\u200b"
@@ -27,6 +29,8 @@ def _clean(value: object, limit: int) -> str:
     """Drop control and format characters (newlines, bidi overrides, zero-width marks) and fold spaces."""
     # Cleaning only shortens a string, so a bounded prefix is enough (a message may be megabytes long).
     raw = str(value)[: limit * 4 + 16]
+    if raw.isascii() and raw.isprintable():  # the usual case, without a look-up per character
+        return _SPACES.sub(" ", raw).strip()
     chars = (" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in raw)
     kept = "".join(c for c in chars if unicodedata.category(c) != "Cf")
     return _SPACES.sub(" ", kept).strip()
@@ -36,21 +40,15 @@ def shorten(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[: max(limit - 1, 0)].rstrip() + "…"
 
 
-def _underscore_is_safe(s: str, i: int) -> bool:
-    # GFM never reads an underscore between two letters or digits as emphasis: keep names readable.
-    return 0 < i < len(s) - 1 and s[i - 1].isalnum() and s[i + 1].isalnum()
-
-
 def text(value: object, limit: int = 500) -> str:
     """`value` as inert Markdown text on one line, at most `limit` characters before escaping."""
+    return _text(value if isinstance(value, str) else str(value), limit)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a report is rendered again at each level of detail
+def _text(value: str, limit: int) -> str:
     s = _LINKLIKE.sub(lambda m: m.group(0) + _ZWSP, shorten(_clean(value, limit), limit))
-    out = []
-    for i, c in enumerate(s):
-        if c in _REFERENCE or (c == "_" and not _underscore_is_safe(s, i)):
-            out.append(f"&#{ord(c)};")
-        else:
-            out.append(c)
-    return "".join(out)
+    return _SYNTAX.sub(lambda m: f"&#{ord(m.group(0))};", s)
 
 
 _MERMAID_UNSAFE = re.compile(r"[^0-9A-Za-z .,+=/_-]")

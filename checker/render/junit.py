@@ -48,7 +48,8 @@ class Case:
     skipped: str | None = None
 
 
-def render(report: Mapping[str, Any]) -> str:
+def render(report: Mapping[str, Any], colour: bool = False) -> str:
+    """The JUnit XML document; `colour` is accepted like every renderer's and ignored."""
     root = ET.Element("testsuites", name="onnx-release-checker")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for bundle in _dicts(report.get("bundles")):

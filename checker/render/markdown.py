@@ -8,7 +8,8 @@ says what it left out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
 
@@ -45,18 +46,19 @@ class Detail:
 
 
 _FULL = Detail()
-_LEAN = replace(_FULL, charts=False, cases=False, info=False, passing_rules=False)
+# First whole kinds of detail go, least important first; then as many findings and bundles as fit.
 LEVELS = (
     _FULL,
     replace(_FULL, charts=False),
     replace(_FULL, charts=False, cases=False),
     replace(_FULL, charts=False, cases=False, info=False),
-    _LEAN,
-    replace(_LEAN, warnings=20, message_chars=300),
-    replace(_LEAN, warnings=0, errors=20, message_chars=200),
-    replace(_LEAN, warnings=0, errors=5, message_chars=120),
-    replace(_LEAN, warnings=0, errors=5, message_chars=120, full_bundles=3),
-    replace(_LEAN, warnings=0, errors=0, full_bundles=0),
+    replace(_FULL, charts=False, cases=False, info=False, passing_rules=False),
+)
+_LEAN = LEVELS[-1]
+CAPS: tuple[tuple[str, Callable[[int], Detail]], ...] = (
+    ("warnings", lambda n: replace(_LEAN, warnings=n, message_chars=300)),
+    ("errors", lambda n: replace(_LEAN, warnings=0, errors=n, message_chars=200)),
+    ("bundles", lambda n: replace(_LEAN, warnings=0, errors=5, message_chars=120, full_bundles=n)),
 )
 
 
@@ -83,18 +85,57 @@ def render(
     limit: int = DEFAULT_LIMIT,
     notes: Sequence[str] = (),
     limit_name: str = "GitHub's comment size limit",
+    colour: bool = False,
 ) -> str:
     """The report as Markdown of at most `limit` UTF-8 bytes (so also at most `limit` characters).
 
-    `notes` are trusted Markdown lines from the caller, added at the end.
+    `notes` are trusted Markdown lines from the caller, added at the end. `colour` is accepted like
+    every renderer's and ignored: Markdown has none.
     """
+    attempt = functools.partial(_attempt, report, notes=notes, limit_name=limit_name, limit=limit)
     body = ""
     for detail in LEVELS:
-        cuts = Cuts()
-        body = _document(report, detail, cuts, notes, limit_name)
-        if _size(body) <= limit:
+        body, fits = attempt(detail)
+        if fits:
             return body
+    for what, make in CAPS:
+        most = _most(report, what)
+        body, fits = attempt(make(0))
+        if not fits:
+            continue
+        return _largest_fitting(attempt, make, most, body)
     return _hard_cut(body, limit)
+
+
+def _attempt(
+    report: Mapping[str, Any], detail: Detail, *, notes: Sequence[str], limit_name: str, limit: int
+) -> tuple[str, bool]:
+    body = _document(report, detail, Cuts(), notes, limit_name)
+    return body, _size(body) <= limit
+
+
+def _largest_fitting(
+    attempt: Callable[[Detail], tuple[str, bool]], make: Callable[[int], Detail], most: int, fitting: str
+) -> str:
+    """Bisect for the largest cap that still fits; `fitting` is the body at cap 0, known to fit."""
+    low, high, best = 0, most, fitting
+    while low < high:
+        middle = (low + high + 1) // 2
+        body, fits = attempt(make(middle))
+        if fits:
+            low, best = middle, body
+        else:
+            high = middle - 1
+    return best
+
+
+def _most(report: Mapping[str, Any], what: str) -> int:
+    """The largest useful cap: the most findings of that kind in one bundle, or the number of bundles."""
+    bundles = _dicts(report.get("bundles"))
+    if what == "bundles":
+        return len(bundles)
+    severity = what.removesuffix("s")
+    return max((_severity_count(b, severity) for b in bundles), default=0)
 
 
 def _size(s: str) -> int:
@@ -114,9 +155,7 @@ def _hard_cut(body: str, limit: int) -> str:
     return "\n".join(kept) + tail
 
 
-def _document(
-    report: Mapping[str, Any], detail: Detail, cuts: Cuts, notes: Sequence[str], limit_name: str
-) -> str:
+def _document(report: Mapping[str, Any], detail: Detail, cuts: Cuts, notes: Sequence[str], limit_name: str) -> str:
     bundles = _dicts(report.get("bundles"))
     parts = [_headline(report, bundles), _overview(bundles)]
     for i, bundle in enumerate(bundles):
@@ -311,9 +350,7 @@ def _pass_rate(rule: Mapping[str, Any]) -> str:
     return shown
 
 
-def _chart(
-    comparison: Mapping[str, Any], rules: list[Mapping[str, Any]], detail: Detail, cuts: Cuts
-) -> Iterator[str]:
+def _chart(comparison: Mapping[str, Any], rules: list[Mapping[str, Any]], detail: Detail, cuts: Cuts) -> Iterator[str]:
     ratios = [(r, _ratio(r)) for r in rules]
     points = [(mermaid(f"{r.get('output')} {r.get('check')}"), v) for r, v in ratios if v is not None]
     if not points:

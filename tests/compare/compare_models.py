@@ -47,9 +47,7 @@ def classifier(seed: int = 0, perturb: str | None = None, spatial: int | str = 1
     ]
     pixels = helper.make_tensor_value_info("pixels", TensorProto.FLOAT, ["batch", c0, spatial, spatial])
     logits = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", CLASSES])
-    graph = helper.make_graph(
-        nodes, "classifier", [pixels], [logits], [_init(k, v) for k, v in weights.items()]
-    )
+    graph = helper.make_graph(nodes, "classifier", [pixels], [logits], [_init(k, v) for k, v in weights.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="tests")
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -94,9 +92,7 @@ def quantize(float_path: Path, out_path: Path, calibration: Sequence[np.ndarray]
     return out_path
 
 
-def write_case(
-    root: Path, name: str, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarray]
-) -> dict[str, Any]:
+def write_case(root: Path, name: str, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> dict[str, Any]:
     folder = root / "comparison" / name
     folder.mkdir(parents=True, exist_ok=True)
     entry: dict[str, Any] = {"name": name, "inputs": {}, "expected": {}}
@@ -141,9 +137,7 @@ def case(name: str, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarra
     return Case(name, [], inputs, expected, {}, ("comparison", "cases", index))
 
 
-def classifier_cases(
-    model: onnx.ModelProto, count: int = 8, seed: int = 5, sizes: Sequence[int] = ()
-) -> list[Any]:
+def classifier_cases(model: onnx.ModelProto, count: int = 8, seed: int = 5, sizes: Sequence[int] = ()) -> list[Any]:
     """Cases whose expected outputs are the float model's own (the reference reproduced exactly)."""
     out = []
     for i in range(count):
@@ -188,3 +182,52 @@ def manifest(
         "comparison": {"reference": {"description": "the float graph"}, "cases": [], "rules": rules},
         "variants": variants or [],
     }
+
+
+def write_bundle(
+    root: Path,
+    models: dict[str, onnx.ModelProto],
+    cases: list[Any],
+    rules: list[dict[str, Any]],
+    variants: list[dict[str, Any]] | None = None,
+    runtime: dict[str, Any] | None = None,
+) -> Path:
+    """A complete bundle on disk (all seven pieces) around the classifier, for whole-command tests."""
+    import json
+
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, model in models.items():
+        onnx.save(model, str(root / rel))
+    (root / "labels.txt").write_text("".join(f"class-{i}\n" for i in range(CLASSES)))
+    entries = [write_case(root, c.name, c.inputs, c.expected) for c in cases]
+    entries[0]["tags"] = ["edge"]
+    data = {
+        "manifest_version": 1,
+        "release": {"name": "tiny-classifier", "version": "1.0.0"},
+        "graph": {"path": "model.onnx", "producer": {"tool": "onnx.helper", "version": onnx.__version__}},
+        "inputs": [
+            {
+                "name": "pixels",
+                "dtype": "float32",
+                "shape": ["batch", 3, "height", "width"],
+                "meaning": "image",
+                "preprocessing": {"kind": "custom", "description": "seeded normal noise, already a tensor"},
+            }
+        ],
+        "outputs": [
+            {
+                "name": "logits",
+                "dtype": "float32",
+                "shape": ["batch", CLASSES],
+                "meaning": "logits",
+                "labels": {"path": "labels.txt"},
+            }
+        ],
+        "runtime": {"name": "onnxruntime", "version": ">=1.17", **(runtime or {})},
+        "validation": {"command": "checker verify bundle.json"},
+        "comparison": {"reference": {"description": "the float graph on x86_64"}, "cases": entries, "rules": rules},
+    }
+    if variants:
+        data["variants"] = variants
+    (root / "bundle.json").write_text(json.dumps(data, indent=2))
+    return root

@@ -56,7 +56,16 @@ def backend_case(folder: Path) -> tuple[onnx.ModelProto, Any]:
     return model, case(folder.name, tensors["input"], tensors["output"])
 
 
-@pytest.mark.parametrize("name", ["test_Conv2d", "test_Embedding", "test_MaxPool2d_stride_padding_dilation", "test_PixelShuffle", "test_softmax_lastdim"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_Conv2d",
+        "test_Embedding",
+        "test_MaxPool2d_stride_padding_dilation",
+        "test_PixelShuffle",
+        "test_softmax_lastdim",
+    ],
+)
 def test_backend_test_data_reproduces(tmp_path: Path, name: str) -> None:
     model, the_case = backend_case(BACKEND / name)
     out = model.graph.output[0].name
@@ -109,7 +118,9 @@ def test_unavailable_provider_falls_back_to_cpu(tmp_path: Path) -> None:
         "session_options": {"graph_optimization_level": "disabled", "intra_op_num_threads": 1},
     }
     ctx = make_context(
-        tmp_path, manifest([{"output": "logits", "check": "allclose"}], **runtime), {"model.onnx": model},
+        tmp_path,
+        manifest([{"output": "logits", "check": "allclose"}], **runtime),
+        {"model.onnx": model},
         classifier_cases(model, 2),
     )
     found, comparisons = stage(ctx)
@@ -123,8 +134,11 @@ def test_unavailable_provider_falls_back_to_cpu(tmp_path: Path) -> None:
 def test_command_line_providers_override_the_manifest(tmp_path: Path) -> None:
     model = classifier()
     ctx = make_context(
-        tmp_path, manifest([{"output": "logits", "check": "allclose"}]), {"model.onnx": model},
-        classifier_cases(model, 1), Options(providers=["OtherExecutionProvider"]),
+        tmp_path,
+        manifest([{"output": "logits", "check": "allclose"}]),
+        {"model.onnx": model},
+        classifier_cases(model, 1),
+        Options(providers=["OtherExecutionProvider"]),
     )
     found, _ = stage(ctx)
     assert any("OtherExecutionProvider" in f.message for f in found if f.id == F.RUNTIME_PROVIDER)
@@ -173,7 +187,9 @@ def test_a_case_the_graph_cannot_run_is_a_finding_not_a_crash(tmp_path: Path) ->
 def nan_model() -> onnx.ModelProto:
     node = helper.make_node("Sqrt", ["x"], ["y"], name="sqrt")
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -184,8 +200,9 @@ def nan_model() -> onnx.ModelProto:
 def test_nan_where_the_reference_is_finite(tmp_path: Path) -> None:
     x = np.array([[4.0, -1.0, 9.0]], np.float32)
     cases = [case("negative", {"x": x}, {"y": np.array([[2.0, 0.0, 3.0]], np.float32)})]
-    ctx = make_context(tmp_path, manifest([{"output": "y", "check": "max_abs", "max": 1.0}]),
-                       {"model.onnx": nan_model()}, cases)
+    ctx = make_context(
+        tmp_path, manifest([{"output": "y", "check": "max_abs", "max": 1.0}]), {"model.onnx": nan_model()}, cases
+    )
     found, comparisons = stage(ctx)
     nan = [f for f in found if f.id == F.COMPARISON_NAN]
     assert len(nan) == 1
@@ -203,15 +220,20 @@ def quantized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     onnx.save(model, str(root / "float.onnx"))
     good = quantize(root / "float.onnx", root / "good.onnx", images(16, seed=9))
     bad = quantize(root / "float.onnx", root / "bad.onnx", images(16, seed=9, scale=100.0))
-    return {"model": model, "good": onnx.load(str(good)), "bad": onnx.load(str(bad)),
-            "cases": classifier_cases(model, 12)}
+    return {
+        "model": model,
+        "good": onnx.load(str(good)),
+        "bad": onnx.load(str(bad)),
+        "cases": classifier_cases(model, 12),
+    }
 
 
 def test_quantized_variants_label_agrees_while_score_drifts(tmp_path: Path, quantized: dict[str, Any]) -> None:
     variants = [variant_entry("int8", "int8.onnx", LOOSE), variant_entry("int8-bad", "bad.onnx", LOOSE)]
     models = {"model.onnx": quantized["model"], "int8.onnx": quantized["good"], "bad.onnx": quantized["bad"]}
-    ctx = make_context(tmp_path, manifest([{"output": "logits", "check": "allclose"}], variants), models,
-                       quantized["cases"])
+    ctx = make_context(
+        tmp_path, manifest([{"output": "logits", "check": "allclose"}], variants), models, quantized["cases"]
+    )
     found, comparisons = stage(ctx)
     by_graph = {c.graph: c for c in comparisons}
     assert by_graph["baseline"].status == "pass"
@@ -256,8 +278,9 @@ def test_derived_from_a_failed_variant_is_not_assessed(tmp_path: Path, quantized
         variant_entry("orphan", "int8.onnx", LOOSE, derived_from="later"),
     ]
     models = {"model.onnx": quantized["model"], "int8.onnx": quantized["good"], "bad.onnx": quantized["bad"]}
-    ctx = make_context(tmp_path, manifest([{"output": "logits", "check": "allclose"}], variants), models,
-                       quantized["cases"][:2])
+    ctx = make_context(
+        tmp_path, manifest([{"output": "logits", "check": "allclose"}], variants), models, quantized["cases"][:2]
+    )
     found, comparisons = stage(ctx)
     skipped = [f.message for f in found if f.id == F.VARIANT_NOT_ASSESSED]
     assert "variant 'pruned' was not judged: variant 'int8-bad', which it derives from, failed" in skipped
@@ -268,8 +291,9 @@ def test_derived_from_a_failed_variant_is_not_assessed(tmp_path: Path, quantized
 def test_unusable_variant_graph_is_skipped(tmp_path: Path, quantized: dict[str, Any]) -> None:
     variants = [variant_entry("int8", "int8.onnx", LOOSE)]
     models = {"model.onnx": quantized["model"], "int8.onnx": quantized["good"]}
-    ctx = make_context(tmp_path, manifest([{"output": "logits", "check": "allclose"}], variants), models,
-                       quantized["cases"][:1])
+    ctx = make_context(
+        tmp_path, manifest([{"output": "logits", "check": "allclose"}], variants), models, quantized["cases"][:1]
+    )
     ctx.extra["bad_graphs"] = {"int8"}
     found, comparisons = stage(ctx)
     assert "its graph is not usable" in next(f.message for f in found if f.id == F.VARIANT_NOT_ASSESSED)
@@ -279,8 +303,12 @@ def test_unusable_variant_graph_is_skipped(tmp_path: Path, quantized: dict[str, 
 def test_graph_onnxruntime_cannot_load(tmp_path: Path) -> None:
     model = classifier()
     model.graph.node[0].op_type = "NoSuchOp"
-    ctx = make_context(tmp_path, manifest([{"output": "logits", "check": "allclose"}]), {"model.onnx": model},
-                       [case("c", {"pixels": images(1)[0]}, {"logits": np.zeros((1, 10), np.float32)})])
+    ctx = make_context(
+        tmp_path,
+        manifest([{"output": "logits", "check": "allclose"}]),
+        {"model.onnx": model},
+        [case("c", {"pixels": images(1)[0]}, {"logits": np.zeros((1, 10), np.float32)})],
+    )
     found, comparisons = stage(ctx)
     runtime = [f for f in found if f.id == F.COMPARISON_RUNTIME]
     assert len(runtime) == 1 and "onnxruntime cannot load the graph" in runtime[0].message

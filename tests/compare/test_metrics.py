@@ -45,9 +45,7 @@ def test_allclose_figure_floors_at_zero() -> None:
     st.floats(0, 1),
 )
 @settings(max_examples=60, deadline=None)
-def test_allclose_figure_is_the_atol_at_which_numpy_just_passes(
-    a: np.ndarray, e: np.ndarray, rtol: float
-) -> None:
+def test_allclose_figure_is_the_atol_at_which_numpy_just_passes(a: np.ndarray, e: np.ndarray, rtol: float) -> None:
     p = params("allclose", rtol=rtol)
     need = M.allclose_figure(a, e, p)
     assert np.allclose(a, e, rtol=rtol, atol=need * (1 + 1e-9) + 1e-12)

@@ -108,17 +108,11 @@ def test_expected_nan_not_reproduced_fails() -> None:
 
 
 def test_shape_mismatch_and_bad_axis_are_notes_not_crashes() -> None:
-    _, results, _result = judge(
-        {"output": "y", "check": "cosine"}, {"c": (np.zeros((1, 3)), np.zeros((1, 4)))}
-    )
+    _, results, _result = judge({"output": "y", "check": "cosine"}, {"c": (np.zeros((1, 3)), np.zeros((1, 4)))})
     assert "shape [1, 3] differs from the expected [1, 4]" in (results["c"].note or "")
-    _, results, _ = judge(
-        {"output": "y", "check": "topk", "axis": 3}, {"c": (np.zeros((1, 3)), np.zeros((1, 3)))}
-    )
+    _, results, _ = judge({"output": "y", "check": "topk", "axis": 3}, {"c": (np.zeros((1, 3)), np.zeros((1, 3)))})
     assert "axis 3 does not exist" in (results["c"].note or "")
-    _, results, _ = judge(
-        {"output": "y", "check": "topk", "k": 5}, {"c": (np.zeros((1, 3)), np.zeros((1, 3)))}
-    )
+    _, results, _ = judge({"output": "y", "check": "topk", "k": 5}, {"c": (np.zeros((1, 3)), np.zeros((1, 3)))})
     assert "k=5 exceeds the 3 entries" in (results["c"].note or "")
     _, results, _ = judge({"output": "y", "check": "sqnr"}, {"c": (np.array(["a"]), np.array(["a"]))})
     assert "cannot be compared" in (results["c"].note or "")
@@ -154,14 +148,10 @@ def test_report_is_strict_json_even_for_identical_outputs() -> None:
 def test_failure_message_names_everything() -> None:
     e = np.array([[4.0, 1.0, 0.0]])
     pairs = {"dim-dog": (np.array([[3.0, 1.0, 0.0]]), e), "cat": (e.copy(), e)}
-    _, results, result = judge(
-        {"output": "logits", "check": "score_drift", "max": 0.05, "apply": "softmax"}, pairs
-    )
+    _, results, result = judge({"output": "logits", "check": "score_drift", "max": 0.05, "apply": "softmax"}, pairs)
     notes = {n: r.note for n, r in results.items() if r.note}
     text = rule_failure("int8", "reference", result, notes)
-    assert text.startswith(
-        "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by 0."
-    )
+    assert text.startswith("int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by 0.")
     assert "1/2 cases failed (pass rate 0.5 < 1)" in text
     assert f"would pass at max >= {result.would_pass_at:.4g}" in text
 

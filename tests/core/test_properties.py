@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 import yaml
-from conftest import EXAMPLE
+from bundlekit import EXAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE
+from bundlekit import EXAMPLE
 from jsonschema import Draft202012Validator
 
 from checker.schemas import load

@@ -1,4 +1,5 @@
-"""Shared material: real photographs (scikit-image ships them), a real tokenizer.json, small bundles."""
+"""Material for the preprocessing tests: real photographs (scikit-image ships them), a real tokenizer.json,
+small bundles."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 import skimage.data
 from PIL import Image
 
@@ -55,16 +55,10 @@ def ids(*tokens: str) -> list[int]:
     return [VOCAB.index(t) for t in tokens]
 
 
-@pytest.fixture
-def tokenizer(tmp_path: Path) -> Path:
-    return write_tokenizer(tmp_path / "tokenizer.json")
-
-
 BundleMaker = Callable[..., Context]
 
 
-@pytest.fixture
-def make_bundle(tmp_path: Path) -> BundleMaker:
+def bundle_maker(tmp_path: Path) -> BundleMaker:
     """Write a bundle (manifest, stored tensors, raw files) and return its Context with the cases loaded.
 
     cases: [{"name": str, "inputs": {input: array}, "raw": {input: source path or str text}}]

