@@ -77,9 +77,14 @@ def write_bundle(root: Path, model: Path, count: int, size: int) -> Bundle:
         folder.mkdir(parents=True, exist_ok=True)
         np.save(folder / "input.npy", x)
         np.save(folder / "output.npy", y)
-        entries.append({"name": f"case-{i:03d}", "tags": ["edge"] if i == 0 else [],
-                        "inputs": {in_name: f"comparison/case-{i:03d}/input.npy"},
-                        "expected": {out_name: f"comparison/case-{i:03d}/output.npy"}})
+        entries.append(
+            {
+                "name": f"case-{i:03d}",
+                "tags": ["edge"] if i == 0 else [],
+                "inputs": {in_name: f"comparison/case-{i:03d}/input.npy"},
+                "expected": {out_name: f"comparison/case-{i:03d}/output.npy"},
+            }
+        )
     (root / "bundle.json").write_text(json.dumps(manifest(in_name, out_name, entries), indent=2))
     return Bundle(root, graph, in_name, out_name, [e["name"] for e in entries])
 
@@ -89,10 +94,18 @@ def manifest(in_name: str, out_name: str, cases: list[dict[str, Any]]) -> dict[s
         "manifest_version": 1,
         "release": {"name": "bench-model", "version": "1.0.0"},
         "graph": {"path": "model.onnx", "producer": {"tool": "paddle2onnx", "version": "unknown"}},
-        "inputs": [{"name": in_name, "dtype": "float32", "shape": ["batch", 3, "height", "width"],
-                    "meaning": "image", "preprocessing": {"kind": "custom", "description": "random pixels"}}],
-        "outputs": [{"name": out_name, "dtype": "float32", "shape": ["batch", 1, "height", "width"],
-                     "meaning": "mask"}],
+        "inputs": [
+            {
+                "name": in_name,
+                "dtype": "float32",
+                "shape": ["batch", 3, "height", "width"],
+                "meaning": "image",
+                "preprocessing": {"kind": "custom", "description": "random pixels"},
+            }
+        ],
+        "outputs": [
+            {"name": out_name, "dtype": "float32", "shape": ["batch", 1, "height", "width"], "meaning": "mask"}
+        ],
         "runtime": {"name": "onnxruntime", "version": ">=1.17"},
         "validation": {"command": "checker verify bundle.json"},
         "comparison": {
@@ -106,18 +119,40 @@ def manifest(in_name: str, out_name: str, cases: list[dict[str, Any]]) -> dict[s
 @dataclass
 class Measured:
     wall_s: float
+    cpu_s: float  # user + system: steadier than wall time on a machine shared with other work
     peak_rss_mib: float
     returncode: int
 
 
+TIME = Path("/usr/bin/time")
+
+
 def measure(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Measured:
-    """Wall time and peak resident memory of one process (its own, through wait4), output discarded."""
+    """Wall time, CPU time and peak resident memory of one process; its output is discarded.
+
+    GNU time runs the command from a small process of its own: a child forked from this (large) process
+    would count this process's pages in its peak until it execs.
+    """
+    if TIME.exists():
+        with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+            start = time.perf_counter()
+            proc = subprocess.run(
+                [str(TIME), "-f", "%U %S %M", "-o", out.name, *cmd],
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
+            wall = time.perf_counter() - start
+            user, system, rss_kib = out.read().split()[-3:]
+        return Measured(wall, float(user) + float(system), int(rss_kib) / 1024, proc.returncode)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    child = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(wall, usage.ru_maxrss / 1024, proc.returncode)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(wall, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
 
 
 def median(values: list[float]) -> float:

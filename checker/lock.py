@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker.digest import bundle_digest, sha256_files
 from checker.errors import BundleError
-from checker.manifest import Manifest, find_manifest, load_manifest
+from checker.manifest import Manifest, dump_tree, find_manifest, load_manifest
 from checker.named import named_files
 from checker.paths import BundlePathError, resolve_inside
 
@@ -41,7 +39,7 @@ def lock(path: Path) -> LockResult:
     digests = {rel: d for rel, d in zip(files, sha256_files(files.values()).values())}
     digest = bundle_digest(digests)
     _write_digests(manifest.tree, digests, digest)
-    manifest_path.write_text(_dump(manifest.tree, manifest_path.suffix), encoding="utf-8")
+    manifest_path.write_text(dump_tree(manifest.tree, manifest_path.suffix), encoding="utf-8")
     return LockResult(True, [f"locked {len(digests)} files; bundle digest {digest}"], digest)
 
 
@@ -92,19 +90,3 @@ def _write_digests(tree: Any, digests: dict[str, str], digest: str) -> None:
     for variant in tree.get("variants") or []:
         _lock_graph(variant.get("graph") or {}, digests)
     _set_after(tree["release"], "version", "digest", digest)
-
-
-def _dump(tree: Any, suffix: str) -> str:
-    if suffix == ".json":
-        from checker.manifest import to_plain
-
-        return json.dumps(to_plain(tree), indent=2) + "\n"
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    yaml.width = 4096  # never re-wrap the user's lines
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.preserve_quotes = True
-    out = io.StringIO()
-    yaml.dump(tree, out)
-    return out.getvalue()

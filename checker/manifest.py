@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import io
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,3 +197,18 @@ def find_manifest(folder: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def dump_tree(tree: Any, suffix: str) -> str:
+    """The manifest's text from its round-trip tree: comments, key order and quoting kept."""
+    if suffix == ".json":
+        return json.dumps(to_plain(tree), indent=2) + "\n"
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.width = 4096  # never re-wrap the user's lines
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.preserve_quotes = True
+    out = io.StringIO()
+    yaml.dump(tree, out)
+    return out.getvalue()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,38 @@ SQNR_CAP_DB = 200.0
 RANKING_BIG = 1e300
 
 Params = Mapping[str, Any]
-Figure = Callable[[np.ndarray, np.ndarray, Params], float]
+
+
+class Pair:
+    """One actual and one expected array of the same shape, with the float64 views every check shares.
+
+    Several rules usually judge the same output: each conversion and difference is computed once per case.
+    """
+
+    def __init__(self, actual: np.ndarray, expected: np.ndarray) -> None:
+        self.a, self.e = actual, expected
+
+    @cached_property
+    def a64(self) -> np.ndarray:
+        return np.asarray(self.a, dtype=np.float64)
+
+    @cached_property
+    def e64(self) -> np.ndarray:
+        return np.asarray(self.e, dtype=np.float64)
+
+    @cached_property
+    def diff(self) -> np.ndarray:
+        """|a - e| in float64."""
+        out: np.ndarray = np.abs(self.a64 - self.e64)
+        return out
+
+    @cached_property
+    def abs_e(self) -> np.ndarray:
+        out: np.ndarray = np.abs(self.e64)
+        return out
+
+
+Figure = Callable[[Pair, Params], float]
 
 
 @dataclass(frozen=True)
@@ -43,41 +75,35 @@ class Check:
         return value <= limit if self.direction == "max" else value >= limit
 
 
-def _abs_diff(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    return np.abs(a.astype(np.float64) - e.astype(np.float64))
+def allclose_figure(x: Pair, p: Params) -> float:
+    """The smallest atol that passes at the rule's rtol: max(|a - e| - rtol*|e|), floored at 0.
 
-
-def allclose_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
-    """The smallest atol that passes at the rule's rtol: max(|a - e| - rtol*|e|), floored at 0."""
-    if a.size == 0:
+    NumPy's definition, asymmetric and additive (|a - e| <= atol + rtol*|e| for every element), holds exactly
+    when this figure is <= atol, up to float64 rounding.
+    """
+    if x.a.size == 0:
         return 0.0
-    excess = _abs_diff(a, e) - float(p["rtol"]) * np.abs(e.astype(np.float64))
+    rtol = float(p["rtol"])
+    excess = x.diff - rtol * x.abs_e if rtol else x.diff
     return max(0.0, float(excess.max()))
 
 
-def allclose_passes(a: np.ndarray, e: np.ndarray, p: Params) -> bool:
-    """NumPy's definition, asymmetric and additive: |a - e| <= atol + rtol*|e| for every element."""
-    bound = float(p["atol"]) + float(p["rtol"]) * np.abs(e.astype(np.float64))
-    return bool(np.all(_abs_diff(a, e) <= bound))
+def max_abs_figure(x: Pair, p: Params) -> float:
+    return float(x.diff.max()) if x.a.size else 0.0
 
 
-def max_abs_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
-    return float(_abs_diff(a, e).max()) if a.size else 0.0
-
-
-def mean_abs_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
-    return float(_abs_diff(a, e).mean()) if a.size else 0.0
+def mean_abs_figure(x: Pair, p: Params) -> float:
+    return float(x.diff.mean()) if x.a.size else 0.0
 
 
 def _items(x: np.ndarray) -> np.ndarray:
     """Batch items as rows: axis 0 is the batch when there is one (rank >= 2)."""
-    x = x.astype(np.float64)
     return x.reshape(x.shape[0], -1) if x.ndim >= 2 else x.reshape(1, -1)
 
 
-def cosine_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+def cosine_figure(x: Pair, p: Params) -> float:
     """The lowest cosine similarity over batch items. Two zero vectors agree (1); one alone does not (0)."""
-    ra, re_ = _items(a), _items(e)
+    ra, re_ = _items(x.a64), _items(x.e64)
     if ra.shape[0] == 0:
         return 1.0
     # Scaling each row by its largest magnitude keeps the products finite for huge values.
@@ -90,14 +116,14 @@ def cosine_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
     return float(np.clip(cos, -1.0, 1.0).min())
 
 
-def sqnr_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+def sqnr_figure(x: Pair, p: Params) -> float:
     """20*log10(||e|| / ||a - e||) in dB, clamped to +-SQNR_CAP_DB (identical arrays give the cap)."""
-    return sqnr_db(a, e)
+    return sqnr_db(x.a64, x.e64)
 
 
 def sqnr_db(a: np.ndarray, e: np.ndarray) -> float:
-    e64 = e.astype(np.float64).ravel()
-    d64 = a.astype(np.float64).ravel() - e64
+    e64 = np.asarray(e, dtype=np.float64).ravel()
+    d64 = np.asarray(a, dtype=np.float64).ravel() - e64
     # Dividing by the largest magnitude keeps the squared norms finite; the ratio is unchanged.
     scale = max(float(np.abs(e64).max(initial=0.0)), float(np.abs(d64).max(initial=0.0)))
     if scale == 0.0 or not math.isfinite(scale):
@@ -130,9 +156,9 @@ def topk_agreement(a: np.ndarray, e: np.ndarray, k: int, axis: int) -> np.ndarra
     return agree
 
 
-def topk_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+def topk_figure(x: Pair, p: Params) -> float:
     """The share of items whose top-k sets agree."""
-    agree = topk_agreement(a, e, int(p["k"]), int(p["axis"]))
+    agree = topk_agreement(x.a, x.e, int(p["k"]), int(p["axis"]))
     return float(agree.mean()) if agree.size else 1.0
 
 
@@ -149,20 +175,20 @@ def apply_scores(x: np.ndarray, how: str) -> np.ndarray:
     return x
 
 
-def score_drift_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+def score_drift_figure(x: Pair, p: Params) -> float:
     """The largest change, over items, of the score of the expected top class (every tied one counts)."""
     how = str(p["apply"])
-    pa = apply_scores(_class_rows(a, int(p["axis"])), how)
-    pe = apply_scores(_class_rows(e, int(p["axis"])), how)
+    pa = apply_scores(_class_rows(x.a, int(p["axis"])), how)
+    pe = apply_scores(_class_rows(x.e, int(p["axis"])), how)
     if pe.size == 0:
         return 0.0
     top = pe == pe.max(axis=1, keepdims=True)
     return float(np.where(top, np.abs(pa - pe), 0.0).max())
 
 
-def exact_figure(a: np.ndarray, e: np.ndarray, p: Params) -> float:
+def exact_figure(x: Pair, p: Params) -> float:
     """The number of differing elements."""
-    return float(np.count_nonzero(a != e))
+    return float(np.count_nonzero(x.a != x.e))
 
 
 CHECKS: dict[str, Check] = {

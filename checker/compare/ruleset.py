@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.compare import messages
+from checker.compare.metrics import Pair
 from checker.compare.rules import CaseResult, Keys, Rule, RuleError, evaluate_case, judge_rule, parse_rule
 from checker.findings import Finding
 from checker.report import Comparison, RuleResult
@@ -46,19 +47,25 @@ class RuleSet:
 
     def add_case(self, case: Case, actual: Arrays | None, failure: str | None) -> None:
         expected = self.expected(case)
+        cache: dict[str, Pair] = {}
         for entry in self.entries:
             if entry.rule is not None:
-                entry.results[case.name] = case_result(entry.rule, actual, expected, failure, self.missing)
+                entry.results[case.name] = case_result(entry.rule, actual, expected, failure, self.missing, cache)
 
 
 def case_result(
-    rule: Rule, actual: Arrays | None, expected: Arrays | None, failure: str | None, missing: str
+    rule: Rule,
+    actual: Arrays | None,
+    expected: Arrays | None,
+    failure: str | None,
+    missing: str,
+    cache: dict[str, Pair] | None = None,
 ) -> CaseResult:
     if actual is None:
         return CaseResult(None, False, f"the graph failed on this case: {failure}")
     if expected is None:
         return CaseResult(None, False, missing)
-    return evaluate_case(rule, actual.get(rule.output), expected.get(rule.output))
+    return evaluate_case(rule, actual.get(rule.output), expected.get(rule.output), cache)
 
 
 def parse_entries(ctx: Context, keys: Keys) -> tuple[list[Entry], list[Finding]]:

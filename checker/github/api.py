@@ -67,8 +67,12 @@ class Client:
     max_wait: float = 90.0
     dry_run: bool = False
     sleep: Callable[[float], None] = time.sleep
-    clock: Callable[[], float] = time.time
+    clock: Callable[[], float] = time.time  # wall time, to read x-ratelimit-reset
+    # All calls of one run share this many seconds, waits included: a hanging API cannot hold a job for long.
+    budget: float = 240.0
+    monotonic: Callable[[], float] = time.monotonic
     planned: list[Planned] = field(default_factory=list)
+    _started: float | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_config(cls, config: Config, session: requests.Session, **kwargs: Any) -> Client:
@@ -114,14 +118,24 @@ class Client:
 
     def _send(self, method: str, url: str, **kwargs: Any) -> requests.Response:
         for attempt in range(1, self.attempts + 1):
+            if self._remaining() <= 0:
+                raise self._error(
+                    f"{method} {self._shown(url)}: not sent, the {self.budget:g} s for API calls ran out", None
+                )
             response, failure = self._try(method, url, kwargs)
             wait = self._backoff(attempt) if response is None else self._retry_wait(response, attempt)
             if response is not None and wait is None:
                 return self._checked(method, url, response)
-            if wait is None or attempt == self.attempts or wait > self.max_wait:
+            if wait is None or attempt == self.attempts or wait > min(self.max_wait, self._remaining()):
                 raise self._gave_up(method, url, response, f"{failure}, after {attempt} attempt(s)")
             self.sleep(wait)
         raise AssertionError("unreachable")
+
+    def _remaining(self) -> float:
+        now = self.monotonic()
+        if self._started is None:
+            self._started = now
+        return self.budget - (now - self._started)
 
     def _try(self, method: str, url: str, kwargs: dict[str, Any]) -> tuple[requests.Response | None, str]:
         """One request: the answer, or None and why there was none."""

@@ -84,7 +84,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             _could_not_verify(config, code)
             return code
         report = verified
-    client = _client(config)
+    needs_api = config.mode != "verify-only" and config.comment != "never"
+    client = _client(config) if needs_api else None
     published = publish(config, report, config.report, client)
     _print(published.lines)
     _print_planned(config, client)

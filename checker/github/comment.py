@@ -17,7 +17,6 @@ from typing import Any
 
 from checker.github.api import ApiError, Client
 from checker.github.event import Target
-from checker.render.markdown import COMMENT_LIMIT
 
 ACTIONS_BOT = "github-actions[bot]"
 _RUN_LINE = re.compile(r"<!-- onnx-release-checker:run head=([0-9a-f]{7,64}|-) run=(\d+)\.(\d+) -->")
@@ -44,11 +43,6 @@ def header(bundle_set: str, head_sha: str | None, run: tuple[int, int]) -> str:
     return f"{marker(bundle_set)}\n{run_line}\n"
 
 
-def room(bundle_set: str, head_sha: str | None, run: tuple[int, int]) -> int:
-    """How many characters the Markdown may take after the header."""
-    return COMMENT_LIMIT - len(header(bundle_set, head_sha, run))
-
-
 @dataclass
 class Sticky:
     """One comment to keep: which pull request, which bundle set, which run."""
@@ -63,8 +57,8 @@ class Sticky:
         """Bring the comment up to date with `markdown`; `create` False only updates an existing one."""
         current = self._current_head(target.number)
         if target.head_sha and current and current != target.head_sha:
-            return Outcome("skipped", why=f"the pull request moved on to {current[:12]}; this run checked "
-                           f"{target.head_sha[:12]}, so its result is out of date")  # fmt: skip
+            why = f"the pull request moved on to {current[:12]}; this run checked {target.head_sha[:12]}"
+            return Outcome("skipped", why=why + ", so its result is out of date")
         body = header(self.bundle_set, target.head_sha, self.run) + markdown
         ours = self._ours(target.number)
         if not ours:

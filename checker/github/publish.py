@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.errors import Error
 from checker.github.annotations import Annotation, Selection, select
 from checker.github.api import ApiError, Client
 from checker.github.comment import Outcome, Sticky
@@ -103,7 +104,9 @@ def _comment(config: Config, report: Mapping[str, Any], status: str, client: Cli
         return _comment_targets(config, report, status, client, result)
     except ApiError as exc:
         result.problems.append(advice(exc))
-        return ""
+    except Error as exc:  # an unreadable event file, say: still only a comment that was not written
+        result.problems.append(f"The comment was not written: {exc}. The verdict is unchanged.")
+    return ""
 
 
 def _comment_targets(config: Config, report: Mapping[str, Any], status: str, client: Client, result: Published) -> str:

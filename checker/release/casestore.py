@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.errors import Error, UsageError
+from checker.manifest import MANIFEST_NAMES
 from checker.paths import BundlePathError, resolve_inside
 from checker.release.tree import (
     DEFAULT_NAME,
@@ -63,8 +64,8 @@ def add_case(bundle: Path, case: NewCase, *, replace: bool = False, reference: s
     """Store `case` in the bundle at `bundle` (a folder, made when absent, or a manifest file)."""
     _check_case(case)
     manifest = locate(bundle)
-    root = manifest.parent if manifest is not None else _folder(bundle)
-    target = manifest or root / DEFAULT_NAME
+    target = manifest or _new_manifest(bundle)
+    root = target.parent
     tree = read_tree(manifest) if manifest is not None else _early_tree(root)
     index = _index(tree, case.name, replace)
     if reference:
@@ -83,11 +84,15 @@ def add_case(bundle: Path, case: NewCase, *, replace: bool = False, reference: s
     return AddedCase(target, case.name, written, built, index is not None, locked)
 
 
-def _folder(bundle: Path) -> Path:
+def _new_manifest(bundle: Path) -> Path:
+    """Where a manifest is started: `bundle` when it names one, else bundle.yaml in the folder `bundle`."""
+    if bundle.name in MANIFEST_NAMES:
+        bundle.parent.mkdir(parents=True, exist_ok=True)
+        return bundle
     if bundle.exists() and not bundle.is_dir():
         raise UsageError(f"{bundle}: not a bundle folder or a manifest")
     bundle.mkdir(parents=True, exist_ok=True)
-    return bundle
+    return bundle / DEFAULT_NAME
 
 
 def _check_case(case: NewCase) -> None:

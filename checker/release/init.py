@@ -17,7 +17,7 @@ from checker.errors import Error, UsageError
 from checker.manifest import Manifest, parse_text, schema_findings, to_plain
 from checker.paths import BundlePathError, resolve_inside
 from checker.release.draft import Source, draft_manifest
-from checker.release.graphfacts import read_graph
+from checker.release.graphfacts import GraphFacts, read_graph
 from checker.release.tree import (
     DEFAULT_NAME,
     NAME_PATTERN,
@@ -55,18 +55,13 @@ def init_bundle(
     if name is not None and not NAME_PATTERN.match(name):
         raise UsageError(f"--name '{name}': use lower-case letters, digits, '.', '_' and '-'")
     root = out if out is not None else model.parent
-    root.mkdir(parents=True, exist_ok=True)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--out {root}: not a folder")
     facts = read_graph(model)
+    root.mkdir(parents=True, exist_ok=True)
     existing, tree = _existing(root, force)
     source, copied = _place(model, root, facts.external, force)
-    release = _release(
-        tree,
-        root,
-        model,
-        name,
-        version or (str(facts.model_version) if facts.model_version > 0 else None),
-        facts.description,
-    )
+    release = _release(tree, root, model, name, version, facts)
     carried = tree.get("comparison") if tree is not None and isinstance(tree.get("comparison"), dict) else None
     draft = draft_manifest(facts, source, release, carried)
     target = existing or root / DEFAULT_NAME
@@ -130,7 +125,11 @@ def _digests(root: Path, rels: list[str]) -> dict[str, str]:
     return {rel: by_path[path] for rel, path in paths.items()}
 
 
-def _release(tree: Any, root: Path, model: Path, name: str | None, version: str | None, description: str) -> Any:
+def _release(tree: Any, root: Path, model: Path, name: str | None, version: str | None, facts: GraphFacts) -> Any:
+    """The kept release section, or a new one; --name and --release-version win over both."""
+    if version is None and facts.model_version > 0:
+        version = str(facts.model_version)
+    description = facts.description
     kept = tree.get("release") if tree is not None else None
     release = kept if isinstance(kept, dict) else block()
     if name or "name" not in release:

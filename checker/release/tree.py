@@ -38,9 +38,9 @@ def read_tree(path: Path) -> Any:
 
 def dump(tree: Any, suffix: str) -> str:
     """The manifest's text, written the way `checker lock` writes it (JSON for a .json manifest)."""
-    from checker.lock import _dump
+    from checker.manifest import dump_tree
 
-    return _dump(tree, suffix)
+    return dump_tree(tree, suffix)
 
 
 def write_tree(tree: Any, path: Path) -> None:

@@ -131,9 +131,7 @@ def _names_piece(finding: Mapping[str, Any], piece: str) -> bool:
     details = finding.get("details")
     if isinstance(details, Mapping) and details.get("piece") is not None:
         return details.get("piece") == piece
-    return piece in str(finding.get("message", "")) or piece.replace("_", " ") in str(
-        finding.get("message", "")
-    )
+    return piece in str(finding.get("message", "")) or piece.replace("_", " ") in str(finding.get("message", ""))
 
 
 def _family_case(suite: str, family: str, findings: list[Mapping[str, Any]], strict: bool) -> Case:

@@ -37,7 +37,19 @@ def _bundle(bundle: dict[str, Any], paint: Painter) -> str:
     lines += _findings(bundle.get("findings", []), paint)
     for comparison in bundle.get("comparisons", []):
         lines += _comparison(comparison, paint)
+    if bundle.get("validation"):
+        lines += _validation(bundle["validation"], paint)
     return "\n".join(lines)
+
+
+def _validation(run: dict[str, Any], paint: Painter) -> list[str]:
+    ok = run.get("exit_code") == 0 and not run.get("timed_out")
+    how = "timed out" if run.get("timed_out") else f"exit {run.get('exit_code')}"
+    verdict = "pass" if ok else "fail"
+    head = f"  validation: {paint(verdict, verdict)} ({how}, {_fmt(run.get('duration_s'))} s)"
+    lines = [head, "    $ " + " ".join(str(a) for a in run.get("command", []))]
+    tail = (run.get("stderr_tail") or run.get("stdout_tail") or "").strip().splitlines()[-5:]
+    return lines + ["    | " + line for line in tail]
 
 
 def _findings(findings: list[dict[str, Any]], paint: Painter) -> list[str]:

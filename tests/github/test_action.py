@@ -23,6 +23,8 @@ from fakegithub import TOKEN, FakeGitHub
 from ghsupport import HEAD, make_bundle
 from ruamel.yaml import YAML
 
+from checker.github.reportfile import read_report
+
 ROOT = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -239,7 +241,10 @@ def test_verify_only_never_calls_the_api(runner: Runner, github: FakeGitHub) -> 
     run = runner.run(bundles="models/bad", mode="verify-only", report="report.json")
     assert run.code == 1
     assert github.seen == []
-    assert (runner.workspace / "report.json").is_file()
+    report = read_report(runner.workspace / "report.json")  # valid against the report schema
+    # What a later comment-only run checks the pull request against:
+    assert report["context"]["head_sha"] == HEAD and report["context"]["pull_request"] == 2
+    assert report["context"]["bundle_set"] == "models/bad"
 
 
 def test_action_yml_keeps_the_contract() -> None:

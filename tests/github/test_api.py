@@ -149,3 +149,14 @@ def test_a_dry_run_sends_no_write(github: FakeGitHub, make_client: Callable[...,
 
 def test_path_parts_cannot_add_segments() -> None:
     assert Client.path("/repos/{owner}/{repo}", owner="a/../b", repo="c?d") == "/repos/a%2F..%2Fb/c%3Fd"
+
+
+def test_all_calls_share_a_time_budget(github: FakeGitHub, make_client: Callable[..., Client]) -> None:
+    github.add_pull(2, "a" * 40)
+    now = [0.0]
+    client = make_client(github, budget=60.0, monotonic=lambda: now[0])
+    client.get("/repos/octo-org/octo-repo/pulls/2")
+    now[0] = 61.0
+    with pytest.raises(ApiError, match="ran out"):
+        client.get("/repos/octo-org/octo-repo/pulls/2")
+    assert len(github.seen) == 1

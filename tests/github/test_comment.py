@@ -11,7 +11,7 @@ from ghsupport import HEAD, sample_report
 from checker.github.api import ApiError, Client
 from checker.github.comment import Sticky, header, marker
 from checker.github.event import Target
-from checker.render.markdown import COMMENT_LIMIT, render
+from checker.render.markdown import COMMENT_LIMIT, HEADER_RESERVE, render
 
 REPO = ("octo-org", "octo-repo")
 SET = "models/*/bundle.yaml"
@@ -165,6 +165,7 @@ def test_a_report_too_large_for_a_comment_is_shortened_and_accepted(
     assert outcome.action == "created"  # the fake answers 422 to a body over 65,536 characters, as GitHub does
     body = github.ours(2)[0]["body"]
     assert len(body) <= COMMENT_LIMIT
+    assert len(header(SET, "f" * 64, (2**63, 2**31))) < HEADER_RESERVE  # the room the renderer leaves
     assert "Shortened to fit" in body and "The JSON report has them all" in body
 
 
@@ -176,3 +177,15 @@ def test_a_dry_run_reads_but_only_plans_its_writes(github: FakeGitHub, make_clie
     assert github.ours(2) == [] and github.requests("POST") == []
     assert client.planned[0].method == "POST"
     assert client.planned[0].body is not None and client.planned[0].body["body"].endswith("## planned")
+
+
+def test_enterprise_server_keeps_the_comment_under_its_api_prefix(
+    ghes: FakeGitHub, make_client: Callable[..., Client]
+) -> None:
+    ghes.add_pull(2, HEAD)
+    for i in range(130):
+        ghes.add_comment(2, f"comment {i}", "reviewer")
+    sticky(make_client(ghes)).sync(Target(2, HEAD), "## first", create=True)
+    sticky(make_client(ghes), run=(101, 1)).sync(Target(2, HEAD), "## second", create=True)
+    assert [c["body"].endswith("## second") for c in ghes.ours(2)] == [True]
+    assert all(s.path.startswith("/api/v3/") for s in ghes.seen)

@@ -13,8 +13,6 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from ruamel.yaml import YAML
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "mobilenet-tiny"
 PYTORCH_CONVERTED = Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-converted"
 PLACEHOLDER_PIECES = {
     "preprocessing": "preprocessing",

@@ -248,6 +248,12 @@ def test_save_case_refuses_what_cannot_be_stored_without_pickles(tmp_path: Path)
         save_case(tmp_path, "b", inputs={"x": np.zeros(1)}, expected={"y": np.zeros(1)}, reference="second")
 
 
+def test_a_manifest_path_that_does_not_exist_yet_is_started_there(tmp_path: Path) -> None:
+    save_case(tmp_path / "release" / "bundle.yml", "c", inputs={"x": np.zeros(1)}, expected={"y": np.zeros(1)})
+    assert (tmp_path / "release" / "bundle.yml").is_file()
+    assert (tmp_path / "release" / "cases" / "c" / "x.npy").is_file()
+
+
 def test_a_json_manifest_stays_json(tmp_path: Path) -> None:
     (tmp_path / "bundle.json").write_text(json.dumps({"manifest_version": 1, "release": {"name": "j", "version": "1"}}))
     save_case(tmp_path, "c", inputs={"x": np.zeros(1)}, expected={"y": np.zeros(1)})

@@ -150,6 +150,26 @@ def test_a_model_outside_the_bundle_is_copied_in_with_its_external_data(tmp_path
     assert "bundle.file_missing" not in ids(bundle) and "bundle.unlisted" not in ids(bundle)
 
 
+def test_a_graph_in_a_subfolder_of_the_bundle_stays_there(tmp_path: Path, cli: Cli) -> None:
+    from bundlekit import linear_model
+
+    (tmp_path / "graphs").mkdir()
+    onnx.save(
+        linear_model(),
+        str(tmp_path / "graphs" / "linear.onnx"),
+        save_as_external_data=True,
+        location="linear.data",
+        size_threshold=0,
+    )
+    result = init_bundle(tmp_path / "graphs" / "linear.onnx", tmp_path)
+    assert result.copied == [] and result.manifest == tmp_path / "bundle.yaml"
+    graph = _read(tmp_path / "bundle.yaml")["graph"]
+    assert graph["path"] == "graphs/linear.onnx"
+    assert [e["path"] for e in graph["external_data"]] == ["graphs/linear.data"]
+    _code, bundle = verify_json(cli, tmp_path)
+    assert bundle["pieces"]["external_weights"] == "present" and "graph.external_data" not in ids(bundle)
+
+
 def test_a_graph_without_a_producer_gets_a_producer_placeholder(tmp_path: Path, cli: Cli) -> None:
     onnx.save(classifier(producer=""), str(tmp_path / "model.onnx"))
     result = init_bundle(tmp_path / "model.onnx")

@@ -1,0 +1,86 @@
+"""The JUnit report: one test case per check and per rule, valid XML whatever the bundle holds."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from checker.findings import error, info, warning
+from checker.render.junit import render
+from checker.report import BundleReport, Comparison, Report, RuleResult
+
+PIECES = ("graph", "external_weights", "preprocessing", "labels", "comparison_inputs", "runtime", "validation_command")
+
+
+def rule(output: str, check: str, passed: bool, measured: float, threshold: float) -> RuleResult:
+    return RuleResult(output, check, {}, passed, 1.0 if passed else 0.0, 1.0, "cat", measured, threshold, measured)
+
+
+def sample(name: str = "mobilenet", strict: bool = False) -> dict[str, Any]:
+    b = BundleReport(
+        path="models/m", manifest_file="bundle.yaml", name=name, version="1.0", pieces={p: True for p in PIECES}
+    )
+    b.pieces["labels"] = False
+    b.add([error("bundle.missing_piece", "missing piece 'labels': outputs[0].labels is not given", "bundle.yaml", 20,
+                 piece="labels"),
+           warning("graph.producer", "graph.producer is absent", "bundle.yaml", 4),
+           info("validation.not_run", "not run"),
+           error("comparison.rule", "baseline logits allclose failed")])  # fmt: skip
+    b.comparisons = [
+        Comparison(
+            "baseline", "reference", [rule("logits", "allclose", False, 3e-4, 1e-4), rule("logits", "topk", True, 1, 1)]
+        ),
+        Comparison("int8", "reference", skipped="the baseline failed"),
+    ]
+    return Report("0.1.0", [b], strict=strict).to_dict()
+
+
+def cases(xml: str) -> dict[str, ET.Element]:
+    root = ET.fromstring(xml)
+    return {f"{c.get('classname')}/{c.get('name')}": c for c in root.iter("testcase")}
+
+
+def test_one_case_per_piece_check_and_rule() -> None:
+    xml = render(sample())
+    found = cases(xml)
+    assert {f"mobilenet.pieces/{p}" for p in PIECES} <= set(found)
+    assert {"mobilenet.checks/manifest", "mobilenet.checks/graph", "mobilenet.checks/validation"} <= set(found)
+    assert {"mobilenet.baseline.vs-reference/logits allclose", "mobilenet.baseline.vs-reference/logits topk"} <= set(
+        found
+    )
+    assert found["mobilenet.int8.vs-reference/(not assessed)"].find("skipped") is not None
+    root = ET.fromstring(xml)
+    assert root.get("tests") == str(len(found))
+    assert root.get("failures") == "2"
+
+
+def test_failures_say_why_and_warnings_are_output() -> None:
+    found = cases(render(sample()))
+    labels = found["mobilenet.pieces/labels"].find("failure")
+    assert labels is not None and "bundle.yaml:20: error bundle.missing_piece" in labels.get("message", "")
+    allclose = found["mobilenet.baseline.vs-reference/logits allclose"].find("failure")
+    assert allclose is not None and "measured 0.0003, threshold 0.0001" in allclose.get("message", "")
+    graph = found["mobilenet.checks/graph"]
+    assert graph.find("failure") is None
+    assert "graph.producer is absent" in (graph.findtext("system-out") or "")
+    assert found["mobilenet.pieces/graph"].find("failure") is None
+
+
+def test_under_strict_a_warning_fails_its_check() -> None:
+    graph = cases(render(sample(strict=True)))["mobilenet.checks/graph"]
+    assert graph.find("failure") is not None
+
+
+def test_hostile_text_stays_valid_xml() -> None:
+    report = sample(name='a"<b>&\x00\x1b]0;x\x07 </testsuite>')
+    report["bundles"][0]["findings"][0]["message"] = "\x00\x08 ]]> <![CDATA[ & \ud7ff"
+    xml = render(json.loads(json.dumps(report)))
+    root = ET.fromstring(xml)  # parses: nothing broke out
+    assert root.find("testsuite").get("name") == 'a"<b>& ]0;x </testsuite>'  # type: ignore[union-attr]
+    assert len(list(root.iter("testsuite"))) == 1
+
+
+def test_an_empty_report_is_an_empty_suite_list() -> None:
+    root = ET.fromstring(render({"bundles": []}))
+    assert root.tag == "testsuites" and root.get("tests") == "0"

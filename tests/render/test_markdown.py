@@ -1,0 +1,183 @@
+"""The Markdown report: what it shows, that nothing from a bundle can act as Markdown, and its size limit."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker.cli import main
+from checker.findings import error, info, warning
+from checker.render.escape import text
+from checker.render.markdown import DEFAULT_LIMIT, render
+from checker.report import BundleReport, Comparison, Report, RuleResult
+
+PIECES = ("graph", "external_weights", "preprocessing", "labels", "comparison_inputs", "runtime", "validation_command")
+HOSTILE = "evil](https://phish.example) <img src=x onerror=alert(1)> @octocat #1 | `code` *bold* $x$ \n## heading"
+
+
+def rule(
+    output: str = "logits", check: str = "allclose", passed: bool = True, measured: float = 2e-5, **kw: Any
+) -> RuleResult:
+    values: dict[str, Any] = {
+        "params": {"atol": 1e-4, "rtol": 1e-3},
+        "pass_rate": 1.0 if passed else 0.5,
+        "min_pass_rate": 1.0,
+        "worst_case": "cat",
+        "threshold": 1e-4,
+        "would_pass_at": measured,
+        "cases": {"cat": measured, "dog": measured / 2},
+    }
+    values.update(kw)
+    return RuleResult(output, check, values.pop("params"), passed, values.pop("pass_rate"), values.pop("min_pass_rate"),
+                      values.pop("worst_case"), measured, values.pop("threshold"), values.pop("would_pass_at"),
+                      cases=values.pop("cases"), **values)  # fmt: skip
+
+
+def bundle(name: str = "mobilenet-v2", failing: bool = True) -> BundleReport:
+    b = BundleReport(path=f"models/{name}/bundle.yaml", manifest_file="bundle.yaml", name=name, version="2.1.0",
+                     digest="sha256:" + "ab" * 32, pieces={p: True for p in PIECES})  # fmt: skip
+    b.comparisons.append(Comparison("baseline", "reference", [rule(), rule(check="topk", params={"k": 5})]))
+    if failing:
+        b.pieces["validation_command"] = False
+        b.add([error("bundle.missing_piece", "validation.command is not given", "bundle.yaml", 30)])
+        b.comparisons.append(Comparison("int8", "reference", [rule(passed=False, measured=3e-4)]))
+        b.comparisons.append(Comparison("pruned", "reference", skipped="the baseline failed"))
+    b.add(
+        [warning("graph.producer", "graph.producer is absent", "bundle.yaml", 8), info("validation.not_run", "not run")]
+    )
+    return b
+
+
+def report(*bundles: BundleReport) -> dict[str, Any]:
+    env = {"checker": "0.1.0", "onnxruntime": "1.32.0", "python": "3.11.7", "platform": "Linux x86_64"}
+    return Report("0.1.0", list(bundles) or [bundle()], environment=env).to_dict()
+
+
+def cells(row: str) -> int:
+    """How many table cells GitHub would see in a row: `|` splits cells unless escaped."""
+    return len(re.findall(r"(?<!\\)\|", row)) - 1
+
+
+def test_a_failing_report_shows_verdict_pieces_findings_rules_and_environment() -> None:
+    md = render(report(bundle(), bundle("ok-model", failing=False)))
+    assert md.startswith("## ❌ ONNX release check: 1 of 2 bundles failed\n")
+    assert "| ❌ | mobilenet-v2 | 2.1.0 | 1 | 1 | 6/7 |" in md
+    assert "### ❌ mobilenet-v2 2.1.0 failed" in md and "### ✅ ok-model 2.1.0 passed" in md
+    assert "- [x] external weights" in md and "- [ ] validation command: **missing**" in md
+    assert "| bundle.missing_piece | bundle.yaml:30 | validation.command is not given |" in md
+    assert "<details open><summary>❌ 1 error</summary>" in md and "<details><summary>⚠️ 1 warning</summary>" in md
+    assert "| ❌ | logits allclose (atol=0.0001, rtol=0.001) | 0.0003 | 0.0001 | 0.0003 | cat | 50% |" in md
+    assert "#### ⏭️ pruned against the reference: not assessed" in md and "the baseline failed" in md
+    assert "| onnxruntime | 1.32.0 |" in md
+
+
+def test_each_rule_is_charted_against_its_threshold() -> None:
+    md = render(report())
+    charts = re.findall(r"```mermaid\n(.*?)```", md, re.S)
+    assert len(charts) == 2  # the baseline and the int8 variant; the skipped variant has no figures
+    int8 = next(c for c in charts if "int8" in c)
+    assert 'x-axis ["logits allclose"]' in int8
+    assert "bar [2]" in int8  # 3e-4 against 1e-4, capped at 2
+    assert "line [1]" in int8
+
+
+def test_text_from_the_bundle_cannot_act_as_markdown() -> None:
+    hostile = bundle(name=HOSTILE)
+    hostile.version = "1.0|<b>"
+    hostile.add([error("graph.io", HOSTILE, file="x|y.onnx", line=1)])
+    hostile.comparisons[0].rules[0].output = 'y"]\n```\n<script>'
+    md = render(report(hostile))
+    assert "<img" not in md and "<script" not in md and "<b>" not in md
+    assert "](" not in md and "@octocat" not in md and "#1 " not in md
+    assert "https://phish" not in md and "\n## heading" not in md
+    for line in md.splitlines():
+        if line.startswith("| ") and "---" not in line:
+            assert cells(line) in (6, 3, 7, 2), line  # the table's own columns, never more
+    fences = [line for line in md.splitlines() if line.startswith("```")]
+    assert len(fences) % 2 == 0 and all(f in ("```mermaid", "```") for f in fences)
+
+
+def test_the_limit_cuts_the_least_important_first_and_says_so() -> None:
+    full = render(report(), limit=10**7)
+    assert "```mermaid" in full and "Shortened" not in full
+    shorter = render(report(), limit=len(full.encode()) - 1)
+    assert "```mermaid" not in shorter
+    assert "bundle.missing_piece" in shorter and "Per-case figures" in shorter
+    assert "Shortened to fit GitHub's comment size limit: left out 2 charts." in shorter
+
+
+def test_a_report_far_over_the_limit_keeps_its_verdict() -> None:
+    big = bundle()
+    big.add(error("labels.count", f"label {i} " + "x" * 200, "labels.txt", i) for i in range(2000))
+    md = render(report(big))
+    assert len(md.encode()) <= DEFAULT_LIMIT
+    assert md.startswith("## ❌ ONNX release check: 1 of 1 bundle failed")
+    note = re.search(r"Shortened to fit GitHub's comment size limit: left out (.*)\. The JSON report", md)
+    assert note and "errors" in note.group(1) and "warnings" in note.group(1)
+    assert "bundle.missing_piece" in md  # the first errors stay
+
+
+def test_many_bundles_still_fit(tmp_path: Path) -> None:
+    md = render(report(*(bundle(f"model-{i}") for i in range(400))), limit=20_000)
+    assert len(md.encode()) <= 20_000
+    assert "400 of 400 bundles failed" in md
+
+
+def test_a_report_read_back_from_json_renders_the_same() -> None:
+    data = report()
+    assert render(json.loads(json.dumps(data))) == render(data)
+
+
+def test_checker_verify_prints_the_same_markdown_as_its_json_renders(tmp_path: Path, capsys: Any) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
+    out = tmp_path / "report.json"
+    main(["verify", str(example), "--format", "json", "--output", str(out)])
+    capsys.readouterr()
+    main(["verify", str(example), "--format", "markdown"])
+    assert capsys.readouterr().out == render(json.loads(out.read_text(encoding="utf-8")))
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=30,
+)
+KEYS = st.sampled_from(
+    [
+        "bundles",
+        "findings",
+        "comparisons",
+        "rules",
+        "pieces",
+        "environment",
+        "status",
+        "name",
+        "message",
+        "measured",
+        "threshold",
+        "cases",
+        "direction",
+        "skipped",
+        "line",
+        "file",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(KEYS, JSON | st.lists(st.dictionaries(KEYS, JSON, max_size=6), max_size=3), max_size=6))
+def test_any_json_renders_without_error_within_the_limit(data: dict[str, Any]) -> None:
+    md = render(data, limit=4000)
+    assert len(md.encode()) <= 4000
+
+
+@given(st.text())
+def test_escaped_text_is_one_inert_line(value: str) -> None:
+    out = re.sub(r"&#\d+;", "", text(value))  # the character references it writes
+    assert not set(out) & set("<>[]|`*~$\\\n\r&")
+    assert not re.search(r"@\w", out) and not re.search(r"#\d", out) and "://" not in out
