@@ -1,6 +1,7 @@
 """`checker verify` as a whole process against the floor (floor.py) and against polygraphy, on a real model.
 
-    python benchmarks/bench_verify.py [--cases 64] [--size 640] [--repeat 3] [--model PATH] [--no-polygraphy]
+    python benchmarks/bench_verify.py [--cases 64] [--size 640] [--repeat 3] [--threads N] [--model PATH]
+                                      [--no-polygraphy]
 
 Targets: checker <= 1.15x the floor's wall time; checker <= 0.7x `polygraphy run --onnxrt --load-inputs
 --load-outputs` (polygraphy: `pip install polygraphy`; it is no test dependency). Prints medians and ratios.
@@ -95,10 +96,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--model", type=Path, help="another graph with one float input [N, 3, H, W]")
     parser.add_argument("--no-polygraphy", action="store_true")
+    parser.add_argument("--threads", type=int, default=0, help="fix onnxruntime's intra-op threads (0: its default)")
     args = parser.parse_args()
     model = args.model or real_model()
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as tmp:
-        bundle = write_bundle(Path(tmp) / "bundle", model, args.cases, args.size)
+        bundle = write_bundle(Path(tmp) / "bundle", model, args.cases, args.size, args.threads)
         print(f"model {model.name}, {args.cases} cases of [1, 3, {args.size}, {args.size}]")
         report(run_all(commands(bundle, Path(tmp), not args.no_polygraphy), args.repeat))
     return 0

@@ -16,7 +16,11 @@ import onnxruntime as ort
 
 def main(root: Path) -> int:
     data = json.loads((root / "bundle.json").read_text())
-    session = ort.InferenceSession(str(root / data["graph"]["path"]), providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()  # the manifest's thread counts, as the checker applies them
+    for key, value in data["runtime"].get("session_options", {}).items():
+        if key.endswith("_num_threads"):
+            setattr(so, key, value)
+    session = ort.InferenceSession(str(root / data["graph"]["path"]), so, providers=["CPUExecutionProvider"])
     rule = data["comparison"]["rules"][0]
     ok = True
     for case in data["comparison"]["cases"]:

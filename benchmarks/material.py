@@ -64,8 +64,12 @@ class Bundle:
     cases: list[str]  # case names; files under comparison/<name>/
 
 
-def write_bundle(root: Path, model: Path, count: int, size: int) -> Bundle:
-    """A complete bundle (all seven pieces) with `count` cases of [1, 3, size, size]."""
+def write_bundle(root: Path, model: Path, count: int, size: int, threads: int = 0) -> Bundle:
+    """A complete bundle (all seven pieces) with `count` cases of [1, 3, size, size].
+
+    `threads` > 0 fixes onnxruntime's intra-op threads (runtime.session_options) for both the checker and
+    the floor: on a machine shared with other work, timings then vary far less.
+    """
     root.mkdir(parents=True, exist_ok=True)
     graph = root / "model.onnx"
     graph.write_bytes(model.read_bytes())
@@ -85,7 +89,10 @@ def write_bundle(root: Path, model: Path, count: int, size: int) -> Bundle:
                 "expected": {out_name: f"comparison/case-{i:03d}/output.npy"},
             }
         )
-    (root / "bundle.json").write_text(json.dumps(manifest(in_name, out_name, entries), indent=2))
+    data = manifest(in_name, out_name, entries)
+    if threads:
+        data["runtime"]["session_options"] = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
+    (root / "bundle.json").write_text(json.dumps(data, indent=2))
     return Bundle(root, graph, in_name, out_name, [e["name"] for e in entries])
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from checker.compare.matching import GRAPH_INPUT, Produced, match_tensors
 from checker.compare.metrics import SQNR_CAP_DB, sqnr_db
-from checker.compare.session import CaseRunError, Runtime, SessionError, open_session
+from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, weight_bytes
 
 if TYPE_CHECKING:
     import onnx
@@ -214,7 +214,7 @@ def _fetch(
     runtime: Runtime,
 ) -> dict[str, np.ndarray]:
     try:
-        session = open_session(_expose(model, names), runtime, external_folder=folder)
+        session = open_session(_expose(model, names), runtime, folder, weight_bytes(model))
         feed = {i.name: inputs[i.name] for i in session.get_inputs() if i.name in inputs}
         wanted = [n for n in names if n in {o.name for o in session.get_outputs()}]
         values = session.run(wanted, feed) if len(feed) == len(session.get_inputs()) else None

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 from checker import findings as F
 from checker.compare import diagnose as D
 from checker.compare.metrics import sqnr_db
-from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, resolve_runtime, run_case
+from checker.compare.session import (
+    CaseRunError,
+    Runtime,
+    SessionError,
+    open_session,
+    resolve_runtime,
+    run_case,
+    weight_bytes,
+)
 from checker.context import Case, Context, Options
 from checker.errors import BundleError, UsageError
 from checker.findings import Finding
@@ -68,16 +76,16 @@ def variant_entry(ctx: Context, name: str) -> tuple[dict[str, object], Path]:
     return entry, path
 
 
-def _session(path: Path, runtime: Runtime) -> ort.InferenceSession:
+def _session(path: Path, runtime: Runtime, model: Any) -> ort.InferenceSession:
     try:
-        return open_session(path, runtime)
+        return open_session(path, runtime, weight_bytes=weight_bytes(model))
     except SessionError as exc:
         raise BundleError(f"onnxruntime cannot load '{path.name}': {exc}") from exc
 
 
-def furthest_case(ctx: Context, baseline: Path, variant: Path, runtime: Runtime) -> Case:
+def furthest_case(ctx: Context, graphs: D.Graphs, paths: tuple[Path, Path], runtime: Runtime) -> Case:
     """The case on which the variant's outputs are furthest from the baseline's (the lowest SQNR)."""
-    base, var = _session(baseline, runtime), _session(variant, runtime)
+    base, var = _session(paths[0], runtime, graphs.baseline), _session(paths[1], runtime, graphs.variant)
     worst: tuple[float, Case] | None = None
     for case in ctx.cases or []:
         try:
@@ -101,14 +109,14 @@ def investigate(path: Path, variant: str, case_name: str | None, min_db: float =
         baseline_path = ctx.graph_path
         if baseline_path is None or ctx.graph is None:
             raise BundleError("the baseline graph is not usable")
-        if case_name is None:
-            case = furthest_case(ctx, baseline_path, variant_path, runtime)
-        else:
-            case = _named_case(ctx, case_name)
         model = (ctx.extra.get("variant_models") or {}).get(variant)
         if model is None:
             model = _load(variant_path)
         graphs = D.Graphs(ctx.graph, baseline_path.parent, model, variant_path.parent)
+        if case_name is None:
+            case = furthest_case(ctx, graphs, (baseline_path, variant_path), runtime)
+        else:
+            case = _named_case(ctx, case_name)
         try:
             return D.diagnose(graphs, variant, case.name, case.inputs, runtime, min_db)
         except D.DiagnosisError as exc:

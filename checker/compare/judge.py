@@ -26,6 +26,7 @@ from checker.compare.session import (
     open_session,
     resolve_runtime,
     run_case,
+    weight_bytes,
 )
 from checker.compare.transform import transform_findings
 from checker.findings import Finding
@@ -140,7 +141,7 @@ def _baseline(
     entries, found = parse_entries(ctx, ("comparison", "rules"))
     yield from found
     path = ctx.graph_path or ctx.path(str((ctx.data.get("graph") or {}).get("path", "")))
-    session = yield from _open(ctx, "baseline", path, runtime, ("graph", "path"))
+    session = yield from _open(ctx, "baseline", path, runtime, ("graph", "path"), ctx.graph)
     if session is None:
         comparisons.append(Comparison("baseline", "reference", skipped="onnxruntime could not load the graph"))
         progress.advance(len(ctx.cases or []))
@@ -165,13 +166,13 @@ def _output_names(session: ort.InferenceSession) -> list[str]:
 
 
 def _open(
-    ctx: Context, graph: str, path: Path | None, runtime: Runtime, keys: tuple[str | int, ...]
+    ctx: Context, graph: str, path: Path | None, runtime: Runtime, keys: tuple[str | int, ...], model: Any
 ) -> Generator[Finding, None, ort.InferenceSession | None]:
     if path is None:
         yield F.error(F.COMPARISON_RUNTIME, f"{graph}: the graph file is unusable", **ctx.where(*keys))
         return None
     try:
-        session = open_session(path, runtime)
+        session = open_session(path, runtime, weight_bytes=weight_bytes(model))
     except SessionError as exc:
         yield F.error(F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **ctx.where(*keys))
         return None
@@ -262,7 +263,7 @@ def _variant(
     path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
     session = None
     if reason is None:
-        session = yield from _open(ctx, name, path, runtime, ("variants", i, "graph", "path"))
+        session = yield from _open(ctx, name, path, runtime, ("variants", i, "graph", "path"), model)
         reason = None if session is not None else "onnxruntime could not load its graph"
     if session is None or reason is not None:
         progress.advance(len(ctx.cases or []))

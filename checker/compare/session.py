@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
+    import onnx
     import onnxruntime as ort
 
 CPU = "CPUExecutionProvider"
@@ -23,6 +24,24 @@ _ORT_TYPES = {
     "bool": "bool",
     **{f"{s}int{b}": f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)},
 }  # onnxruntime's own log: errors only, so its warnings do not end up in CI logs
+
+
+LEAN_BYTES = 256 << 20
+# Bytes per element of the ONNX tensor types (4-bit types round up: an estimate is all this needs).
+_ITEMSIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2, 21: 1, 22: 1}
+
+
+def weight_bytes(model: onnx.ModelProto | None) -> int:
+    """The size of a graph's initializers from their headers (external data is not read)."""
+    if model is None:
+        return 0
+    total = 0
+    for tensor in model.graph.initializer:
+        count = 1
+        for d in tensor.dims:
+            count *= d
+        total += count * _ITEMSIZE.get(tensor.data_type, 4)
+    return total
 
 
 class SessionError(RuntimeError):
@@ -71,11 +90,19 @@ def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
     return so
 
 
-def open_session(model: Path | bytes, runtime: Runtime, external_folder: Path | None = None) -> ort.InferenceSession:
-    """A session on a graph file (onnxruntime reads external data from beside it) or on serialized bytes."""
+def open_session(
+    model: Path | bytes, runtime: Runtime, external_folder: Path | None = None, weight_bytes: int = 0
+) -> ort.InferenceSession:
+    """A session on a graph file (onnxruntime reads external data from beside it) or on serialized bytes.
+
+    With `weight_bytes` at or above LEAN_BYTES the weights are not prepacked: prepacking keeps a second,
+    repacked copy of every MatMul/Conv weight, which would double the memory a large graph needs to verify.
+    """
     import onnxruntime as ort
 
     so = session_options(runtime.options)
+    if weight_bytes >= LEAN_BYTES:
+        so.add_session_config_entry("session.disable_prepacking", "1")
     if external_folder is not None:
         # A graph given as bytes has no folder of its own: its external data lies beside the original file.
         so.add_session_config_entry("session.model_external_initializers_file_folder_path", str(external_folder))

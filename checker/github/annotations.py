@@ -1,8 +1,9 @@
 """`::error` and `::warning` workflow commands for findings, on the manifest line at fault.
 
 GitHub shows at most 10 error and 10 warning annotations per step and drops the rest silently, so
-this picks the most useful: those with a file and line first, one per finding id before a second of
-the same id, in the report's order otherwise. The caller says how many it picked out of how many.
+this picks the most useful: one finding of each id first (one with a file and line where there is
+one), then the rest, those with a file and line first, in the report's order otherwise. The caller
+says how many it picked out of how many.
 """
 
 from __future__ import annotations

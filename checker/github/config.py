@@ -48,7 +48,6 @@ class Config:
     """One run of the action, or one `checker github ...` command."""
 
     api_url: str = DEFAULT_API_URL
-    server_url: str = "https://github.com"
     repository: str | None = None  # owner/name
     event_name: str | None = None
     event_path: Path | None = None
@@ -95,7 +94,6 @@ class Config:
         """Build from the environment; `overrides` (command line options) win when not None."""
         values: dict[str, Any] = {
             "api_url": (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
-            "server_url": (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
             "repository": env.get("GITHUB_REPOSITORY") or None,
             "event_name": env.get("GITHUB_EVENT_NAME") or None,
             "event_path": _path(env.get("GITHUB_EVENT_PATH")),

@@ -27,7 +27,6 @@ _SPACES = re.compile(r"\s+")
 
 def _clean(value: object, limit: int) -> str:
     """Drop control and format characters (newlines, bidi overrides, zero-width marks) and fold spaces."""
-    # Cleaning only shortens a string, so a bounded prefix is enough (a message may be megabytes long).
     raw = str(value)[: limit * 4 + 16]
     if raw.isascii() and raw.isprintable():  # the usual case, without a look-up per character
         return _SPACES.sub(" ", raw).strip()
@@ -42,7 +41,14 @@ def shorten(value: str, limit: int) -> str:
 
 def text(value: object, limit: int = 500) -> str:
     """`value` as inert Markdown text on one line, at most `limit` characters before escaping."""
-    return _text(value if isinstance(value, str) else str(value), limit)
+    raw = value if isinstance(value, str) else str(value)
+    # Cleaning only shortens a string, so a bounded prefix is enough (a message may be megabytes long).
+    return _text(raw[: limit * 4 + 16], limit)
+
+
+def forget() -> None:
+    """Drop the memo of escaped strings (a renderer calls it when done with a report)."""
+    _text.cache_clear()
 
 
 @functools.lru_cache(maxsize=1 << 16)  # a report is rendered again at each level of detail

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
 
-from checker.render.escape import mermaid, text
+from checker.render.escape import forget, mermaid, text
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body
 SUMMARY_LIMIT = 1_048_576  # bytes in one step's job summary; over it GitHub drops the whole summary
@@ -92,6 +92,14 @@ def render(
     `notes` are trusted Markdown lines from the caller, added at the end. `colour` is accepted like
     every renderer's and ignored: Markdown has none.
     """
+    try:
+        return _fitted(report, notes, limit_name, limit)
+    finally:
+        forget()
+
+
+def _fitted(report: Mapping[str, Any], notes: Sequence[str], limit_name: str, limit: int) -> str:
+    """The most detailed rendering that fits: whole kinds of detail go first, then a cap is bisected."""
     attempt = functools.partial(_attempt, report, notes=notes, limit_name=limit_name, limit=limit)
     body = ""
     for detail in LEVELS:
@@ -361,7 +369,7 @@ def _chart(comparison: Mapping[str, Any], rules: list[Mapping[str, Any]], detail
     top = max(1.25, min(max(v for _, v in points), 2.0) * 1.1)
     labels = ", ".join(f'"{label}"' for label, _ in points)
     bars = ", ".join(f"{min(v, 2.0):.4g}" for _, v in points)
-    title = mermaid(f"{comparison.get('graph')} - measured / threshold", 60)
+    title = mermaid(f"{comparison.get('graph')} vs {comparison.get('against')} - measured / threshold", 60)
     yield ""
     yield "<details><summary>Chart: each rule's measured figure over its threshold (over 1 fails)</summary>"
     yield ""

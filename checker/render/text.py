@@ -78,9 +78,18 @@ def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
     rows = [("", "output", "check", "measured", "threshold", "would pass at", "pass rate", "worst case")]
     for r in comparison.get("rules", []):
         mark = "✓" if r.get("passed") else "✗"
-        rows.append((mark, str(r.get("output")), str(r.get("check")), _fmt(r.get("measured")),
-                     _fmt(r.get("threshold")), _fmt(r.get("would_pass_at")), _fmt(r.get("pass_rate")),
-                     str(r.get("worst_case") or "-")))
+        rows.append(
+            (
+                mark,
+                str(r.get("output")),
+                str(r.get("check")),
+                _fmt(r.get("measured")),
+                _fmt(r.get("threshold")),
+                _fmt(r.get("would_pass_at")),
+                _fmt(r.get("pass_rate")),
+                str(r.get("worst_case") or "-"),
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     return [head, *table]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -181,3 +184,23 @@ def test_escaped_text_is_one_inert_line(value: str) -> None:
     out = re.sub(r"&#\d+;", "", text(value))  # the character references it writes
     assert not set(out) & set("<>[]|`*~$\\\n\r&")
     assert not re.search(r"@\w", out) and not re.search(r"#\d", out) and "://" not in out
+
+
+@pytest.mark.skipif(shutil.which("cmark-gfm") is None, reason="cmark-gfm (GitHub's Markdown parser) is not installed")
+def test_githubs_parser_sees_no_link_image_or_html_and_whole_tables() -> None:
+    hostile = bundle(name=HOSTILE)
+    hostile.add([error("graph.io", HOSTILE + " https://evil.example www.evil.example a@b.example", "x|y.onnx", 1)])
+    extensions = ["-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tasklist"]
+    done = subprocess.run(
+        ["cmark-gfm", "--unsafe", *extensions],
+        input=render(report(hostile)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    html = done.stdout
+    assert "<a " not in html and "<img" not in html and "<script" not in html and "<h2>heading" not in html
+    assert html.count("<details") == html.count("</details>") > 0
+    for table in re.findall(r"<table>(.*?)</table>", html, re.S):
+        rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+        assert len({len(re.findall(r"<t[hd][ >]", row)) for row in rows}) == 1
