@@ -43,7 +43,10 @@ def center_crop(img: np.ndarray, crop: Crop) -> np.ndarray:
     """As Hugging Face's center_crop: offsets rounded down; a smaller image is zero-padded first."""
     ch, cw = crop.size
     h, w = img.shape[:2]
-    top, left = (h - ch) // 2, (w - cw) // 2
+    if crop.offset == "half_even":
+        top, left = round((h - ch) / 2), round((w - cw) / 2)
+    else:
+        top, left = (h - ch) // 2, (w - cw) // 2
     if top >= 0 and left >= 0:
         return img[top : top + ch, left : left + cw]
     nh, nw = max(h, ch), max(w, cw)

@@ -30,6 +30,10 @@ class Resize:
 class Crop:
     mode: str = "none"
     size: tuple[int, int] = (0, 0)
+    # How an odd remainder splits: "floor" (the contract: the extra row and column go bottom and right, as in
+    # Hugging Face) or "half_even" (torchvision's CenterCrop rounds the offset half to even). Only the
+    # fidelity explanations try the second.
+    offset: str = "floor"
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,12 @@ def tokenizer(tmp_path: Path) -> Path:
 
 
 def app_tensor(
-    path: Path, bgr: bool = False, scale: float = 1 / 255, letterbox: bool = False, exif: bool = True
+    path: Path,
+    bgr: bool = False,
+    scale: float = 1 / 255,
+    letterbox: bool = False,
+    exif: bool = True,
+    torchvision_crop: bool = False,
 ) -> np.ndarray:
     """What an application would write: Pillow for the pixels, NumPy for the rest (not checker.preprocess)."""
     with Image.open(path) as im:
@@ -62,6 +67,8 @@ def app_tensor(
         s = 146 / min(h, w)
         arr = np.asarray(img.resize((round(w * s), round(h * s)), Image.Resampling.BILINEAR))
         top, left = (arr.shape[0] - 128) // 2, (arr.shape[1] - 128) // 2
+        if torchvision_crop:  # torchvision: int(round((w - crop) / 2)), half to even
+            top, left = round((arr.shape[0] - 128) / 2), round((arr.shape[1] - 128) / 2)
         arr = arr[top : top + 128, left : left + 128]
     if bgr:
         arr = arr[..., ::-1]
@@ -111,6 +118,13 @@ def test_letterboxed_while_center_crop_is_declared(make_bundle: BundleMaker) -> 
     finding = only(list(fidelity_stage(ctx)))
     assert "matches the declared preprocessing letterboxed to 128x128 (pad value 114)" in finding.message
     assert "shorter side resize to 146, center crop 128x128 is declared" in finding.message
+
+
+def test_torchvision_center_crop_offset(make_bundle: BundleMaker) -> None:
+    # chelsea resizes to 146x219: 91 columns to crop, so floor gives 45 on the left and torchvision 46
+    ctx = image_ctx(make_bundle, {"cat": app_tensor(CHELSEA, torchvision_crop=True)})
+    finding = only(list(fidelity_stage(ctx)))
+    assert "offset rounded half to even (as torchvision's CenterCrop does)" in finding.message
 
 
 def test_exif_orientation_ignored_by_the_application(make_bundle: BundleMaker, tmp_path: Path) -> None:
