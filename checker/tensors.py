@@ -29,7 +29,8 @@ def load_npy(path: Path) -> np.ndarray:
 
     _check_size(path)
     try:
-        array = np.load(path, allow_pickle=False)
+        # Mapped, not read: onnxruntime copies the pages it needs, so a case costs no up-front read.
+        array = np.load(path, allow_pickle=False, mmap_mode="r")
     except (ValueError, OSError, EOFError) as exc:
         raise TensorFileError(f"{path.name} is not a readable .npy file without pickles ({exc})") from exc
     if not isinstance(array, np.ndarray):

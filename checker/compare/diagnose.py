@@ -216,7 +216,8 @@ def _fetch(
     try:
         session = open_session(_expose(model, names), runtime, folder, weight_bytes(model))
         feed = {i.name: inputs[i.name] for i in session.get_inputs() if i.name in inputs}
-        wanted = [n for n in names if n in {o.name for o in session.get_outputs()}]
+        outputs = {o.name for o in session.get_outputs()}
+        wanted = [n for n in dict.fromkeys(names) if n in outputs]
         values = session.run(wanted, feed) if len(feed) == len(session.get_inputs()) else None
     except (SessionError, CaseRunError) as exc:
         raise DiagnosisError(str(exc)) from exc

@@ -8,16 +8,16 @@ failed variant gets a diagnosis of where its intermediate tensors leave the base
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.compare import diagnose as D
+from checker.compare.boundaries import Boundaries
 from checker.compare.progress import Progress, for_run
-from checker.compare.rules import judge_rule
-from checker.compare.ruleset import Entry, RuleSet, case_result, check_outputs, judge_set, parse_entries
+from checker.compare.ruleset import Entry, RuleSet, check_outputs, judge_set, parse_entries
 from checker.compare.session import (
     CaseRunError,
     Runtime,
@@ -30,7 +30,7 @@ from checker.compare.session import (
 )
 from checker.compare.transform import transform_findings
 from checker.findings import Finding
-from checker.report import Comparison, RuleResult
+from checker.report import Comparison
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,16 +39,31 @@ if TYPE_CHECKING:
     from checker.context import Case, Context
 
 Outputs = dict[str, dict[str, "np.ndarray"]]  # case -> output -> array
+Keys = tuple[str | int, ...]
 _SHOWN_FAILURES = 5
+_NO_EXPECTED = "the case has no expected outputs"
+_NO_BASELINE = "the baseline gave no output for this case"
 
 
 @dataclass
-class Baseline:
-    """What the variants need of the baseline: its status, its file and the outputs their rules name."""
+class _Run:
+    """What the judging of one bundle shares: the context, the resolved runtime, and the results so far."""
 
-    status: str
-    path: Path | None
-    outputs: Outputs = field(default_factory=dict)
+    ctx: Context
+    runtime: Runtime
+    progress: Progress
+    comparisons: list[Comparison]
+    statuses: dict[str, str] = field(default_factory=dict)  # graph name -> pass | fail | not_assessed
+    baseline_path: Path | None = None
+    baseline_outputs: Outputs = field(default_factory=dict)  # only the outputs the variants' rules name
+
+    @property
+    def cases(self) -> list[Case]:
+        return self.ctx.cases or []
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.cases]
 
 
 def compare_stage(ctx: Context) -> Iterator[Finding]:
@@ -58,11 +73,17 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
     if blocked is not None:
         yield blocked
         return
-    progress = for_run(ctx.options.progress)
+    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers)
+    run = _Run(ctx, runtime, for_run(ctx.options.progress), comparisons)
     try:
-        yield from _compare(ctx, comparisons, progress)
+        yield from _provider_findings(run)
+        variants = _variants(ctx)
+        run.progress.start("comparing", len(run.cases) * (1 + len(variants)))
+        yield from _baseline(run, variants)
+        for i, variant in enumerate(variants):
+            run.statuses[str(variant.get("name"))] = yield from _variant(run, i, variant)
     finally:
-        progress.close()
+        run.progress.close()
 
 
 def not_run(ctx: Context) -> Finding | None:
@@ -84,7 +105,7 @@ def not_run(ctx: Context) -> Finding | None:
     if not ctx.cases:
         return F.error(
             F.COMPARISON_NOT_RUN,
-            "the comparison did not run: no comparison case could be loaded",
+            "the comparison did not run: there is no usable comparison case (none is declared, or none loaded)",
             **ctx.where("comparison", "cases"),
         )
     return None
@@ -94,30 +115,18 @@ def _variants(ctx: Context) -> list[dict[str, Any]]:
     return [v for v in ctx.data.get("variants") or [] if isinstance(v, dict)]
 
 
-def _compare(ctx: Context, comparisons: list[Comparison], progress: Progress) -> Iterator[Finding]:
-    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers)
-    yield from _provider_findings(ctx, runtime)
-    variants = _variants(ctx)
-    progress.start("comparing", len(ctx.cases or []) * (1 + len(variants)))
-    baseline = yield from _baseline(ctx, runtime, progress, comparisons, variants)
-    statuses = {"baseline": baseline.status}
-    for i, variant in enumerate(variants):
-        status = yield from _variant(ctx, i, variant, baseline, runtime, statuses, progress, comparisons)
-        statuses[str(variant.get("name"))] = status
-
-
-def _provider_findings(ctx: Context, runtime: Runtime) -> Iterator[Finding]:
+def _provider_findings(run: _Run) -> Iterator[Finding]:
     """The same words and place as the runtime stage's, so the report keeps one of each."""
-    declared = list((ctx.data.get("runtime") or {}).get("execution_providers") or [])
-    for name in runtime.unavailable:
-        keys: tuple[str | int, ...] = ("runtime", "execution_providers")
+    declared = list((run.ctx.data.get("runtime") or {}).get("execution_providers") or [])
+    for name in run.runtime.unavailable:
+        keys: Keys = ("runtime", "execution_providers")
         if name in declared:
             keys = (*keys, declared.index(name))
         yield F.warning(
             F.RUNTIME_PROVIDER,
             f"execution provider {name} is not available here; the comparison "
             "falls back to the next one (CPUExecutionProvider last)",
-            **ctx.where(*keys),
+            **run.ctx.where(*keys),
         )
 
 
@@ -131,34 +140,25 @@ def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
     return names
 
 
-def _baseline(
-    ctx: Context,
-    runtime: Runtime,
-    progress: Progress,
-    comparisons: list[Comparison],
-    variants: list[dict[str, Any]],
-) -> Generator[Finding, None, Baseline]:
+def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
+    ctx = run.ctx
     entries, found = parse_entries(ctx, ("comparison", "rules"))
     yield from found
-    path = ctx.graph_path or ctx.path(str((ctx.data.get("graph") or {}).get("path", "")))
-    session = yield from _open(ctx, "baseline", path, runtime, ("graph", "path"), ctx.graph)
+    run.baseline_path = ctx.graph_path or ctx.path(str((ctx.data.get("graph") or {}).get("path", "")))
+    session = yield from _open(run, "baseline", run.baseline_path, ("graph", "path"), ctx.graph)
     if session is None:
-        comparisons.append(Comparison("baseline", "reference", skipped="onnxruntime could not load the graph"))
-        progress.advance(len(ctx.cases or []))
-        return Baseline("fail", path)
+        run.comparisons.append(Comparison("baseline", "reference", skipped="onnxruntime could not load the graph"))
+        run.progress.advance(len(run.cases))
+        run.statuses["baseline"] = "fail"
+        return
     yield from check_outputs(ctx, entries, _output_names(session), "the baseline graph")
-    rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, "the case has no expected outputs")
-    kept: Outputs = {}
-    yield from _run_cases(ctx, "baseline", session, [rules], progress, _needed_outputs(variants), kept)
-    ctx.outputs["baseline"] = kept
-    comparison, found = judge_set(ctx, rules, _names(ctx))
-    comparisons.append(comparison)
+    rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED)
+    yield from _run_cases(run, "baseline", session, [rules], keep=_needed_outputs(variants))
+    ctx.outputs["baseline"] = run.baseline_outputs
+    comparison, found = judge_set(ctx, rules, run.names)
+    run.comparisons.append(comparison)
+    run.statuses["baseline"] = comparison.status
     yield from found
-    return Baseline(comparison.status, path, kept)
-
-
-def _names(ctx: Context) -> list[str]:
-    return [c.name for c in ctx.cases or []]
 
 
 def _output_names(session: ort.InferenceSession) -> list[str]:
@@ -166,38 +166,35 @@ def _output_names(session: ort.InferenceSession) -> list[str]:
 
 
 def _open(
-    ctx: Context, graph: str, path: Path | None, runtime: Runtime, keys: tuple[str | int, ...], model: Any
+    run: _Run, graph: str, path: Path | None, keys: Keys, model: Any
 ) -> Generator[Finding, None, ort.InferenceSession | None]:
     if path is None:
-        yield F.error(F.COMPARISON_RUNTIME, f"{graph}: the graph file is unusable", **ctx.where(*keys))
+        yield F.error(F.COMPARISON_RUNTIME, f"{graph}: the graph file is unusable", **run.ctx.where(*keys))
         return None
     try:
-        session = open_session(path, runtime, weight_bytes=weight_bytes(model))
+        session = open_session(path, run.runtime, weight_bytes=weight_bytes(model))
     except SessionError as exc:
-        yield F.error(F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **ctx.where(*keys))
+        yield F.error(
+            F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **run.ctx.where(*keys)
+        )
         return None
-    for name in missing_providers(session, runtime):
+    for name in missing_providers(session, run.runtime):
         yield F.warning(
             F.RUNTIME_PROVIDER,
             f"{graph}: onnxruntime could not start execution provider {name}; "
             f"the comparison ran on {', '.join(session.get_providers())}",
-            **ctx.where("runtime", "execution_providers"),
+            **run.ctx.where("runtime", "execution_providers"),
         )
     return session
 
 
 def _run_cases(
-    ctx: Context,
-    graph: str,
-    session: ort.InferenceSession,
-    sets: list[RuleSet],
-    progress: Progress,
-    keep: set[str],
-    kept: Outputs | None,
+    run: _Run, graph: str, session: ort.InferenceSession, sets: list[RuleSet], keep: set[str] | None = None
 ) -> Iterator[Finding]:
     """Run every case once through the session and let each rule set judge it; keep only what is asked for."""
     failures: list[tuple[Case, str]] = []
-    for case in ctx.cases or []:
+    run.progress.describe(f"comparing {graph}")
+    for case in run.cases:
         try:
             outputs: dict[str, np.ndarray] | None = run_case(session, case.inputs)
             failure = None
@@ -206,11 +203,11 @@ def _run_cases(
             failures.append((case, failure))
         for rules in sets:
             rules.add_case(case, outputs, failure)
-        if kept is not None and outputs is not None:
-            kept[case.name] = {k: v for k, v in outputs.items() if k in keep}
-        progress.advance()
+        if keep is not None and outputs is not None:
+            run.baseline_outputs[case.name] = {k: v for k, v in outputs.items() if k in keep}
+        run.progress.advance()
     if failures:
-        yield _failures_finding(ctx, graph, failures)
+        yield _failures_finding(run.ctx, graph, failures)
 
 
 def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]) -> Finding:
@@ -224,134 +221,69 @@ def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]
     )
 
 
-def _not_assessed(
-    ctx: Context, name: str, keys: tuple[str | int, ...], reason: str, comparisons: list[Comparison]
-) -> Finding:
-    comparisons.append(Comparison(name, "reference", skipped=reason))
-    return F.error(F.VARIANT_NOT_ASSESSED, f"variant '{name}' was not judged: {reason}", **ctx.where(*keys))
-
-
-def _blocked(ctx: Context, name: str, variant: Mapping[str, Any], statuses: Mapping[str, str]) -> str | None:
+def _blocked(run: _Run, name: str, variant: dict[str, Any]) -> str | None:
     """Why a variant cannot be judged, or None."""
-    if name in (ctx.extra.get("bad_graphs") or set()):
+    if name in (run.ctx.extra.get("bad_graphs") or set()):
         return "its graph is not usable (see the findings about its graph)"
     parent = str(variant.get("derived_from", "baseline"))
-    if parent not in statuses:
+    if parent not in run.statuses:
         return f"derived_from names '{parent}', which is neither 'baseline' nor an earlier variant"
-    if statuses[parent] == "pass":
+    if run.statuses[parent] == "pass":
         return None
     if parent == "baseline":
         return "the baseline failed, so a variant's error cannot be read against it"
-    state = "failed" if statuses[parent] == "fail" else "was not judged"
+    state = "failed" if run.statuses[parent] == "fail" else "was not judged"
     return f"variant '{parent}', which it derives from, {state}"
 
 
-def _variant(
-    ctx: Context,
-    i: int,
-    variant: dict[str, Any],
-    baseline: Baseline,
-    runtime: Runtime,
-    statuses: Mapping[str, str],
-    progress: Progress,
-    comparisons: list[Comparison],
-) -> Generator[Finding, None, str]:
+def _variant(run: _Run, i: int, variant: dict[str, Any]) -> Generator[Finding, None, str]:
+    """Judge one variant; its status (pass, fail or not_assessed)."""
+    ctx = run.ctx
     name = str(variant.get("name", f"variants[{i}]"))
     model = (ctx.extra.get("variant_models") or {}).get(name)
     yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
-    reason = _blocked(ctx, name, variant, statuses)
     path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
+    reason = _blocked(run, name, variant) or (None if path is not None else "its graph file is missing or refused")
     session = None
     if reason is None:
-        session = yield from _open(ctx, name, path, runtime, ("variants", i, "graph", "path"), model)
+        session = yield from _open(run, name, path, ("variants", i, "graph", "path"), model)
         reason = None if session is not None else "onnxruntime could not load its graph"
     if session is None or reason is not None:
-        progress.advance(len(ctx.cases or []))
-        yield _not_assessed(ctx, name, ("variants", i), reason or "", comparisons)
+        run.progress.advance(len(run.cases))
+        run.comparisons.append(Comparison(name, "reference", skipped=reason))
+        yield F.error(F.VARIANT_NOT_ASSESSED, f"variant '{name}' was not judged: {reason}", **ctx.where("variants", i))
         return "not_assessed"
-    judged = yield from _judge_variant(ctx, i, name, session, baseline, progress)
-    comparisons.extend(judged)
-    if any(c.status == "fail" for c in judged):
-        yield from _diagnosis(ctx, name, model, path, baseline, runtime, judged)
-        return "fail"
-    return "pass"
+    judged = yield from _judge_variant(run, i, name, session)
+    run.comparisons.extend(judged)
+    if all(c.status == "pass" for c in judged):
+        return "pass"
+    if path is not None:  # always so once a session is open on it
+        yield from _diagnosis(run, name, model, path, judged)
+    return "fail"
 
 
 def _judge_variant(
-    ctx: Context, i: int, name: str, session: ort.InferenceSession, baseline: Baseline, progress: Progress
+    run: _Run, i: int, name: str, session: ort.InferenceSession
 ) -> Generator[Finding, None, list[Comparison]]:
-    keys = ("variants", i)
+    ctx, keys = run.ctx, ("variants", i)
     ref_entries, found = parse_entries(ctx, (*keys, "rules"))
     drift_entries, more = parse_entries(ctx, (*keys, "drift_rules"))
     yield from found + more
-    outputs = _output_names(session)
-    yield from check_outputs(ctx, ref_entries + drift_entries, outputs, f"variant '{name}'")
-    base = baseline.outputs
-    no_base = "the baseline gave no output for this case"
-    reference = RuleSet(name, "reference", ref_entries, lambda c: c.expected, "the case has no expected outputs")
-    drift = RuleSet(name, "baseline", drift_entries, lambda c: base.get(c.name), no_base)
-    # The variant's own rules measured against the baseline: the error the transform alone introduced.
-    shadow = RuleSet(
-        name,
-        "baseline",
-        [Entry(e.keys, e.raw, e.rule) for e in ref_entries],
-        lambda c: base.get(c.name),
-        no_base,
-    )
-    yield from _run_cases(ctx, name, session, [reference, drift, shadow], progress, set(), None)
-    names = _names(ctx)
-    explain = _Boundaries(ctx, name, shadow, baseline)
-    judged, found = judge_set(ctx, reference, names, explain)
+    yield from check_outputs(ctx, ref_entries + drift_entries, _output_names(session), f"variant '{name}'")
+    base = run.baseline_outputs
+    reference = RuleSet(name, "reference", ref_entries, lambda c: c.expected, _NO_EXPECTED)
+    drift = RuleSet(name, "baseline", drift_entries, lambda c: base.get(c.name), _NO_BASELINE)
+    # The variant's own rules against the baseline's outputs: the error the transform alone introduced.
+    shadow_entries = [Entry(e.keys, e.raw, e.rule) for e in ref_entries]
+    shadow = RuleSet(name, "baseline", shadow_entries, lambda c: base.get(c.name), _NO_BASELINE)
+    yield from _run_cases(run, name, session, [reference, drift, shadow])
+    judged, found = judge_set(ctx, reference, run.names, Boundaries(name, shadow, run.cases, base))
     yield from found
-    out = [judged]
-    if drift_entries:
-        drifted, found = judge_set(ctx, drift, names)
-        yield from found
-        out.append(drifted)
-    return out
-
-
-@dataclass
-class _Boundaries:
-    """For a failed variant rule: the same rule at each boundary (export, transform) and which one broke."""
-
-    ctx: Context
-    variant: str
-    shadow: RuleSet
-    baseline: Baseline
-
-    def __call__(self, entry: Entry, result: RuleResult) -> str | None:
-        rule = entry.rule
-        twin = next((e for e in self.shadow.entries if e.keys == entry.keys), None)
-        if rule is None or twin is None:
-            return None
-        names = _names(self.ctx)
-        transform = judge_rule(rule, names, twin.results, None)
-        export_results = {
-            c.name: case_result(rule, self.baseline.outputs.get(c.name), c.expected, "not run", "no expected output")
-            for c in self.ctx.cases or []
-        }
-        export = judge_rule(rule, names, export_results, None)
-        return (
-            f"by boundary, export (baseline vs reference) {_verdict(export)} and transform "
-            f"({self.variant} vs baseline) {_verdict(transform)}: {_which(export.passed, transform.passed)}"
-        )
-
-
-def _verdict(result: RuleResult) -> str:
-    if result.measured is None:
-        return "could not be measured"
-    return f"measures {result.measured:.4g} and {'passes' if result.passed else 'fails'}"
-
-
-def _which(export_ok: bool, transform_ok: bool) -> str:
-    if export_ok and not transform_ok:
-        return "the transform introduced the error"
-    if transform_ok and not export_ok:
-        return "the export's error alone already exceeds the rule"
-    if not (export_ok or transform_ok):
-        return "both boundaries exceed the rule"
-    return "neither boundary alone exceeds the rule; their errors add up"
+    if not drift_entries:
+        return [judged]
+    drifted, found = judge_set(ctx, drift, run.names)
+    yield from found
+    return [judged, drifted]
 
 
 def _worst_case(judged: list[Comparison]) -> str | None:
@@ -362,25 +294,15 @@ def _worst_case(judged: list[Comparison]) -> str | None:
     return None
 
 
-def _diagnosis(
-    ctx: Context,
-    name: str,
-    model: Any,
-    path: Path | None,
-    baseline: Baseline,
-    runtime: Runtime,
-    judged: list[Comparison],
-) -> Iterator[Finding]:
+def _diagnosis(run: _Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
     """Where the failed variant's tensors leave the baseline's, on its worst case."""
-    case_name = _worst_case(judged)
-    case = next((c for c in ctx.cases or [] if c.name == case_name), None)
-    if case is None or path is None or baseline.path is None or ctx.graph is None:
+    case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
+    if case is None or run.baseline_path is None or run.ctx.graph is None:
         return
     try:
-        graphs = D.Graphs(
-            ctx.graph, baseline.path.parent, model if model is not None else load_graph(path), path.parent
-        )
-        result = D.diagnose(graphs, name, case.name, case.inputs, runtime)
+        variant = model if model is not None else load_graph(path)
+        graphs = D.Graphs(run.ctx.graph, run.baseline_path.parent, variant, path.parent)
+        result = D.diagnose(graphs, name, case.name, case.inputs, run.runtime)
     except D.DiagnosisError as exc:
         yield F.info(F.VARIANT_DIAGNOSIS, f"{name}: the diagnosis could not run: {exc}")
         return

@@ -8,7 +8,6 @@ them belong to the region of the next matched tensor, and excluding that region 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -105,8 +104,3 @@ def match_tensors(baseline: onnx.ModelProto, variant: onnx.ModelProto) -> tuple[
             matched.append(Produced(name, twins[name], node.name, node.op_type, order, tuple(sorted(starts)), exclude))
     unmatched = [n for n in base.producer if n not in twins]
     return matched, unmatched
-
-
-def named(items: list[Produced]) -> Iterator[str]:
-    for item in items:
-        yield from item.exclude

@@ -7,7 +7,7 @@ threshold would just have passed. Figures are finite floats: the report is JSON,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -18,18 +18,22 @@ import numpy as np
 SQNR_CAP_DB = 200.0
 # Stand-ins for matching infinities in the ranking checks: they keep the order and stay finite.
 RANKING_BIG = 1e300
+CHUNK = 1 << 15  # elements per slice of the element-wise reductions
 
 Params = Mapping[str, Any]
 
 
 class Pair:
-    """One actual and one expected array of the same shape, with the float64 views every check shares.
+    """One actual and one expected array of the same shape, and the reductions the checks draw from them.
 
-    Several rules usually judge the same output: each conversion and difference is computed once per case.
+    The element-wise reductions run over slices of CHUNK elements through two reused buffers: a large output
+    costs neither a full-size temporary per step (each one page-faulted afresh) nor that much extra memory.
+    Several rules usually judge the same output; each reduction is computed once per case and kept.
     """
 
     def __init__(self, actual: np.ndarray, expected: np.ndarray) -> None:
-        self.a, self.e = actual, expected
+        self.a, self.e = np.asarray(actual), np.asarray(expected)
+        self._excess: dict[float, float] = {}
 
     @cached_property
     def a64(self) -> np.ndarray:
@@ -40,15 +44,59 @@ class Pair:
         return np.asarray(self.e, dtype=np.float64)
 
     @cached_property
-    def diff(self) -> np.ndarray:
-        """|a - e| in float64."""
-        out: np.ndarray = np.abs(self.a64 - self.e64)
-        return out
+    def work(self) -> np.dtype[Any]:
+        """The precision of element-wise differences: NumPy's own for float32/float64, at least float32."""
+        floats = self.a.dtype.kind == "f" and self.e.dtype.kind == "f"
+        return np.result_type(self.a.dtype, self.e.dtype, np.float32) if floats else np.dtype(np.float64)
+
+    def _slices(self, dtype: np.dtype[Any]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """|a - e| and |e| slice by slice, in `dtype`, written into two reused buffers."""
+        a, e = self.a.reshape(-1), self.e.reshape(-1)
+        diff, mag = np.empty(min(CHUNK, a.size), dtype), np.empty(min(CHUNK, a.size), dtype)
+        for start in range(0, a.size, CHUNK):
+            part_a, part_e = a[start : start + CHUNK], e[start : start + CHUNK]
+            d, m = diff[: part_a.size], mag[: part_a.size]
+            np.subtract(part_a, part_e, out=d, dtype=dtype)
+            np.abs(d, out=d)
+            np.abs(part_e, out=m, dtype=dtype)
+            yield d, m
 
     @cached_property
-    def abs_e(self) -> np.ndarray:
-        out: np.ndarray = np.abs(self.e64)
-        return out
+    def diff_stats(self) -> tuple[float, float]:
+        """The largest and the mean |a - e|."""
+        top, total = 0.0, 0.0
+        for d, _ in self._slices(self.work):
+            top, total = max(top, float(d.max())), total + float(d.sum(dtype=np.float64))
+        return top, total / max(self.a.size, 1)
+
+    def excess(self, rtol: float) -> float:
+        """max(|a - e| - rtol*|e|) over the elements (the smallest atol that passes at this rtol)."""
+        if rtol not in self._excess:
+            top = -math.inf
+            for d, m in self._slices(self.work):
+                m *= rtol
+                np.subtract(d, m, out=d)
+                top = max(top, float(d.max()))
+            self._excess[rtol] = top
+        return self._excess[rtol]
+
+    @cached_property
+    def sqnr(self) -> float:
+        """20*log10(||e|| / ||a - e||), clamped to +-SQNR_CAP_DB; identical arrays give the cap."""
+        scale = 0.0
+        for d, m in self._slices(np.dtype(np.float64)):
+            scale = max(scale, float(d.max()), float(m.max()))
+        if scale == 0.0 or not math.isfinite(scale):  # dividing by it keeps the squared norms finite
+            return SQNR_CAP_DB if scale == 0.0 else -SQNR_CAP_DB
+        noise, signal = 0.0, 0.0
+        for d, m in self._slices(np.dtype(np.float64)):
+            d /= scale
+            m /= scale
+            noise, signal = noise + float(np.dot(d, d)), signal + float(np.dot(m, m))
+        if noise == 0.0 or signal == 0.0:
+            return SQNR_CAP_DB if noise == 0.0 else -SQNR_CAP_DB
+        db = 10.0 * (math.log10(signal) - math.log10(noise))
+        return max(-SQNR_CAP_DB, min(SQNR_CAP_DB, db))
 
 
 Figure = Callable[[Pair, Params], float]
@@ -79,21 +127,17 @@ def allclose_figure(x: Pair, p: Params) -> float:
     """The smallest atol that passes at the rule's rtol: max(|a - e| - rtol*|e|), floored at 0.
 
     NumPy's definition, asymmetric and additive (|a - e| <= atol + rtol*|e| for every element), holds exactly
-    when this figure is <= atol, up to float64 rounding.
+    when this figure is <= atol, up to rounding; like numpy.allclose, float32 outputs are compared in float32.
     """
-    if x.a.size == 0:
-        return 0.0
-    rtol = float(p["rtol"])
-    excess = x.diff - rtol * x.abs_e if rtol else x.diff
-    return max(0.0, float(excess.max()))
+    return max(0.0, x.excess(float(p["rtol"]))) if x.a.size else 0.0
 
 
 def max_abs_figure(x: Pair, p: Params) -> float:
-    return float(x.diff.max()) if x.a.size else 0.0
+    return x.diff_stats[0]
 
 
 def mean_abs_figure(x: Pair, p: Params) -> float:
-    return float(x.diff.mean()) if x.a.size else 0.0
+    return x.diff_stats[1]
 
 
 def _items(x: np.ndarray) -> np.ndarray:
@@ -118,21 +162,11 @@ def cosine_figure(x: Pair, p: Params) -> float:
 
 def sqnr_figure(x: Pair, p: Params) -> float:
     """20*log10(||e|| / ||a - e||) in dB, clamped to +-SQNR_CAP_DB (identical arrays give the cap)."""
-    return sqnr_db(x.a64, x.e64)
+    return x.sqnr
 
 
 def sqnr_db(a: np.ndarray, e: np.ndarray) -> float:
-    e64 = np.asarray(e, dtype=np.float64).ravel()
-    d64 = np.asarray(a, dtype=np.float64).ravel() - e64
-    # Dividing by the largest magnitude keeps the squared norms finite; the ratio is unchanged.
-    scale = max(float(np.abs(e64).max(initial=0.0)), float(np.abs(d64).max(initial=0.0)))
-    if scale == 0.0 or not math.isfinite(scale):
-        return SQNR_CAP_DB if scale == 0.0 else -SQNR_CAP_DB
-    signal, noise = float(np.linalg.norm(e64 / scale)), float(np.linalg.norm(d64 / scale))
-    if noise == 0.0 or signal == 0.0:
-        return SQNR_CAP_DB if noise == 0.0 else -SQNR_CAP_DB
-    db = 20.0 * (math.log10(signal) - math.log10(noise))
-    return max(-SQNR_CAP_DB, min(SQNR_CAP_DB, db))
+    return Pair(a, e).sqnr
 
 
 def _class_rows(x: np.ndarray, axis: int) -> np.ndarray:

@@ -14,6 +14,7 @@ _DELAY_S = 0.5  # a comparison that ends sooner shows no bar at all
 
 class Progress(Protocol):
     def start(self, label: str, total: int) -> None: ...
+    def describe(self, label: str) -> None: ...
     def advance(self, done: int = 1) -> None: ...
     def close(self) -> None: ...
 
@@ -22,6 +23,9 @@ class NoProgress:
     """The stand-in when no bar is wanted."""
 
     def start(self, label: str, total: int) -> None:
+        return None
+
+    def describe(self, label: str) -> None:
         return None
 
     def advance(self, done: int = 1) -> None:
@@ -43,6 +47,9 @@ class Bar:
     def start(self, label: str, total: int) -> None:
         self._label, self._total, self._done = label, max(total, 1), 0
         self._began = self._now()
+
+    def describe(self, label: str) -> None:
+        self._label = label
 
     def advance(self, done: int = 1) -> None:
         self._done = min(self._done + done, self._total)

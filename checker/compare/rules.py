@@ -112,9 +112,16 @@ def _shape_problem(rule: Rule, a: np.ndarray, e: np.ndarray) -> str | None:
     return None
 
 
+def _all_finite(x: np.ndarray) -> bool:
+    """Without a full-size temporary: NaN propagates through min and max, and infinity is one of them."""
+    if x.dtype.kind != "f" or x.size == 0:
+        return True
+    return math.isfinite(float(x.min())) and math.isfinite(float(x.max()))
+
+
 def _nonfinite(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, CaseResult | None]:
     """Where both hold the same NaN/infinity (None when neither has any), or the failing result."""
-    if a.dtype.kind != "f" and e.dtype.kind != "f":
+    if _all_finite(a) and _all_finite(e):
         return None, None
     bad_a, bad_e = ~np.isfinite(a), ~np.isfinite(e)
     if not (bad_a.any() or bad_e.any()):

@@ -42,9 +42,6 @@ class RuleSet:
     expected: Callable[[Case], Arrays | None]
     missing: str  # why a case has no expected arrays
 
-    def outputs(self) -> set[str]:
-        return {e.rule.output for e in self.entries if e.rule is not None}
-
     def add_case(self, case: Case, actual: Arrays | None, failure: str | None) -> None:
         expected = self.expected(case)
         cache: dict[str, Pair] = {}
@@ -129,7 +126,7 @@ def _unjudged(entry: Entry, line: int | None) -> RuleResult:
     )
 
 
-Explain = Callable[[Entry, RuleResult], "str | None"]
+Explain = Callable[[Entry, RuleResult], "str | None"]  # a sentence to add to a failed rule
 
 
 def judge_set(

@@ -319,3 +319,33 @@ def test_expected_outputs_from_the_float_run_match(quantized: dict[str, Any]) ->
     first = quantized["cases"][0]
     again = run(quantized["model"], first.inputs)
     np.testing.assert_array_equal(again["logits"], first.expected["logits"])
+
+
+def test_malformed_rules_are_schema_errors_not_crashes(tmp_path: Path) -> None:
+    model = classifier()
+    rules = [{"output": "logits", "check": "nearly"}, {"output": "logits", "check": "max_abs"}, "allclose"]
+    ctx = make_context(tmp_path, manifest(rules), {"model.onnx": model}, classifier_cases(model, 1))
+    found, comparisons = stage(ctx)
+    schema = [f for f in found if f.id == F.MANIFEST_SCHEMA]
+    assert [f.line for f in schema] == [ctx.manifest.line("comparison", "rules", i) for i in range(3)]
+    assert "unknown check 'nearly'" in schema[0].message
+    assert "needs 'max'" in schema[1].message
+    assert [r.passed for r in comparisons[0].rules] == [False, False, False]
+    assert comparisons[0].status == "fail"
+
+
+def test_a_transform_the_graph_contradicts_is_a_warning(tmp_path: Path) -> None:
+    model = classifier()
+    variants = [variant_entry("int8", "copy.onnx", LOOSE)]  # declares quantize_static; the graph is float
+    ctx = make_context(
+        tmp_path,
+        manifest([{"output": "logits", "check": "allclose"}], variants),
+        {"model.onnx": model, "copy.onnx": classifier()},
+        classifier_cases(model, 2),
+    )
+    found, comparisons = stage(ctx)
+    warning = next(f for f in found if f.id == F.VARIANT_TRANSFORM)
+    assert warning.severity is F.Severity.WARNING
+    assert "holds no quantized operator" in warning.message
+    assert warning.line == ctx.manifest.line("variants", 0, "transform")
+    assert [c.status for c in comparisons] == ["pass", "pass"]

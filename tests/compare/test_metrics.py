@@ -157,8 +157,21 @@ def test_pass_decision_agrees_with_numpy(a: np.ndarray, e: np.ndarray, atol: flo
         assert allclose_passes(a, e, p) == np.allclose(a, e, rtol=rtol, atol=atol)
 
 
-def test_pair_shares_its_float64_views() -> None:
-    pair = M.Pair(np.ones(3, np.float32), np.zeros(3, np.float32))
-    assert pair.diff is pair.diff
-    assert pair.a64.dtype == np.float64
-    assert M.max_abs_figure(pair, {}) == 1.0 and M.mean_abs_figure(pair, {}) == 1.0
+def test_chunked_reductions_match_whole_array_numpy() -> None:
+    rng = np.random.default_rng(0)
+    e = rng.normal(0, 1, (3, M.CHUNK + 123)).astype(np.float32)
+    a = (e + rng.normal(0, 0.01, e.shape)).astype(np.float32)
+    pair = M.Pair(a, e)
+    d = np.abs(a - e)
+    assert pair.diff_stats[0] == pytest.approx(float(d.max()))
+    assert pair.diff_stats[1] == pytest.approx(float(d.mean(dtype=np.float64)))
+    assert pair.excess(0.01) == pytest.approx(float((d - np.float32(0.01) * np.abs(e)).max()), rel=1e-6)
+    e64, a64 = e.astype(np.float64), a.astype(np.float64)
+    want = 20 * math.log10(np.linalg.norm(e64) / np.linalg.norm(a64 - e64))
+    assert pair.sqnr == pytest.approx(want, rel=1e-9)
+    assert pair.diff_stats is pair.diff_stats  # computed once, shared by every rule on the output
+
+
+def test_integer_outputs_are_compared_without_wrapping() -> None:
+    a, e = np.array([0], np.uint8), np.array([255], np.uint8)
+    assert M.max_abs_figure(M.Pair(a, e), {}) == 255.0

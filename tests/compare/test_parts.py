@@ -14,6 +14,7 @@ from compare_models import classifier, images, quantize
 from checker import findings as F
 from checker.compare import progress as P
 from checker.compare.session import (
+    LEAN_BYTES,
     CaseRunError,
     Runtime,
     SessionError,
@@ -22,6 +23,7 @@ from checker.compare.session import (
     resolve_runtime,
     run_case,
     session_options,
+    weight_bytes,
 )
 from checker.compare.transform import contradictions, read_facts, transform_findings
 
@@ -134,8 +136,9 @@ def test_progress_bar_draws_on_a_terminal_and_clears() -> None:
     bar.advance()
     assert stream.getvalue() == ""  # short comparisons show nothing
     now[0] = 1.0
+    bar.describe("comparing int8")
     bar.advance()
-    assert stream.getvalue().endswith("comparing [###############...............] 2/4")
+    assert stream.getvalue().endswith("comparing int8 [###############...............] 2/4")
     bar.close()
     assert stream.getvalue().endswith("\r\x1b[K")
 
@@ -144,3 +147,22 @@ def test_no_progress_bar_off_a_terminal() -> None:
     assert isinstance(P.for_run(True, io.StringIO()), P.NoProgress)
     assert isinstance(P.for_run(False, FakeTerminal()), P.NoProgress)
     assert isinstance(P.for_run(True, FakeTerminal()), P.Bar)
+
+
+def test_weight_bytes_reads_headers_only(tmp_path: Path) -> None:
+    model = classifier()
+    expected = 4 * (8 * 3 * 9 + 8 + 16 * 8 * 9 + 16 + 10 * 16 + 10)
+    assert weight_bytes(model) == expected
+    onnx.save(model, str(tmp_path / "m.onnx"), save_as_external_data=True, location="m.data", size_threshold=0)
+    assert weight_bytes(onnx.load(str(tmp_path / "m.onnx"), load_external_data=False)) == expected
+    assert weight_bytes(None) == 0
+
+
+def test_a_large_graph_runs_without_prepacked_copies(tmp_path: Path) -> None:
+    onnx.save(classifier(), str(tmp_path / "m.onnx"))
+    runtime = Runtime(["CPUExecutionProvider"], {})
+    lean = open_session(tmp_path / "m.onnx", runtime, weight_bytes=LEAN_BYTES)
+    plain = open_session(tmp_path / "m.onnx", runtime)
+    x = {"pixels": images(1)[0]}
+    # Unpacked weights take other kernels: the same figures to within rounding, not bit for bit.
+    np.testing.assert_allclose(run_case(lean, x)["logits"], run_case(plain, x)["logits"], rtol=1e-5, atol=1e-6)
