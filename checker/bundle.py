@@ -8,9 +8,11 @@ import stat
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from checker import findings as F
 from checker.errors import BundleError
@@ -63,72 +65,84 @@ def _archive_root(dest: Path) -> Path:
     return dest
 
 
-def _member_problem(name: str, size: int, packed: int | None, totals: list[int]) -> str | None:
-    pure = PurePosixPath(name)
-    if pure.is_absolute() or ".." in pure.parts or "\\" in name or "\x00" in name:
-        return f"member '{name}' would land outside the bundle"
-    totals[0] += 1
-    totals[1] += size
-    if totals[0] > MAX_ARCHIVE_MEMBERS:
-        return f"more than {MAX_ARCHIVE_MEMBERS} members"
-    if totals[1] > MAX_ARCHIVE_BYTES:
-        return f"more than {MAX_ARCHIVE_BYTES} bytes unpacked"
-    if packed is not None and size > 1 << 20 and size > MAX_COMPRESSION_RATIO * max(packed, 1):
-        return f"member '{name}' expands {size // max(packed, 1)}x (a decompression bomb)"
-    return None
+class _Refused(Exception):
+    """An archive member we will not write; carries the finding id."""
+
+    def __init__(self, fid: str, message: str) -> None:
+        super().__init__(message)
+        self.fid = fid
+
+
+@dataclass
+class _Budget:
+    """What one archive may make us write: members, bytes, and bytes per packed byte."""
+
+    packed: int
+    members: int = 0
+    unpacked: int = 0
+
+    def admit(self, name: str, size: int, packed: int | None = None) -> None:
+        pure = PurePosixPath(name)
+        if pure.is_absolute() or ".." in pure.parts or "\\" in name or "\x00" in name:
+            raise _Refused(F.BUNDLE_PATH, f"member '{name}' would land outside the bundle")
+        self.members += 1
+        self.unpacked += size
+        if self.members > MAX_ARCHIVE_MEMBERS:
+            raise _Refused(F.BUNDLE_LIMIT, f"more than {MAX_ARCHIVE_MEMBERS} members")
+        if self.unpacked > MAX_ARCHIVE_BYTES:
+            raise _Refused(F.BUNDLE_LIMIT, f"more than {MAX_ARCHIVE_BYTES} bytes unpacked")
+        if packed is not None and size > 1 << 20 and size > MAX_COMPRESSION_RATIO * max(packed, 1):
+            raise _Refused(F.BUNDLE_LIMIT, f"member '{name}' expands {size // max(packed, 1)}x (a decompression bomb)")
+        if self.unpacked > 64 << 20 and self.unpacked > MAX_COMPRESSION_RATIO * self.packed:
+            raise _Refused(F.BUNDLE_LIMIT, f"the archive expands more than {MAX_COMPRESSION_RATIO}x "
+                           "(a decompression bomb)")
+
+
+def _not_a_file(name: str) -> _Refused:
+    return _Refused(F.BUNDLE_PATH, f"member '{name}' is a link or a device; only files and folders are accepted")
 
 
 def extract(archive: Path, dest: Path) -> list[Finding]:
     """Extract regular files and folders only; refuse links, devices, escapes and bombs with a finding."""
     try:
         unpack = _extract_zip if archive.name.lower().endswith(".zip") else _extract_tar
-        problem = unpack(archive, dest)
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        problem = f"cannot be read ({exc})"
-    if problem is None:
+        unpack(archive, dest, _Budget(archive.stat().st_size))
         return []
+    except _Refused as exc:
+        fid, problem = exc.fid, str(exc)
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        fid, problem = F.BUNDLE_PATH, f"cannot be read ({exc})"
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(exist_ok=True)
-    return [F.error(F.BUNDLE_PATH, f"{archive.name}: archive refused: {problem}", archive.name)]
+    return [F.error(fid, f"{archive.name}: archive refused: {problem}", archive.name)]
 
 
-def _extract_tar(archive: Path, dest: Path) -> str | None:
-    totals = [0, 0]
-    packed_size = archive.stat().st_size
+def _extract_tar(archive: Path, dest: Path, budget: _Budget) -> None:
     with tarfile.open(archive, "r:*") as tar:
         for member in tar:
             if not (member.isfile() or member.isdir()):
-                return f"member '{member.name}' is a link or a device; only files and folders are accepted"
-            problem = _member_problem(member.name, member.size, None, totals)
-            if problem:
-                return problem
-            if totals[1] > MAX_COMPRESSION_RATIO * packed_size and totals[1] > 64 << 20:
-                return "the archive expands more than 200x (a decompression bomb)"
-            _write_member(dest, member.name, member.isdir(), lambda m=member: tar.extractfile(m))
-    return None
+                raise _not_a_file(member.name)
+            budget.admit(member.name, member.size)
+            _write_member(dest, member.name, member.isdir(), partial(tar.extractfile, member))
 
 
-def _extract_zip(archive: Path, dest: Path) -> str | None:
-    totals = [0, 0]
+def _extract_zip(archive: Path, dest: Path, budget: _Budget) -> None:
     with zipfile.ZipFile(archive) as zf:
         for info in zf.infolist():
             kind = stat.S_IFMT(info.external_attr >> 16)  # 0: the zip records no Unix file type
             if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
-                return f"member '{info.filename}' is a link or a device; only files and folders are accepted"
-            problem = _member_problem(info.filename, info.file_size, info.compress_size, totals)
-            if problem:
-                return problem
-            _write_member(dest, info.filename, info.is_dir(), lambda i=info: zf.open(i))
-    return None
+                raise _not_a_file(info.filename)
+            budget.admit(info.filename, info.file_size, info.compress_size)
+            _write_member(dest, info.filename, info.is_dir(), partial(zf.open, info))
 
 
-def _write_member(dest: Path, name: str, is_dir: bool, opener: object) -> None:
+def _write_member(dest: Path, name: str, is_dir: bool, opener: Callable[[], IO[bytes] | None]) -> None:
     target = dest / PurePosixPath(name)
     if is_dir:
         target.mkdir(parents=True, exist_ok=True)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    source = opener()  # type: ignore[operator]
+    source = opener()
     if source is None:
         return
     with source, target.open("xb") as out:

@@ -74,7 +74,32 @@ def test_zip_bomb_refused(tmp_path: Path) -> None:
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("bundle.yaml", b"\0" * (64 << 20))
     report = verify_bundle(archive, Options())
-    assert [f.id for f in report.findings] == ["bundle.path"]
+    assert [f.id for f in report.findings] == ["bundle.limit"]
+    assert "decompression bomb" in report.findings[0].message
+
+
+def test_too_many_members_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import checker.bundle
+
+    monkeypatch.setattr(checker.bundle, "MAX_ARCHIVE_MEMBERS", 5)
+    archive = tmp_path / "many.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for i in range(6):
+            info = tarfile.TarInfo(f"f{i}.txt")
+            tar.addfile(info, io.BytesIO(b""))
+    report = verify_bundle(archive, Options())
+    assert [f.id for f in report.findings] == ["bundle.limit"]
+    assert "more than 5 members" in report.findings[0].message
+
+
+def test_tar_gz_bomb_refused(tmp_path: Path) -> None:
+    archive = tmp_path / "bomb.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("bundle.yaml")
+        info.size = 128 << 20
+        tar.addfile(info, io.BytesIO(b"\0" * info.size))
+    report = verify_bundle(archive, Options())
+    assert [f.id for f in report.findings] == ["bundle.limit"]
     assert "decompression bomb" in report.findings[0].message
 
 
