@@ -12,13 +12,11 @@ Writes tests/fixtures/github/openapi/<plan>.json.
 
 from __future__ import annotations
 
-import argparse
 import json
-import subprocess
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from npm_package import package_folder
 
 PACKAGE = "@octokit/openapi"
 VERSION = "23.0.2"
@@ -76,21 +74,8 @@ def trim(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def unpack(workdir: Path) -> Path:
-    subprocess.run(["npm", "pack", f"{PACKAGE}@{VERSION}"], cwd=workdir, check=True, capture_output=True)
-    tarball = next(workdir.glob("*.tgz"))
-    with tarfile.open(tarball) as tar:
-        tar.extractall(workdir, filter="data")
-    return workdir / "package"
-
-
 def main() -> int:
-    raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
-    parser.add_argument("package", nargs="?", type=Path, help="an unpacked @octokit/openapi package")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        package = args.package or unpack(Path(tmp))
+    with package_folder(PACKAGE, VERSION, __doc__) as package:
         OUT.mkdir(parents=True, exist_ok=True)
         for plan in PLANS:
             spec = json.loads((package / "generated" / f"{plan}.json").read_text(encoding="utf-8"))

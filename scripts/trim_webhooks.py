@@ -12,13 +12,11 @@ Writes tests/fixtures/github/events/<event>.<action>.json.
 
 from __future__ import annotations
 
-import argparse
 import json
-import subprocess
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from npm_package import package_folder
 
 PACKAGE = "@octokit/webhooks-examples"
 VERSION = "7.6.1"
@@ -43,21 +41,8 @@ def strip_urls(node: Any) -> Any:
     return node
 
 
-def unpack(workdir: Path) -> Path:
-    subprocess.run(["npm", "pack", f"{PACKAGE}@{VERSION}"], cwd=workdir, check=True, capture_output=True)
-    tarball = next(workdir.glob("*.tgz"))
-    with tarfile.open(tarball) as tar:
-        tar.extractall(workdir, filter="data")
-    return workdir / "package"
-
-
 def main() -> int:
-    raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
-    parser.add_argument("package", nargs="?", type=Path, help="an unpacked package")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        package = args.package or unpack(Path(tmp))
+    with package_folder(PACKAGE, VERSION, __doc__) as package:
         index = json.loads((package / "api.github.com" / "index.json").read_text(encoding="utf-8"))
         by_event = {entry["name"]: entry["examples"] for entry in index}
         OUT.mkdir(parents=True, exist_ok=True)
