@@ -1,7 +1,9 @@
-"""Each folder case under negative/ breaks the example bundle one way and names the findings it must cause."""
+"""Case folders: each file under negative/ breaks the example bundle one way and names the findings it must
+cause; each under positive/ changes it in a way that must still pass, warnings included."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -15,6 +17,7 @@ from checker.context import Options
 from checker.verify import verify_bundle
 
 CASES = sorted((Path(__file__).parent / "negative").glob("*.yaml"))
+POSITIVE = sorted((Path(__file__).parent / "positive").glob("*.yaml"))
 
 
 def _strip_digests(text: str) -> str:
@@ -45,6 +48,22 @@ def _edit_files(root: Path, spec: dict[str, Any]) -> None:
         (root / rel).write_text(text)
     for rel, arr in (spec.get("npy") or {}).items():
         np.save(root / rel, np.zeros(arr["shape"], dtype=arr["dtype"]))
+    for rel, op in (spec.get("npy_edit") or {}).items():
+        array = np.load(root / rel)
+        if op == "reverse_channels":
+            array = array[:, ::-1]
+        elif op == "nan":
+            array = np.full_like(array, np.nan)
+        np.save(root / rel, np.ascontiguousarray(array))
+    for rel, members in (spec.get("npz") or {}).items():
+        np.savez(root / rel, **{Path(m).stem: np.load(root / m) for m in members})
+        for member in members:
+            (root / member).unlink()
+    for old, new in (spec.get("rename") or {}).items():
+        (root / old).rename(root / new)
+    if spec.get("to_json"):
+        (root / "bundle.json").write_text(json.dumps(yaml.safe_load((root / "bundle.yaml").read_text())))
+        (root / "bundle.yaml").unlink()
     for rel in spec.get("npy_object", []):
         np.save(root / rel, np.array([{"a": 1}], dtype=object), allow_pickle=True)
 
@@ -62,7 +81,7 @@ def test_negative_case(case: Path, example: Path) -> None:
     text = _edit_manifest(manifest.read_text(), spec)
     manifest.write_text(text)
     _edit_files(example, spec)
-    report = verify_bundle(example, Options())
+    report = verify_bundle(example, Options(**spec.get("options", {})))
     got = [f.to_dict() for f in report.findings]
     for want in spec["expect"]:
         line = _line_of(text, want["line_of"], want.get("occurrence", 1)) if "line_of" in want else None
@@ -76,3 +95,14 @@ def test_negative_case(case: Path, example: Path) -> None:
     if any(w["severity"] == "error" for w in spec["expect"]):
         assert report.status() == "fail"
     assert report.status(strict=True) == "fail"
+
+
+@pytest.mark.parametrize("case", POSITIVE, ids=[c.stem for c in POSITIVE])
+def test_positive_case(case: Path, example: Path) -> None:
+    spec = yaml.safe_load(case.read_text())
+    manifest = example / "bundle.yaml"
+    manifest.write_text(_edit_manifest(manifest.read_text(), spec))
+    _edit_files(example, spec)
+    report = verify_bundle(example, Options())
+    assert report.status(strict=True) == "pass", [f.to_dict() for f in report.findings if f.severity.value != "info"]
+    assert report.comparisons and all(c.status == "pass" for c in report.comparisons)
