@@ -35,7 +35,8 @@ def version_text() -> str:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse would exit; we return through main instead
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("checker").strip()  # main prefixes "checker: "
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
 def add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json", "markdown", "junit"), default=None,
                    help="report format (default: text)")
-    p.add_argument("--output", "-o", type=Path, help="write the report to FILE (the text verdict still prints)")
+    p.add_argument("--output", "-o", type=Path,
+                   help="write the report to FILE (with a format other than text, the text verdict also prints)")
     p.add_argument("--strict", action="store_true", help="warnings fail the bundle too")
     p.add_argument("--no-color", action="store_true", help="no colour (also: the NO_COLOR variable)")
 
@@ -92,7 +94,8 @@ def check_paths(paths: Sequence[str]) -> None:
 
 
 def colour_wanted(args: argparse.Namespace, stream: Any) -> bool:
-    return not args.no_color and "NO_COLOR" not in os.environ and bool(getattr(stream, "isatty", lambda: False)())
+    # no-color.org: a NO_COLOR that is set and not empty turns colour off.
+    return not args.no_color and not os.environ.get("NO_COLOR") and bool(getattr(stream, "isatty", lambda: False)())
 
 
 def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:

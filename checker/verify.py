@@ -17,10 +17,11 @@ from checker.report import BundleReport, Report
 
 Stage = Callable[[Context], Iterable[Finding]]
 
-# The order of the contract: completeness, paths and digests, the graph, labels, runtime, the cases,
+# The order of the contract: completeness (and the manifest's references to itself), paths and digests, the graph, labels, runtime, the cases,
 # the comparison inputs (range, fidelity), the comparison (baseline, then variants), the validation command.
 STAGES = (
     "checker.checks.completeness:completeness_stage",
+    "checker.checks.references:references_stage",
     "checker.checks.files:files_stage",
     "checker.checks.graph:graph_stage",
     "checker.checks.labels:labels_stage",

@@ -16,8 +16,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from npm_package import package_folder
-
 PACKAGE = "@octokit/openapi"
 VERSION = "23.0.2"
 PLANS = ("api.github.com", "ghes-3.19")
@@ -75,6 +73,8 @@ def trim(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
+    from npm_package import package_folder  # beside this script; imported here so tests can load trim()
+
     with package_folder(PACKAGE, VERSION, __doc__) as package:
         OUT.mkdir(parents=True, exist_ok=True)
         for plan in PLANS:

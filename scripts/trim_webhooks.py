@@ -16,8 +16,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from npm_package import package_folder
-
 PACKAGE = "@octokit/webhooks-examples"
 VERSION = "7.6.1"
 # (event, index in the package's example list, fixture name)
@@ -42,6 +40,8 @@ def strip_urls(node: Any) -> Any:
 
 
 def main() -> int:
+    from npm_package import package_folder  # beside this script; imported here so tests can load trim()
+
     with package_folder(PACKAGE, VERSION, __doc__) as package:
         index = json.loads((package / "api.github.com" / "index.json").read_text(encoding="utf-8"))
         by_event = {entry["name"]: entry["examples"] for entry in index}

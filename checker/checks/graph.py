@@ -171,9 +171,12 @@ def _match(ctx: Context, part: str, actual: list[TensorSpec], label: str, every:
         yield from _compare(ctx, entry, spec, (part, i), label)
     for spec in actual:
         if every and spec.name not in seen:
-            ctx.pieces["preprocessing"] = False
             yield F.error(F.GRAPH_IO, f"{label} has {singular} '{spec.name}' ({spec.dtype}), which the manifest "
                           f"does not declare", **ctx.where(part))
+            if label == "the graph":  # the baseline decides the pieces; a variant's mismatch is its own error
+                ctx.pieces["preprocessing"] = False
+                yield F.error(F.MISSING_PIECE, f"missing piece 'preprocessing': nothing says how {singular} "
+                              f"'{spec.name}' is made", **ctx.where(part), piece="preprocessing")
 
 
 def _compare(ctx: Context, entry: dict[str, Any], spec: TensorSpec, keys: tuple[str | int, ...],

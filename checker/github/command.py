@@ -79,7 +79,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if config.mode == "comment-only":
         report = read_report(Path(config.report), untrusted=True)
     else:
-        code, verified = _verify(config)
+        try:
+            code, verified = _verify(config)
+        except Error as exc:  # a bad input (say, a glob that matches nothing): still leave a summary and outputs
+            sys.stderr.write(f"checker: {exc}\n")
+            code, verified = EXIT_USAGE, None
         if verified is None:
             _could_not_verify(config, code)
             return code

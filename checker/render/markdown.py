@@ -366,9 +366,9 @@ def _chart(comparison: Mapping[str, Any], rules: list[Mapping[str, Any]], detail
     if not detail.charts:
         cuts.add("charts")
         return
-    top = max(1.25, min(max(v for _, v in points), 2.0) * 1.1)
+    top = max(1.25, min(max(v for _, v in points), CHART_CAP) * 1.1)
     labels = ", ".join(f'"{label}"' for label, _ in points)
-    bars = ", ".join(f"{min(v, 2.0):.4g}" for _, v in points)
+    bars = ", ".join(f"{min(v, CHART_CAP):.4g}" for _, v in points)
     title = mermaid(f"{comparison.get('graph')} vs {comparison.get('against')} - measured / threshold", 60)
     yield ""
     yield "<details><summary>Chart: each rule's measured figure over its threshold (over 1 fails)</summary>"
@@ -385,6 +385,9 @@ def _chart(comparison: Mapping[str, Any], rules: list[Mapping[str, Any]], detail
     yield "</details>"
 
 
+CHART_CAP = 2.0  # bars stop here; the table beside the chart has the figures
+
+
 def _ratio(rule: Mapping[str, Any]) -> float | None:
     """How far the measured figure went towards the threshold: 1 is the threshold, above 1 fails."""
     measured, threshold = rule.get("measured"), rule.get("threshold")
@@ -392,8 +395,12 @@ def _ratio(rule: Mapping[str, Any]) -> float | None:
         return None
     m, t = float(measured), float(threshold)
     if rule.get("direction") == "min":  # larger is better (cosine, sqnr, agreement)
-        return t / m if m > 0 and t > 0 else None
-    return m / t if t > 0 and m >= 0 else None
+        if t > 0:
+            return t / m if m > 0 else CHART_CAP  # nothing agreed, or a negative cosine: as bad as it gets
+        return None if m >= t else CHART_CAP
+    if t > 0:
+        return m / t if m >= 0 else None
+    return 0.0 if m <= t else CHART_CAP  # a zero threshold (exact): any difference fails outright
 
 
 def _cases(rules: list[Mapping[str, Any]], detail: Detail, cuts: Cuts) -> Iterator[str]:

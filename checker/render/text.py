@@ -22,7 +22,8 @@ def render(report: dict[str, Any], colour: bool = False, **_: Any) -> str:
     total = len(report.get("bundles", []))
     failed = sum(1 for b in report.get("bundles", []) if b.get("status") == "fail")
     verdict = paint(report.get("status", "fail").upper(), report.get("status", "fail"))
-    blocks.append(f"{verdict}: {total - failed} of {total} bundles pass (checker {report.get('checker_version')})")
+    noun = "bundle passes" if total - failed == 1 else "bundles pass"
+    blocks.append(f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')})")
     return "\n\n".join(blocks) + "\n"
 
 
@@ -62,12 +63,27 @@ def _findings(findings: list[dict[str, Any]], paint: Painter) -> list[str]:
     return out
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, digits: int = 4) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return f"{value:.{digits}g}"
     return str(value)
+
+
+def _figures(rule: dict[str, Any]) -> tuple[str, str, str]:
+    """measured, threshold and would-pass-at, with enough digits that a failing figure never reads as equal."""
+    measured, threshold, would = rule.get("measured"), rule.get("threshold"), rule.get("would_pass_at")
+    for digits in range(4, 10):
+        shown = (_fmt(measured, digits), _fmt(threshold, digits), _fmt(would, digits))
+        if rule.get("passed") or shown[0] != shown[1]:
+            break
+    return shown
+
+
+def _params(rule: dict[str, Any]) -> str:
+    params = rule.get("params") or {}
+    return " ".join(f"{k}={_fmt(v)}" for k, v in params.items() if k not in ("output", "check")) or "-"
 
 
 def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
@@ -75,21 +91,12 @@ def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
     head = f"  {comparison.get('graph')} vs {comparison.get('against')}: {paint(status, status)}"
     if comparison.get("skipped"):
         return [head + f" ({comparison['skipped']})"]
-    rows = [("", "output", "check", "measured", "threshold", "would pass at", "pass rate", "worst case")]
+    rows = [("", "output", "check", "parameters", "measured", "threshold", "would pass at", "pass rate", "worst case")]
     for r in comparison.get("rules", []):
         mark = "✓" if r.get("passed") else "✗"
-        rows.append(
-            (
-                mark,
-                str(r.get("output")),
-                str(r.get("check")),
-                _fmt(r.get("measured")),
-                _fmt(r.get("threshold")),
-                _fmt(r.get("would_pass_at")),
-                _fmt(r.get("pass_rate")),
-                str(r.get("worst_case") or "-"),
-            )
-        )
+        figures = _figures(r)
+        rows.append((mark, str(r.get("output")), str(r.get("check")), _params(r), *figures,
+                     _fmt(r.get("pass_rate")), str(r.get("worst_case") or "-")))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     return [head, *table]

@@ -32,6 +32,9 @@ def _edit_manifest(text: str, spec: dict[str, Any]) -> str:
     for old, new in spec.get("replace_all", []):
         assert old in text
         text = text.replace(old, new)
+    if spec.get("append_variant_copy"):
+        start = text.index("variants:\n") + len("variants:\n")
+        text += text[start:]
     if "cut_between" in spec:
         start, end = spec["cut_between"]
         i = text.index(start)

@@ -107,6 +107,20 @@ def test_run_in_comment_only_mode_posts_the_report_for_the_triggering_run(
     assert "comment-url<<" in outputs.read_text(encoding="utf-8")
 
 
+def test_a_bad_input_still_leaves_a_summary_and_outputs(
+    env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    env.chdir(tmp_path)
+    env.setenv("GITHUB_OUTPUT", str(outputs))
+    env.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    env.setenv("INPUT_BUNDLES", "models/*/bundle.yaml")  # matches nothing here
+    assert main(["github", "run"]) == 2
+    assert "not run (a usage error" in summary.read_text(encoding="utf-8")
+    assert "status<<" in outputs.read_text(encoding="utf-8") or "status=fail" in outputs.read_text(encoding="utf-8")
+    assert "models/*/bundle.yaml" in capsys.readouterr().err
+
+
 def test_github_without_a_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["github"]) == 2
     assert "run" in capsys.readouterr().err

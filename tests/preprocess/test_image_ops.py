@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import struct
 import zlib
 from pathlib import Path
@@ -337,7 +338,19 @@ def test_opencv_resize_when_opencv_is_installed(interpolation: str) -> None:
     np.testing.assert_array_equal(got, want)
 
 
-def test_opencv_and_torch_without_the_library_cannot_be_reproduced() -> None:
+@pytest.mark.parametrize("library", ["opencv", "torch"])
+def test_a_library_that_is_not_installed_cannot_be_reproduced(
+    library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from checker.preprocess.errors import CannotReproduce
+
+    for module in ("cv2", "torch", "torch.nn.functional"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
+    with pytest.raises(CannotReproduce, match="not installed"):
+        build({"resize": {"mode": "exact", "size": 8, "interpolation": "bilinear", "library": library}})
+
+
+def test_interpolations_a_library_lacks_cannot_be_reproduced() -> None:
     from checker.preprocess.errors import CannotReproduce
 
     with pytest.raises(CannotReproduce, match="box"):

@@ -59,7 +59,8 @@ def test_the_optional_extras_are_absent(lean: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_verify_on_the_device_judges_the_graph_and_says_what_it_could_not_check(lean: Path, tmp_path: Path) -> None:
     result = _run(lean, "verify", EXAMPLE, "--format", "json", cwd=tmp_path)
-    assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    # Without the image extra the photos are not rebuilt (a warning), and everything else still passes.
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     bundle = json.loads(result.stdout)["bundles"][0]
     not_rebuilt = [f for f in bundle["findings"] if f["id"] == "inputs.not_rebuilt"]
     assert not_rebuilt and "Pillow" in not_rebuilt[0]["message"] and "[image]" in not_rebuilt[0]["message"]

@@ -89,6 +89,23 @@ def test_each_rule_is_charted_against_its_threshold() -> None:
     assert "line [1]" in int8
 
 
+@pytest.mark.parametrize(
+    ("rule", "ratio"),
+    [
+        ({"measured": 0.0, "threshold": 1.0, "direction": "min"}, 2.0),  # topk: nothing agreed
+        ({"measured": -0.5, "threshold": 0.99, "direction": "min"}, 2.0),  # cosine below zero
+        ({"measured": 3.0, "threshold": 0.0, "direction": "max"}, 2.0),  # exact: three elements differ
+        ({"measured": 0.0, "threshold": 0.0, "direction": "max"}, 0.0),  # exact: equal
+        ({"measured": 0.5, "threshold": 1.0, "direction": "min"}, 2.0),  # half the agreement asked for
+        ({"measured": 0.05, "threshold": 0.1, "direction": "max"}, 0.5),
+    ],
+)
+def test_the_worst_failures_stay_on_the_chart(rule: dict[str, Any], ratio: float) -> None:
+    from checker.render.markdown import _ratio
+
+    assert _ratio(rule) == ratio
+
+
 def test_text_from_the_bundle_cannot_act_as_markdown() -> None:
     hostile = bundle(name=HOSTILE)
     hostile.version = "1.0|<b>"
