@@ -50,3 +50,13 @@ def test_support_table_covers_the_installed_onnxruntime() -> None:
     newest = releases()[-1].version
     assert (newest.major, newest.minor) >= (installed.major, installed.minor), (
         f"checker/data/onnxruntime-support.csv ends at {newest}; measure onnxruntime {installed} and add it")
+
+
+def test_the_readme_manifest_is_valid() -> None:
+    from bundlekit import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## A manifest, in short")[1].split("```yaml")[1].split("```")[0]
+    data = yaml.safe_load(block)
+    assert [e.message for e in Draft202012Validator(load("manifest")).iter_errors(data)] == []
+    assert {"graph", "inputs", "outputs", "runtime", "validation", "comparison", "variants"} <= set(data)
