@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -253,8 +252,10 @@ def test_without_tokenizers_a_warning_names_the_extra(
     assert "onnx-release-checker[text]" in finding.message
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cv2") is not None, reason="OpenCV is installed here")
-def test_an_opencv_resize_is_reported_as_not_reproduced(make_bundle: BundleMaker) -> None:
+def test_an_opencv_resize_is_reported_as_not_reproduced(
+    make_bundle: BundleMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "cv2", None)  # as on a machine without OpenCV
     prep = {**IMAGE_PREP, "resize": {**IMAGE_PREP["resize"], "library": "opencv"}}
     ctx = image_ctx(make_bundle, {"cat": app_tensor(CHELSEA), "coffee": app_tensor(COFFEE)}, prep)
     finding = only(list(fidelity_stage(ctx)), F.INPUTS_NOT_REBUILT)  # once for the input, not per case
