@@ -125,11 +125,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     from checker.lock import lock
+    from checker.render.text import printable
 
     check_paths([args.path])
     result = lock(Path(args.path))
     for line in result.messages:
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(printable(line) + "\n")
     return EXIT_PASS if result.ok else EXIT_FAIL
 
 
@@ -155,7 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
         return code
     except Error as exc:
-        sys.stderr.write(f"checker: {exc}\n")
+        from checker.render.text import printable
+
+        sys.stderr.write(f"checker: {printable(str(exc))}\n")  # it may quote a bundle, which must not drive a terminal
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_LABEL_BYTES = 16 << 20
+# Python's parser spends a few hundred bytes per element: a 16 MiB literal would take gigabytes.
+MAX_LITERAL_BYTES = 1 << 20
 
 
 class LabelError(ValueError):
@@ -31,6 +33,8 @@ def from_text(text: str, source: str) -> list[str]:
 
 
 def _literal(text: str) -> Any:
+    if len(text) > MAX_LITERAL_BYTES:
+        raise ValueError(f"more than {MAX_LITERAL_BYTES} characters")
     return ast.literal_eval(text)
 
 
@@ -50,7 +54,12 @@ def from_value(value: Any, source: str) -> list[str]:
 
 
 def from_file(path: Path, rel: str) -> list[str]:
-    size = path.stat().st_size
+    from checker.paths import regular_size
+
+    try:
+        size = regular_size(path)
+    except OSError as exc:
+        raise LabelError(f"'{rel}' cannot be read ({exc.strerror})") from exc
     if size > MAX_LABEL_BYTES:
         raise LabelError(f"'{rel}' is {size} bytes; at most {MAX_LABEL_BYTES}")
     try:
@@ -62,6 +71,8 @@ def from_file(path: Path, rel: str) -> list[str]:
             return from_value(json.loads(text), f"'{rel}'")
         except json.JSONDecodeError as exc:
             raise LabelError(f"'{rel}' is not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+        except RecursionError as exc:
+            raise LabelError(f"'{rel}' nests too deeply to be a label list") from exc
     return from_text(text, f"'{rel}'")
 
 

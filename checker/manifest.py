@@ -11,9 +11,11 @@ from typing import Any
 
 from checker import findings as F
 from checker.findings import Finding
+from checker.paths import BundlePathError, regular_size, resolve_inside
 
 MAX_MANIFEST_BYTES = 1 << 20  # a manifest is a page of YAML; a megabyte is already absurd
 MAX_NODES = 100_000
+MAX_DEPTH = 64  # a manifest nests six levels; JSON and YAML parsers recurse per level
 SUPPORTED_VERSIONS = (1,)
 MANIFEST_NAMES = ("bundle.yaml", "bundle.yml", "bundle.json")
 
@@ -67,15 +69,21 @@ def to_plain(node: Any) -> Any:
     return str(node)
 
 
-def _refuse_aliases(text: str, name: str) -> Finding | None:
-    """Anchors and aliases let a few bytes expand into a huge tree; a manifest never needs them."""
+def _refuse_costly(text: str, name: str) -> Finding | None:
+    """Refuse, from the event stream, what makes a few bytes costly: anchors and aliases expand into a huge
+    tree, and deep nesting makes ruamel.yaml's scanner quadratic (10000 '[' would take hours). A manifest
+    needs neither."""
     from ruamel.yaml import YAML
-    from ruamel.yaml.events import AliasEvent, NodeEvent
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent
 
+    depth = 0
     for count, event in enumerate(YAML(typ="rt").parse(text), start=1):
+        line = event.start_mark.line + 1 if event.start_mark else None
         if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor):
-            line = event.start_mark.line + 1 if event.start_mark else None
             return F.error(F.MANIFEST_PARSE, f"{name}: YAML anchors and aliases are not allowed", name, line)
+        depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
+        if depth > MAX_DEPTH:
+            return F.error(F.MANIFEST_PARSE, f"{name}:{line}: nested more than {MAX_DEPTH} levels deep", name, line)
         if count > MAX_NODES:
             return F.error(F.MANIFEST_PARSE, f"{name}: more than {MAX_NODES} YAML nodes", name)
     return None
@@ -87,7 +95,7 @@ def parse_text(text: str, name: str) -> tuple[Any, list[Finding]]:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        refused = _refuse_aliases(text, name)
+        refused = _refuse_costly(text, name)
         if refused:
             return None, [refused]
         yaml = YAML(typ="rt")
@@ -108,7 +116,11 @@ def parse_text(text: str, name: str) -> tuple[Any, list[Finding]]:
 def read_text(path: Path) -> tuple[str | None, list[Finding]]:
     name = path.name
     try:
-        size = path.stat().st_size
+        resolve_inside(path.parent, name)
+    except BundlePathError:
+        return None, [F.error(F.BUNDLE_PATH, f"{name} is a link to a file outside the bundle; it is not read", name)]
+    try:
+        size = regular_size(path)
         if size > MAX_MANIFEST_BYTES:
             return None, [F.error(F.MANIFEST_PARSE, f"{name} is {size} bytes; at most {MAX_MANIFEST_BYTES}", name)]
         return path.read_bytes().decode("utf-8-sig"), []

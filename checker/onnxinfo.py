@@ -71,15 +71,33 @@ def _all_tensors(graph: Any) -> Iterator[Any]:
     for sparse in graph.sparse_initializer:
         yield sparse.values
         yield sparse.indices
-    for node in graph.node:
+    yield from _node_tensors(graph.node)
+
+
+def _node_tensors(nodes: Any) -> Iterator[Any]:
+    for node in nodes:
         for attr in node.attribute:
             if attr.HasField("t"):
                 yield attr.t
             yield from attr.tensors
+            sparse = [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []
+            for s in [*sparse, *attr.sparse_tensors]:
+                yield s.values
+                yield s.indices
             if attr.HasField("g"):
                 yield from _all_tensors(attr.g)
             for sub in attr.graphs:
                 yield from _all_tensors(sub)
+
+
+def _model_tensors(model: Any) -> Iterator[Any]:
+    """The graph's tensors, and those in its functions and training graphs: onnxruntime loads those too."""
+    yield from _all_tensors(model.graph)
+    for function in model.functions:
+        yield from _node_tensors(function.node)
+    for info in model.training_info:
+        yield from _all_tensors(info.initialization)
+        yield from _all_tensors(info.algorithm)
 
 
 def _nbytes(tensor: Any) -> int | None:
@@ -100,7 +118,7 @@ def external_refs(model: Any) -> Iterator[ExternalRef | str]:
     """Each tensor stored outside the graph file; a str describes a malformed reference."""
     import onnx
 
-    for tensor in _all_tensors(model.graph):
+    for tensor in _model_tensors(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         entries = {e.key: e.value for e in tensor.external_data}

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 
 class BundlePathError(ValueError):
     """A manifest path that is absolute, leaves the bundle, or goes through a link that leaves it."""
+
+
+def regular_size(path: Path) -> int:
+    """The size of a regular file; OSError for anything else, since reading a FIFO or a device never ends."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return info.st_size
 
 
 def check_relative(rel: str) -> PurePosixPath:
@@ -34,19 +45,63 @@ def resolve_inside(root: Path, rel: str) -> Path:
     return target
 
 
+MAX_GLOB_ENTRIES = 100_000  # files and folders a glob may look through
+
+
 def glob_inside(root: Path, pattern: str) -> list[str]:
-    """Bundle-relative paths matching a glob, sorted; matches that leave the bundle are dropped."""
-    check_relative(pattern)
+    """Bundle-relative paths of the files and folders matching a glob, sorted; matches that leave the bundle
+    are dropped.
+
+    The bundle is walked without following links, matching each name segment by segment and going down only
+    into folders that can still lead to a match, so neither a linked folder (say, one pointing at /) nor
+    repeated '**' (which makes pathlib's glob exponential in the depth of the tree) can make a pattern look
+    beyond the bundle or for hours.
+    """
+    segments = check_relative(pattern).parts
     real_root = root.resolve()
-    found = []
-    for match in sorted(real_root.glob(pattern)):
-        rel = match.relative_to(real_root).as_posix()
-        try:
-            resolve_inside(real_root, rel)
-        except BundlePathError:
-            continue
-        found.append(rel)
-    return found
+    found, seen = [], 0
+    reached = {real_root: _skip_stars({0}, segments)}
+    for dirpath, dirnames, filenames in os.walk(real_root, followlinks=False):
+        here, folder = reached.pop(Path(dirpath)), Path(dirpath)
+        deeper = []
+        for name in sorted(d for d in dirnames if not d.startswith(".git")) + filenames:
+            seen += 1
+            if seen > MAX_GLOB_ENTRIES:
+                raise BundlePathError(f"'{pattern}' would search more than {MAX_GLOB_ENTRIES} files and folders")
+            reach = _step(here, name, segments)
+            if len(segments) in reach:
+                found.append((folder / name).relative_to(real_root).as_posix())
+            if name in dirnames and any(j < len(segments) for j in reach):
+                deeper.append(name)
+                reached[folder / name] = reach
+        dirnames[:] = deeper
+    return sorted(rel for rel in found if _stays_inside(real_root, rel))
+
+
+def _stays_inside(root: Path, rel: str) -> bool:
+    try:
+        resolve_inside(root, rel)
+    except BundlePathError:
+        return False
+    return True
+
+
+def _step(reach: set[int], name: str, segments: tuple[str, ...]) -> set[int]:
+    """The positions in `segments` reached after one more path segment, `name` ('**' is any number of them)."""
+    step = {j for j in reach if j < len(segments) and segments[j] == "**"}
+    step |= {j + 1 for j in reach if j < len(segments) and segments[j] != "**" and fnmatchcase(name, segments[j])}
+    return _skip_stars(step, segments)
+
+
+def _skip_stars(reach: set[int], segments: tuple[str, ...]) -> set[int]:
+    """Add the positions reached by letting a '**' match no folder at all."""
+    out, todo = set(reach), list(reach)
+    while todo:
+        j = todo.pop()
+        if j < len(segments) and segments[j] == "**" and j + 1 not in out:
+            out.add(j + 1)
+            todo.append(j + 1)
+    return out
 
 
 def walk_files(root: Path, limit: int) -> list[str]:

@@ -17,8 +17,9 @@ from checker.report import BundleReport, Report
 
 Stage = Callable[[Context], Iterable[Finding]]
 
-# The order of the contract: completeness (and the manifest's references to itself), paths and digests, the graph, labels, runtime, the cases,
-# the comparison inputs (range, fidelity), the comparison (baseline, then variants), the validation command.
+# The order of the contract: completeness (and the manifest's references to itself), paths and digests,
+# the graph, labels, runtime, the cases, the comparison inputs (range, fidelity), the comparison
+# (baseline, then variants), the validation command.
 STAGES = (
     "checker.checks.completeness:completeness_stage",
     "checker.checks.references:references_stage",

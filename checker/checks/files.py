@@ -39,10 +39,17 @@ def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | N
         return F.error(F.BUNDLE_PATH, f"{'/'.join(map(str, entry.keys))}: {exc}", **ctx.where(*entry.keys))
     if not path.is_file():
         ctx.unusable.add(entry.rel)
-        what = "is a folder, not a file" if path.is_dir() else "does not exist in the bundle"
-        return F.error(F.FILE_MISSING, f"'{entry.rel}' {what}", **ctx.where(*entry.keys), path=entry.rel)
+        return F.error(F.FILE_MISSING, f"'{entry.rel}' {_not_a_file(path)}", **ctx.where(*entry.keys), path=entry.rel)
     present[entry.rel] = path
     return None
+
+
+def _not_a_file(path: Path) -> str:
+    if path.is_dir():
+        return "is a folder, not a file"
+    if path.exists():
+        return "is not a regular file (a FIFO, socket or device)"  # reading one would block or never end
+    return "does not exist in the bundle"
 
 
 def _hash(present: dict[str, Path]) -> dict[str, str]:

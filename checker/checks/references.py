@@ -38,10 +38,10 @@ def _rules(ctx: Context) -> Iterator[tuple[dict[str, Any], tuple[str | int, ...]
 
 def _ruled_outputs_declared(ctx: Context) -> Iterator[Finding]:
     """`outputs` holds one entry per output a rule names: its meaning decides whether labels are required."""
-    declared = {entry.get("name") for entry in ctx.data.get("outputs") or []}
+    declared = {str(entry.get("name")) for entry in ctx.data.get("outputs") or []}
     reported: set[str] = set()
     for rule, keys in _rules(ctx):
-        output = rule.get("output")
+        output = str(rule.get("output"))
         if output not in declared and output not in reported:
             reported.add(output)
             yield F.error(F.MANIFEST_SCHEMA, f"a rule judges output '{output}', which outputs[] does not declare: "

@@ -17,7 +17,7 @@ import numpy as np
 
 from checker.compare.matching import GRAPH_INPUT, Produced, match_tensors
 from checker.compare.metrics import SQNR_CAP_DB, sqnr_db
-from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, weight_bytes
+from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, timed_run, weight_bytes
 
 if TYPE_CHECKING:
     import onnx
@@ -218,7 +218,7 @@ def _fetch(
         feed = {i.name: inputs[i.name] for i in session.get_inputs() if i.name in inputs}
         outputs = {o.name for o in session.get_outputs()}
         wanted = [n for n in dict.fromkeys(names) if n in outputs]
-        values = session.run(wanted, feed) if len(feed) == len(session.get_inputs()) else None
+        values = timed_run(session, wanted, feed) if len(feed) == len(session.get_inputs()) else None
     except (SessionError, CaseRunError) as exc:
         raise DiagnosisError(str(exc)) from exc
     except Exception as exc:  # onnxruntime's errors share no base class beyond Exception

@@ -51,6 +51,8 @@ def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[
     total = len(result.cases)
     failed = total - round(result.pass_rate * total)
     where = " against the baseline's outputs" if against == "baseline" else ""
+    if failed == 0 and result.note:  # every case passed, yet the rule did not: its note says why
+        return f"{graph}: rule {result.output}/{result.check} failed{where}: {result.note}"
     return (
         f"{graph}: rule {result.output}/{result.check} failed{where}: {_worst(result, case_notes)}; "
         f"{failed}/{total} cases failed (pass rate {_fmt(result.pass_rate)} < {result.min_pass_rate:g})"

@@ -142,7 +142,8 @@ def mean_abs_figure(x: Pair, p: Params) -> float:
 
 def _items(x: np.ndarray) -> np.ndarray:
     """Batch items as rows: axis 0 is the batch when there is one (rank >= 2)."""
-    return x.reshape(x.shape[0], -1) if x.ndim >= 2 else x.reshape(1, -1)
+    # Sizes, not -1: NumPy cannot infer an axis beside a zero-length one.
+    return x.reshape(x.shape[0], math.prod(x.shape[1:])) if x.ndim >= 2 else x.reshape(1, x.size)
 
 
 def cosine_figure(x: Pair, p: Params) -> float:

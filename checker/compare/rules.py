@@ -15,6 +15,7 @@ from checker.report import RuleResult
 Keys = tuple[str | int, ...]
 _APPLY = ("none", "softmax", "sigmoid")
 _MAX_NOTES = 3
+NOTHING_COMPARED = "no case gave an element of '{output}' to compare (every expected one is empty or NaN)"
 
 
 class RuleError(ValueError):
@@ -42,6 +43,7 @@ class CaseResult:
     passed: bool
     note: str | None = None
     nonfinite: int = 0  # NaN/infinity elements of the actual output where the expected one is finite
+    compared: int = 0  # elements compared: those of the expected output, less matching NaN/infinity
 
 
 def _number(raw: Mapping[str, Any], key: str, low: float | None = None, high: float | None = None) -> float:
@@ -107,8 +109,10 @@ def _shape_problem(rule: Rule, a: np.ndarray, e: np.ndarray) -> str | None:
         if not -a.ndim <= axis < a.ndim:
             return f"axis {axis} does not exist in shape {list(a.shape)}"
         size = a.shape[axis]
-        if rule.params.get("k", 1) > size:
+        if "k" in rule.params and rule.params["k"] > size:
             return f"k={rule.params['k']} exceeds the {size} entries of axis {axis}"
+        if size == 0:
+            return f"axis {axis} has no entries to rank"
     return None
 
 
@@ -167,15 +171,16 @@ def evaluate_case(
         pair = cache.setdefault(rule.output, Pair(actual, expected))
     else:
         pair = Pair(actual, expected)
-    return _measure(rule, pair)
+    compared = int(expected.size) - (int(np.count_nonzero(mask)) if mask is not None else 0)
+    return _measure(rule, pair, compared)
 
 
-def _measure(rule: Rule, pair: Pair) -> CaseResult:
+def _measure(rule: Rule, pair: Pair, compared: int) -> CaseResult:
     with np.errstate(all="ignore"):
         figure = rule.check.figure(pair, rule.params)
     if not math.isfinite(figure):
         return CaseResult(None, False, "the difference is too large to measure (it overflows)")
-    return CaseResult(figure, rule.check.passes(figure, rule.params))
+    return CaseResult(figure, rule.check.passes(figure, rule.params), compared=compared)
 
 
 def _badness(rule: Rule, figure: float | None) -> float:
@@ -210,12 +215,14 @@ def judge_rule(rule: Rule, names: Sequence[str], results: Mapping[str, CaseResul
     figures = [results[n].figure for n in names]
     passing = sum(1 for n in names if results[n].passed)
     rate = passing / len(names) if names else 0.0
+    # Empty or all-NaN outputs agree vacuously; a rule that compared nothing in any case has shown nothing.
+    vacuous = passing > 0 and not any(results[n].compared for n in names)
     worst = max(names, key=lambda n: _badness(rule, results[n].figure), default=None)
     return RuleResult(
         output=rule.output,
         check=rule.check.name,
         params=dict(rule.params),
-        passed=bool(names) and rate >= rule.min_pass_rate - 1e-12,
+        passed=bool(names) and rate >= rule.min_pass_rate - 1e-12 and not vacuous,
         pass_rate=rate,
         min_pass_rate=rule.min_pass_rate,
         worst_case=worst,
@@ -224,6 +231,6 @@ def judge_rule(rule: Rule, names: Sequence[str], results: Mapping[str, CaseResul
         would_pass_at=would_pass_at(rule, figures),
         direction=rule.check.direction,
         cases={n: results[n].figure for n in names},
-        note=_notes(names, results),
+        note=NOTHING_COMPARED.format(output=rule.output) if vacuous else _notes(names, results),
         line=line,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,8 @@ _ORT_TYPES = {
 
 
 LEAN_BYTES = 256 << 20
+# One run of one case. A graph is untrusted and a Loop can run for ever; no real model needs this long per case.
+CASE_TIMEOUT_S = 600.0
 # Bytes per element of the ONNX tensor types (4-bit types round up: an estimate is all this needs).
 _ITEMSIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2, 21: 1, 22: 1}
 
@@ -128,7 +131,31 @@ class CaseRunError(RuntimeError):
     """One case could not be run; the message names why."""
 
 
-def run_case(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def timed_run(
+    session: ort.InferenceSession, wanted: list[str] | None, feed: Mapping[str, Any], timeout: float = CASE_TIMEOUT_S
+) -> list[Any]:
+    """session.run, stopped after `timeout` seconds through onnxruntime's terminate flag; CaseRunError says why."""
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    options.log_severity_level = _QUIET + 1  # a stopped run is reported here, not in onnxruntime's log
+    timer = threading.Timer(timeout, setattr, (options, "terminate", True))
+    timer.daemon = True
+    timer.start()
+    try:
+        values: list[Any] = session.run(wanted, dict(feed), options)
+    except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
+        if options.terminate:
+            raise CaseRunError(f"the graph ran for more than {timeout:g} s on this case and was stopped") from exc
+        raise CaseRunError(_first_line(exc)) from exc
+    finally:
+        timer.cancel()
+    return values
+
+
+def run_case(
+    session: ort.InferenceSession, inputs: Mapping[str, np.ndarray], timeout: float = CASE_TIMEOUT_S
+) -> dict[str, np.ndarray]:
     """Every output of the graph for one case, its inputs fed by name."""
     names = [i.name for i in session.get_inputs()]
     missing = [n for n in names if n not in inputs]
@@ -138,10 +165,7 @@ def run_case(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray]) ->
         problem = _feed_problem(arg.name, arg.type, arg.shape, inputs[arg.name])
         if problem:
             raise CaseRunError(problem)
-    try:
-        values = session.run(None, {n: inputs[n] for n in names})
-    except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
-        raise CaseRunError(_first_line(exc)) from exc
+    values = timed_run(session, None, {n: inputs[n] for n in names}, timeout)
     return {o.name: v for o, v in zip(session.get_outputs(), values, strict=True)}
 
 

@@ -28,14 +28,24 @@ def read_report(path: Path, *, untrusted: bool = True) -> dict[str, Any]:
     if size > MAX_REPORT_BYTES:
         raise ReportError(f"the report {path} is {size} bytes, more than the {MAX_REPORT_BYTES} accepted")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ReportError(f"the report {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ReportError(f"the report {path} nests too deeply to be a report") from None
     if untrusted:
-        validate(data, path)
+        try:
+            validate(data, path)
+        except RecursionError:
+            raise ReportError(f"the report {path} nests too deeply to be a report") from None
     if not isinstance(data, dict):
         raise ReportError(f"the report {path} is not a JSON object")
     return data
+
+
+def _not_json(name: str) -> Any:
+    """Python's reader accepts NaN and Infinity, which JSON has not: a report never holds them."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def validate(data: object, path: Path) -> None:

@@ -38,8 +38,10 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
             raise BundleError(f"{bundle}: {problems}")
         tensors = rebuild_file(opened.manifest_path, opened.root, name, raw, npz=_is_npz(args.output))
     _write(args.output, tensors, name)
+    from checker.render.text import printable
+
     for key, tensor in tensors.items():
-        sys.stdout.write(f"{args.output}: input '{key}', {tensor.dtype} {list(tensor.shape)}\n")
+        sys.stdout.write(printable(f"{args.output}: input '{key}', {tensor.dtype} {list(tensor.shape)}") + "\n")
     return 0
 
 

@@ -9,11 +9,15 @@ from typing import Any
 
 import numpy as np
 
+from checker.paths import regular_size
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.resample import pillow
 
 MAX_FILE_BYTES = 100 << 20
 MAX_PIXELS = 50_000_000  # a 50-megapixel photograph; 150 MB once decoded
+# The raster formats applications feed to models, decoded in-process. Pillow would otherwise also try every
+# plugin it has, EPS among them, which runs Ghostscript on the file: PostScript from a pull request.
+FORMATS = ("PNG", "JPEG", "BMP", "GIF", "TIFF", "WEBP", "PPM")  # JPEG covers multi-picture (MPO) files
 # 8-bit modes; wider ones (I;16, I, F) would be clipped by a conversion to RGB, which no application means.
 _MODES = {"1", "L", "LA", "La", "P", "PA", "RGB", "RGBA", "RGBa", "RGBX", "CMYK", "YCbCr"}
 
@@ -34,12 +38,14 @@ def decode(path: Path, name: str) -> Decoded:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", image.DecompressionBombWarning)
-            with image.open(path) as im:
+            with image.open(path, formats=FORMATS) as im:
                 _check_header(im, name)
                 im.load()
                 tag = orientation(im)
                 stored = im.copy()
                 return Decoded(oriented(im) if tag != 1 else stored, stored, tag)
+    except image.UnidentifiedImageError as e:
+        raise PreprocessError(f"{name} cannot be decoded as an image: not {', '.join(FORMATS)}") from e
     except (
         OSError,
         ValueError,
@@ -52,7 +58,7 @@ def decode(path: Path, name: str) -> Decoded:
 
 def _check_file(path: Path, name: str) -> None:
     try:
-        size = path.stat().st_size
+        size = regular_size(path)
     except OSError as e:
         raise PreprocessError(f"{name} cannot be read: {e.strerror}") from e
     if size > MAX_FILE_BYTES:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.paths import regular_size
 from checker.preprocess.errors import PreprocessError
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -71,11 +72,13 @@ class HfImageConfig:
 
 def read_config(path: Path, name: str) -> dict[str, Any]:
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
+        if regular_size(path) > MAX_CONFIG_BYTES:
             raise PreprocessError(f"{name} is larger than {MAX_CONFIG_BYTES} bytes")
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise PreprocessError(f"{name} cannot be read as JSON: {e}") from e
+    except RecursionError as e:
+        raise PreprocessError(f"{name} nests too deeply to be an image-processor file") from e
     if not isinstance(data, dict):
         raise PreprocessError(f"{name} does not hold a JSON object")
     return data

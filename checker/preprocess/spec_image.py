@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,7 @@ def parse_image(prep: dict[str, Any]) -> ImageSpec:
         tolerance=_tolerance(prep.get("tolerance")),
     )
     _check_channels(spec)
+    _check_finite(spec)
     return spec
 
 
@@ -174,3 +176,13 @@ def _check_channels(spec: ImageSpec) -> None:
         raise PreprocessError("preprocessing.std holds a zero")
     if spec.scale == 0:
         raise PreprocessError("preprocessing.scale is zero")
+
+
+def _check_finite(spec: ImageSpec) -> None:
+    """An overflowing scale or a vanishing std makes every tensor infinite and the default tolerance too: then
+    nothing could fail the fidelity or range checks."""
+    ends = [(v - m) / s for v in (0.0, 255 * spec.scale) for m in spec.mean for s in spec.std]
+    if not all(math.isfinite(x) for x in (*ends, spec.default_tolerance)):
+        raise PreprocessError(
+            "preprocessing.scale, mean and std overflow: (x * scale - mean) / std is infinite for some pixel value"
+        )

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from checker.paths import BundlePathError, regular_size, resolve_inside
 from checker.preprocess import fields as f
 from checker.preprocess.errors import MissingExtra, PreprocessError
 
@@ -18,6 +22,11 @@ PADDINGS = ("max_length", "longest", "none")
 MAX_TOKENIZER_BYTES = 100 << 20
 MAX_TEXT_BYTES = 1 << 20
 MAX_LENGTH = 1 << 20
+# All the tokenizing one tokenizer may do: a megabyte of text takes well under a second, and a bundle's texts
+# are tokenized a few times each (the fidelity explanations try variations).
+TOKENIZE_BUDGET_S = 60.0
+# Seconds spent per tokenizer file, kept apart from the cache of loaded tokenizers, which may evict and reload.
+_SPENT: dict[tuple[str, int, int], float] = {}
 # Tried in this order when padding is asked for and tokenizer.json sets no pad token of its own.
 PAD_TOKENS = ("[PAD]", "<pad>", "<|pad|>")
 
@@ -88,18 +97,46 @@ def apply_template(template: str | None, text: str) -> str:
 
 def build_text(spec: TextSpec, root: Path, text: str) -> dict[str, np.ndarray]:
     """Every encoding array (ids, attention_mask, type_ids) of `text`: 1-D int64, no batch axis."""
-    tok = configured(load_tokenizer(spec, root), spec)
-    try:
-        enc = tok.encode(apply_template(spec.template, text), add_special_tokens=spec.special_tokens)
-    except Exception as e:  # tokenizers raises bare Exception subclasses from Rust
-        raise PreprocessError(f"the text cannot be tokenized: {e}") from e
+    loaded = load_tokenizer(spec, root)
+    if _SPENT.get(loaded.key, 0.0) >= TOKENIZE_BUDGET_S:
+        raise PreprocessError(f"{spec.tokenizer} used up its {TOKENIZE_BUDGET_S:g} s of tokenizing; not used again")
+    tok = configured(loaded, spec)
+    enc = _encode(loaded, tok, apply_template(spec.template, text), spec.special_tokens)
     return {name: np.asarray(getattr(enc, name), dtype=np.int64) for name in FIELDS}
+
+
+def _encode(loaded: Loaded, tok: Any, text: str, special_tokens: bool) -> Any:
+    """tok.encode within the tokenizer's time budget: tokenizer.json's regular expressions are the bundle's
+    own, and one that backtracks can run for hours. encode_batch releases the GIL, so the worker thread can be
+    left behind (it ends with the process) while the verification goes on without this tokenizer."""
+    result: list[Any] = []
+
+    def work() -> None:
+        try:
+            result.append(tok.encode_batch([text], add_special_tokens=special_tokens)[0])
+        except BaseException as e:  # tokenizers raises bare Exception subclasses, and a Rust panic is neither
+            result.append(e)
+
+    worker = threading.Thread(target=work, name="tokenize", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    worker.join(TOKENIZE_BUDGET_S - _SPENT.get(loaded.key, 0.0))
+    _SPENT[loaded.key] = _SPENT.get(loaded.key, 0.0) + time.monotonic() - started
+    if worker.is_alive():
+        _SPENT[loaded.key] = math.inf  # the worker may still hold the tokenizer: never touch it again
+        raise PreprocessError(
+            f"tokenizing took more than {TOKENIZE_BUDGET_S:g} s in all (a regular expression in tokenizer.json "
+            "that backtracks?); the tokenizer was abandoned"
+        )
+    if isinstance(result[0], BaseException):
+        raise PreprocessError(f"the text cannot be tokenized: {result[0]}") from result[0]
+    return result[0]
 
 
 def read_text(path: Path, name: str) -> str:
     """A raw text file: UTF-8 (a BOM is dropped), without the one final line break files end in."""
     try:
-        if path.stat().st_size > MAX_TEXT_BYTES:
+        if regular_size(path) > MAX_TEXT_BYTES:
             raise PreprocessError(f"{name} is larger than the {MAX_TEXT_BYTES} bytes a raw text may be")
         text = path.read_bytes().decode("utf-8-sig")
     except OSError as e:
@@ -110,10 +147,9 @@ def read_text(path: Path, name: str) -> str:
 
 
 def load_tokenizer(spec: TextSpec, root: Path) -> Loaded:
-    from checker.paths import BundlePathError, resolve_inside
-
     try:
         path = resolve_inside(root, spec.tokenizer)
+        regular_size(path)
         stat = path.stat()
     except BundlePathError as e:
         raise PreprocessError(str(e)) from e
@@ -131,6 +167,7 @@ class Loaded:
     tokenizer: Any
     padding: dict[str, Any] | None
     truncation: dict[str, Any] | None
+    key: tuple[str, int, int] = ("", 0, 0)  # path, mtime and size: its entry in _SPENT
 
 
 @functools.lru_cache(maxsize=4)
@@ -145,9 +182,11 @@ def _load(path: str, mtime_ns: int, size: int, name: str, sha256: str | None) ->
         raise PreprocessError(f"{name} does not match preprocessing.tokenizer_sha256")
     try:
         tok = Tokenizer.from_str(data.decode("utf-8"))
-    except Exception as e:  # tokenizers raises bare Exception subclasses from Rust
+    except BaseException as e:  # tokenizers raises bare Exception subclasses, and a Rust panic is neither
+        if not (isinstance(e, Exception) or type(e).__name__ == "PanicException"):
+            raise
         raise PreprocessError(f"{name} is not a tokenizer.json the tokenizers library reads: {e}") from e
-    return Loaded(tok, tok.padding, tok.truncation)
+    return Loaded(tok, tok.padding, tok.truncation, (path, mtime_ns, size))
 
 
 def configured(loaded: Loaded, spec: TextSpec) -> Any:

@@ -16,7 +16,35 @@ class Painter:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour and code else text
 
 
+# Keys whose text keeps its line breaks: `_validation` makes each line printable and prefixes it.
+_MULTILINE = ("stdout_tail", "stderr_tail")
+_MAX_DEPTH = 32
+
+
+def printable(text: str) -> str:
+    """`text` with control and format characters shown as escapes: a name or message from a bundle must not
+    move the cursor, recolour or retitle the terminal, or start a line that reads like a verdict."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in text)
+
+
+def _inert(value: Any, depth: int = 0) -> Any:
+    """The report with every string made printable (dict keys too: rules key their figures by case name).
+    A report read back from JSON may nest without end; nothing shown lies deeper than a few levels."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, (dict, list)) and depth > _MAX_DEPTH:
+        return "…"
+    if isinstance(value, dict):
+        return {printable(str(k)): v if k in _MULTILINE else _inert(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v, depth + 1) for v in value]
+    return value
+
+
 def render(report: dict[str, Any], colour: bool = False, **_: Any) -> str:
+    report = _inert(report)
     paint = Painter(colour)
     blocks = [_bundle(b, paint) for b in report.get("bundles", [])]
     total = len(report.get("bundles", []))
@@ -49,8 +77,8 @@ def _validation(run: dict[str, Any], paint: Painter) -> list[str]:
     verdict = "pass" if ok else "fail"
     head = f"  validation: {paint(verdict, verdict)} ({how}, {_fmt(run.get('duration_s'))} s)"
     lines = [head, "    $ " + " ".join(str(a) for a in run.get("command", []))]
-    tail = (run.get("stderr_tail") or run.get("stdout_tail") or "").strip().splitlines()[-5:]
-    return lines + ["    | " + line for line in tail]
+    tail = str(run.get("stderr_tail") or run.get("stdout_tail") or "").strip().splitlines()[-5:]
+    return lines + ["    | " + printable(line) for line in tail]
 
 
 def _findings(findings: list[dict[str, Any]], paint: Painter) -> list[str]:

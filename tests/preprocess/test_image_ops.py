@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-import sys
 import struct
+import sys
 import zlib
 from pathlib import Path
 
