@@ -94,8 +94,9 @@ class _Budget:
         if packed is not None and size > 1 << 20 and size > MAX_COMPRESSION_RATIO * max(packed, 1):
             raise _Refused(F.BUNDLE_LIMIT, f"member '{name}' expands {size // max(packed, 1)}x (a decompression bomb)")
         if self.unpacked > 64 << 20 and self.unpacked > MAX_COMPRESSION_RATIO * self.packed:
-            raise _Refused(F.BUNDLE_LIMIT, f"the archive expands more than {MAX_COMPRESSION_RATIO}x "
-                           "(a decompression bomb)")
+            raise _Refused(
+                F.BUNDLE_LIMIT, f"the archive expands more than {MAX_COMPRESSION_RATIO}x (a decompression bomb)"
+            )
 
 
 def _not_a_file(name: str) -> _Refused:

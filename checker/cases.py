@@ -58,13 +58,26 @@ def _stored(ctx: Context, entry: dict[str, Any], where: tuple[str | int, ...], l
     except TensorFileError as exc:
         loaded.problems.append((f"case '{entry['name']}': {exc}", where))
         return
-    case = Case(entry["name"], list(entry.get("tags") or []), inputs, expected, dict(entry.get("raw") or {}),
-                where, in_files + out_files)
+    case = Case(
+        entry["name"],
+        list(entry.get("tags") or []),
+        inputs,
+        expected,
+        dict(entry.get("raw") or {}),
+        where,
+        in_files + out_files,
+    )
     loaded.cases.append(case)
 
 
-def _test_data(ctx: Context, entry: dict[str, Any], where: tuple[str | int, ...], input_names: list[str],
-               output_names: list[str], loaded: Loaded) -> None:
+def _test_data(
+    ctx: Context,
+    entry: dict[str, Any],
+    where: tuple[str | int, ...],
+    input_names: list[str],
+    output_names: list[str],
+    loaded: Loaded,
+) -> None:
     pattern = entry["onnx_test_data"]
     try:
         folders = test_data_folders(ctx.root, pattern)
@@ -87,8 +100,14 @@ def _test_data(ctx: Context, entry: dict[str, Any], where: tuple[str | int, ...]
 
 def _pb_side(ctx: Context, folder: str, prefix: str, names: list[str]) -> dict[str, np.ndarray]:
     """input_N.pb in index order; a tensor without a name takes the graph's N-th input (or output) name."""
-    found = sorted(((int(m.group(2)), p) for p in (ctx.root / folder).iterdir()
-                    if (m := PB_NAME.match(p.name)) and m.group(1) == prefix), key=lambda t: t[0])
+    found = sorted(
+        (
+            (int(m.group(2)), p)
+            for p in (ctx.root / folder).iterdir()
+            if (m := PB_NAME.match(p.name)) and m.group(1) == prefix
+        ),
+        key=lambda t: t[0],
+    )
     out = {}
     for index, path in found:
         if path.is_symlink():  # the bundle digest leaves links out (named.test_data_files), so they are not read

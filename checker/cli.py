@@ -40,8 +40,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="checker", description="Check that an ONNX model release bundle is complete and "
-                     "reproduces its reference outputs.")
+    parser = _Parser(
+        prog="checker",
+        description="Check that an ONNX model release bundle is complete and reproduces its reference outputs.",
+    )
     parser.add_argument("--version", action="store_true", help="print the versions a verdict depends on")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     _add_verify(sub)
@@ -57,10 +59,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "json", "markdown", "junit"), default=None,
-                   help="report format (default: text)")
-    p.add_argument("--output", "-o", type=Path,
-                   help="write the report to FILE (with a format other than text, the text verdict also prints)")
+    p.add_argument(
+        "--format", choices=("text", "json", "markdown", "junit"), default=None, help="report format (default: text)"
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        help="write the report to FILE (with a format other than text, the text verdict also prints)",
+    )
     p.add_argument("--strict", action="store_true", help="warnings fail the bundle too")
     p.add_argument("--no-color", action="store_true", help="no colour (also: the NO_COLOR variable)")
 
@@ -69,8 +76,11 @@ def _add_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help="verify bundles (folders, manifests or .tar.gz/.zip archives)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     add_report_options(p)
-    p.add_argument("--run-validation", action="store_true",
-                   help="run each bundle's validation.command (never without this flag: a manifest is untrusted)")
+    p.add_argument(
+        "--run-validation",
+        action="store_true",
+        help="run each bundle's validation.command (never without this flag: a manifest is untrusted)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_verify)
 

@@ -37,8 +37,13 @@ def releases() -> tuple[Release, ...]:
     text = resources.files("checker").joinpath("data/onnxruntime-support.csv").read_text(encoding="utf-8")
     rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
     out = [
-        Release(r["onnxruntime"], int(r["max_ir"]), int(r["max_opset"]),
-                int(r["max_ml_opset"]) if r["max_ml_opset"] else None, r["source"])
+        Release(
+            r["onnxruntime"],
+            int(r["max_ir"]),
+            int(r["max_opset"]),
+            int(r["max_ml_opset"]) if r["max_ml_opset"] else None,
+            r["source"],
+        )
         for r in rows
     ]
     return tuple(sorted(out, key=lambda r: r.version))
@@ -46,8 +51,9 @@ def releases() -> tuple[Release, ...]:
 
 def admitted(spec: SpecifierSet) -> list[Release]:
     """The table's releases of which some patch release satisfies the specifier, oldest first."""
-    return [r for r in releases() if any(spec.contains(f"{r.minor}.{p}", prereleases=False)
-                                         for p in range(PATCHES_TRIED))]
+    return [
+        r for r in releases() if any(spec.contains(f"{r.minor}.{p}", prereleases=False) for p in range(PATCHES_TRIED))
+    ]
 
 
 def oldest_loading(ir: int, opset: int | None, ml_opset: int | None) -> Release | None:

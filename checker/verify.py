@@ -82,15 +82,29 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
         report.add(_dedupe(report.findings, stage(ctx)))
         report.pieces = dict(ctx.pieces)
         if not schema_ok:
-            report.add([F.info(F.STAGE_SKIPPED, "the later checks did not run: the manifest does not match the "
-                               "schema (see the manifest.schema findings)", ctx.manifest.file)])
+            report.add(
+                [
+                    F.info(
+                        F.STAGE_SKIPPED,
+                        "the later checks did not run: the manifest does not match the "
+                        "schema (see the manifest.schema findings)",
+                        ctx.manifest.file,
+                    )
+                ]
+            )
             return
     report.digest = ctx.extra.get("digest")
     report.comparisons = list(ctx.extra.get("comparisons", []))
     report.validation = ctx.extra.get("validation")
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
-        report.add([F.error(F.COMPARISON_NOT_RUN, "the comparison was not run, so the release has not shown "
-                            "that it reproduces its reference outputs")])
+        report.add(
+            [
+                F.error(
+                    F.COMPARISON_NOT_RUN,
+                    "the comparison was not run, so the release has not shown that it reproduces its reference outputs",
+                )
+            ]
+        )
 
 
 def _dedupe(existing: list[Finding], new: Iterable[Finding]) -> list[Finding]:

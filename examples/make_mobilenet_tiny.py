@@ -52,13 +52,19 @@ def build_graph(w: dict[str, np.ndarray]) -> onnx.ModelProto:
         helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], "fc", transB=1),
     ]
     graph = helper.make_graph(
-        nodes, "mobilenet_tiny",
+        nodes,
+        "mobilenet_tiny",
         [helper.make_tensor_value_info("pixel_values", TensorProto.FLOAT, ["batch", 3, SIZE, SIZE])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", len(LABELS)])],
         [numpy_helper.from_array(v, k) for k, v in w.items()],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8,
-                              producer_name="examples/make_mobilenet_tiny.py", producer_version="1")
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 17)],
+        ir_version=8,
+        producer_name="examples/make_mobilenet_tiny.py",
+        producer_version="1",
+    )
     onnx.checker.check_model(model)
     return model
 
@@ -71,7 +77,7 @@ def conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int) -> np.ndarr
     cols = np.empty((n, c, 3, 3, oh, ow))
     for i in range(3):
         for j in range(3):
-            cols[:, :, i, j] = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            cols[:, :, i, j] = xp[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
     return np.einsum("ncijhw,ocij->nohw", cols, w.astype(np.float64)) + b[None, :, None, None]
 
 
@@ -192,10 +198,12 @@ variants:
 
 
 def case_yaml(name: str, tags: list[str]) -> str:
-    return (f"    - name: {name}\n      tags: [{', '.join(tags)}]\n"
-            f"      inputs: {{pixel_values: cases/{name}/pixel_values.npy}}\n"
-            f"      expected: {{logits: cases/{name}/logits.npy}}\n"
-            f"      raw: {{pixel_values: cases/{name}/photo.png}}")
+    return (
+        f"    - name: {name}\n      tags: [{', '.join(tags)}]\n"
+        f"      inputs: {{pixel_values: cases/{name}/pixel_values.npy}}\n"
+        f"      expected: {{logits: cases/{name}/logits.npy}}\n"
+        f"      raw: {{pixel_values: cases/{name}/photo.png}}"
+    )
 
 
 def quantize(src: Path, dst: Path, tensors: list[np.ndarray]) -> None:
@@ -212,8 +220,15 @@ def quantize(src: Path, dst: Path, tensors: list[np.ndarray]) -> None:
         staged = Path(tmp) / "model.onnx"
         shutil.copy(src, staged)
         out = Path(tmp) / "model.int8.onnx"
-        quantize_static(str(staged), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        quantize_static(
+            str(staged),
+            str(out),
+            Reader(),
+            quant_format=QuantFormat.QDQ,
+            per_channel=True,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+        )
         model = onnx.load(str(out))
         onnx.save(model, str(dst))
 

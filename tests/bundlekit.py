@@ -39,26 +39,38 @@ def manifest(**overrides: Any) -> dict[str, Any]:
         "manifest_version": 1,
         "release": {"name": "linear", "version": "1.0.0"},
         "graph": {"path": "model.onnx", "producer": {"tool": "onnx.helper", "version": onnx.__version__}},
-        "inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", 4], "meaning": "tabular",
-                    "preprocessing": {"kind": "custom", "description": "standardised features"}}],
+        "inputs": [
+            {
+                "name": "x",
+                "dtype": "float32",
+                "shape": ["batch", 4],
+                "meaning": "tabular",
+                "preprocessing": {"kind": "custom", "description": "standardised features"},
+            }
+        ],
         "outputs": [{"name": "y", "dtype": "float32", "shape": ["batch", 3], "meaning": "regression"}],
         "runtime": {"name": "onnxruntime", "version": ">=1.17,<2"},
         "validation": {"command": "checker verify bundle.yaml"},
-        "comparison": {"reference": {"description": "NumPy"}, "cases": [],
-                       "rules": [{"output": "y", "check": "allclose", "atol": 1e-5, "rtol": 1e-4}]},
+        "comparison": {
+            "reference": {"description": "NumPy"},
+            "cases": [],
+            "rules": [{"output": "y", "check": "allclose", "atol": 1e-5, "rtol": 1e-4}],
+        },
     }
     base.update(overrides)
     return base
 
 
-def write_bundle(root: Path, model: onnx.ModelProto, data: dict[str, Any], n_cases: int = 3,
-                 external: bool = False) -> Path:
+def write_bundle(
+    root: Path, model: onnx.ModelProto, data: dict[str, Any], n_cases: int = 3, external: bool = False
+) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     if external:
         stored = onnx.ModelProto()
         stored.CopyFrom(model)  # saving converts tensors to references in place; keep the caller's model whole
-        onnx.save(stored, str(root / "model.onnx"), save_as_external_data=True, location="model.onnx.data",
-                  size_threshold=0)
+        onnx.save(
+            stored, str(root / "model.onnx"), save_as_external_data=True, location="model.onnx.data", size_threshold=0
+        )
         data["graph"]["external_data"] = [{"path": "model.onnx.data"}]
     else:
         onnx.save(model, str(root / "model.onnx"))
@@ -69,8 +81,13 @@ def write_bundle(root: Path, model: onnx.ModelProto, data: dict[str, Any], n_cas
             (root / "cases").mkdir(exist_ok=True)
             np.save(root / f"cases/x{i}.npy", x)
             np.save(root / f"cases/y{i}.npy", linear_forward(model, x))
-            data["comparison"]["cases"].append({"name": f"c{i}", "tags": ["edge"] if i == 0 else [],
-                                                "inputs": {"x": f"cases/x{i}.npy"},
-                                                "expected": {"y": f"cases/y{i}.npy"}})
+            data["comparison"]["cases"].append(
+                {
+                    "name": f"c{i}",
+                    "tags": ["edge"] if i == 0 else [],
+                    "inputs": {"x": f"cases/x{i}.npy"},
+                    "expected": {"y": f"cases/y{i}.npy"},
+                }
+            )
     (root / "bundle.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     return root

@@ -15,8 +15,7 @@ from checker.verify import verify_bundle
 
 def test_example_script_reproduces_the_shipped_bundle(tmp_path: Path) -> None:
     out = tmp_path / "again"
-    subprocess.run([sys.executable, REPO / "examples" / "make_mobilenet_tiny.py", out], check=True,
-                   capture_output=True)
+    subprocess.run([sys.executable, REPO / "examples" / "make_mobilenet_tiny.py", out], check=True, capture_output=True)
     shipped = sorted(p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*") if p.is_file())
     rebuilt = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert shipped == rebuilt

@@ -15,33 +15,57 @@ from bundlekit import EXAMPLE, REPO
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(work / "dist"), str(REPO)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(work / "dist"),
+            str(REPO),
+        ],
+        check=True,
+    )
     wheel = next((work / "dist").glob("*.whl"))
     env_dir = work / "venv"
     # The dependencies come from this interpreter's site-packages; the package itself only from the wheel.
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-                    str(wheel)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)], check=True
+    )
     return env_dir
 
 
 @pytest.mark.slow
 def test_installed_wheel_verifies_the_example(installed: Path, tmp_path: Path) -> None:
     python = installed / "bin" / "python"
-    where = subprocess.run([python, "-c", "import checker, checker.schemas as s; print(checker.__file__); "
-                            "print(s.schema_dir())"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [python, "-c", "import checker, checker.schemas as s; print(checker.__file__); print(s.schema_dir())"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     module, schemas = where.stdout.split()
     assert str(installed) in module and str(installed) in schemas
-    result = subprocess.run([installed / "bin" / "checker", "verify", EXAMPLE, "--format", "json"],
-                            cwd=tmp_path, capture_output=True, text=True)
+    result = subprocess.run(
+        [installed / "bin" / "checker", "verify", EXAMPLE, "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["bundles"][0]["name"] == "mobilenet-tiny" and report["status"] == "pass"
     assert "Traceback" not in result.stderr
-    schema = subprocess.run([installed / "bin" / "checker", "schema", "report"], cwd=tmp_path,
-                            capture_output=True, text=True, check=True)
+    schema = subprocess.run(
+        [installed / "bin" / "checker", "schema", "report"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
     assert json.loads(schema.stdout)["title"].startswith("checker verify report")
 
 
@@ -53,6 +77,7 @@ def test_help_and_version_import_neither_onnx_nor_onnxruntime(installed: Path, t
         "sys.stderr.write('IMPORTED:' + ','.join(bad) + '.')\n"
     )
     for args in (["--version"], ["--help"], ["verify", "--help"]):
-        result = subprocess.run([installed / "bin" / "python", "-c", code, *args], cwd=tmp_path,
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [installed / "bin" / "python", "-c", code, *args], cwd=tmp_path, capture_output=True, text=True
+        )
         assert "IMPORTED:." in result.stderr, (args, result.stderr)

@@ -21,8 +21,10 @@ def _specs(ctx: Context, part: str) -> list[TensorSpec]:
         actual = graph_inputs(ctx.graph) if part == "inputs" else graph_outputs(ctx.graph)
         declared = {e["name"]: e for e in ctx.data.get(part) or []}
         return [_merge(s, declared.get(s.name)) for s in actual]
-    return [TensorSpec(e["name"], e.get("dtype", ""), tuple(e["shape"]) if e.get("shape") else None)
-            for e in ctx.data.get(part) or []]
+    return [
+        TensorSpec(e["name"], e.get("dtype", ""), tuple(e["shape"]) if e.get("shape") else None)
+        for e in ctx.data.get(part) or []
+    ]
 
 
 def _merge(spec: TensorSpec, entry: dict[str, Any] | None) -> TensorSpec:
@@ -61,13 +63,17 @@ def _duplicate_names(ctx: Context) -> Iterator[Finding]:
     seen: set[str] = set()
     for case in ctx.cases or []:
         if case.name in seen:
-            yield F.error(F.COMPARISON_CASE, f"two cases are named '{case.name}'; case names must be unique",
-                          **ctx.where(*case.where, "name"))
+            yield F.error(
+                F.COMPARISON_CASE,
+                f"two cases are named '{case.name}'; case names must be unique",
+                **ctx.where(*case.where, "name"),
+            )
         seen.add(case.name)
 
 
-def _match_case(ctx: Context, case: Case, inputs: list[TensorSpec], outputs: list[TensorSpec],
-                ruled: set[str]) -> Iterator[Finding]:
+def _match_case(
+    ctx: Context, case: Case, inputs: list[TensorSpec], outputs: list[TensorSpec], ruled: set[str]
+) -> Iterator[Finding]:
     problems = list(_match_side(case.inputs, inputs, "input", need={s.name for s in inputs}))
     # An output the graph lacks is the rule's fault (reported once, by the comparison), not every case's.
     problems += _match_side(case.expected, outputs, "output", need=ruled & {s.name for s in outputs})
@@ -94,8 +100,9 @@ def _array_problems(name: str, array: np.ndarray, spec: TensorSpec) -> list[str]
         out.append(f"'{name}' is {array.dtype.name}, the graph takes {spec.dtype}")
     if spec.shape is not None:
         if array.ndim != len(spec.shape):
-            out.append(f"'{name}' has shape {list(array.shape)}, rank {array.ndim}; the graph's is rank "
-                       f"{len(spec.shape)}")
+            out.append(
+                f"'{name}' has shape {list(array.shape)}, rank {array.ndim}; the graph's is rank {len(spec.shape)}"
+            )
         else:
             bad = [i for i, (d, n) in enumerate(zip(spec.shape, array.shape)) if isinstance(d, int) and d != n]
             if bad:
@@ -124,22 +131,35 @@ def _label_axes(ctx: Context) -> Iterator[Finding]:
     """Labels of an output whose labelled axis is dynamic are counted against the reference outputs."""
     for name, axis in (ctx.extra.get("label_axes") or {}).items():
         labels = ctx.labels.get(name, [])
-        sizes = {c.expected[name].shape[axis] for c in ctx.cases or [] if name in c.expected
-                 and -c.expected[name].ndim <= axis < c.expected[name].ndim}
+        sizes = {
+            c.expected[name].shape[axis]
+            for c in ctx.cases or []
+            if name in c.expected and -c.expected[name].ndim <= axis < c.expected[name].ndim
+        }
         for size in sorted(sizes - {len(labels)})[:1]:
             index = next(i for i, e in enumerate(ctx.data["outputs"]) if e["name"] == name)
-            yield F.error(F.LABELS_COUNT, f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
-                          f"but its label mapping has {len(labels)} labels", **ctx.where("outputs", index, "labels"))
+            yield F.error(
+                F.LABELS_COUNT,
+                f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
+                f"but its label mapping has {len(labels)} labels",
+                **ctx.where("outputs", index, "labels"),
+            )
 
 
 def _coverage(ctx: Context, ruled: set[str]) -> Iterator[Finding]:
     cases = ctx.cases or []
     if cases and not any("edge" in c.tags for c in cases):
-        yield F.warning(F.COMPARISON_COVERAGE, "no case is tagged 'edge': the comparison set should exercise the "
-                        "task's awkward cases (dark, small, truncated, out-of-vocabulary) as well as ordinary ones",
-                        **ctx.where("comparison", "cases"))
+        yield F.warning(
+            F.COMPARISON_COVERAGE,
+            "no case is tagged 'edge': the comparison set should exercise the "
+            "task's awkward cases (dark, small, truncated, out-of-vocabulary) as well as ordinary ones",
+            **ctx.where("comparison", "cases"),
+        )
     for output in sorted(ruled):
         covered = sum(1 for c in cases if output in c.expected)
         if covered == 1:
-            yield F.warning(F.COMPARISON_COVERAGE, f"output '{output}' is judged on a single case; one case "
-                            "cannot show how a release behaves", **ctx.where("comparison", "cases"))
+            yield F.warning(
+                F.COMPARISON_COVERAGE,
+                f"output '{output}' is judged on a single case; one case cannot show how a release behaves",
+                **ctx.where("comparison", "cases"),
+            )

@@ -27,8 +27,15 @@ def _missing(ctx: Context, piece: str, why: str, *keys: str | int) -> Finding:
 
 def completeness_stage(ctx: Context) -> Iterator[Finding]:
     data = ctx.data
-    for piece in ("graph", "external_weights", "preprocessing", "labels", "comparison_inputs", "runtime",
-                  "validation_command"):
+    for piece in (
+        "graph",
+        "external_weights",
+        "preprocessing",
+        "labels",
+        "comparison_inputs",
+        "runtime",
+        "validation_command",
+    ):
         ctx.pieces[piece] = True
     graph = _dict(data.get("graph"))
     if not graph.get("path"):
@@ -41,8 +48,12 @@ def completeness_stage(ctx: Context) -> Iterator[Finding]:
     if absent:
         yield _missing(ctx, "runtime", "runtime." + " and runtime.".join(absent) + " must be given", "runtime")
     if not _dict(data.get("validation")).get("command"):
-        yield _missing(ctx, "validation_command", "validation.command (how the device validates the bundle) "
-                       "is not given", "validation")
+        yield _missing(
+            ctx,
+            "validation_command",
+            "validation.command (how the device validates the bundle) is not given",
+            "validation",
+        )
 
 
 def _preprocessing(ctx: Context) -> Iterator[Finding]:

@@ -24,8 +24,11 @@ def graph_stage(ctx: Context) -> Iterator[Finding]:
         if model is not None:
             yield from io_findings(ctx, model, "the graph")
     if not graph.get("producer"):
-        yield F.warning(F.GRAPH_PRODUCER, "graph.producer is absent: record the exporter, its version and "
-                        "settings so the export can be reproduced", **ctx.where("graph"))
+        yield F.warning(
+            F.GRAPH_PRODUCER,
+            "graph.producer is absent: record the exporter, its version and settings so the export can be reproduced",
+            **ctx.where("graph"),
+        )
     yield from _variants(ctx)
 
 
@@ -49,8 +52,11 @@ def _inspect(
     """Parse and check one graph file; yields findings, returns the model (no external data) or None."""
     path = ctx.path(entry["path"])
     if path is None:
-        yield F.info(F.STAGE_SKIPPED, f"{label}: graph checks did not run: '{entry['path']}' is unusable",
-                     **ctx.where(*keys, "path"))
+        yield F.info(
+            F.STAGE_SKIPPED,
+            f"{label}: graph checks did not run: '{entry['path']}' is unusable",
+            **ctx.where(*keys, "path"),
+        )
         return None
     model, problem = _parse(path)
     if model is None:
@@ -62,8 +68,11 @@ def _inspect(
         return None  # never let a library follow a reference we refused
     rejected = _onnx_check(path)
     if rejected:
-        yield F.error(F.GRAPH_INVALID, f"{label}: the ONNX checker rejects '{entry['path']}': {rejected}",
-                      **ctx.where(*keys, "path"))
+        yield F.error(
+            F.GRAPH_INVALID,
+            f"{label}: the ONNX checker rejects '{entry['path']}': {rejected}",
+            **ctx.where(*keys, "path"),
+        )
         return None
     return model
 
@@ -100,14 +109,19 @@ def external_data_findings(
     folder = PurePosixPath(entry["path"]).parent
     used = {(folder / r.location).as_posix().removeprefix("./") for r in refs if not isinstance(r, str)}
     for rel in sorted(listed - used):
-        yield F.warning(F.GRAPH_EXTERNAL_DATA, f"{label}: '{rel}' is listed in external_data, but no tensor of "
-                        "the graph references it", **ctx.where(*keys, "external_data"))
+        yield F.warning(
+            F.GRAPH_EXTERNAL_DATA,
+            f"{label}: '{rel}' is listed in external_data, but no tensor of the graph references it",
+            **ctx.where(*keys, "external_data"),
+        )
     if not refs:
         return
     if not listed and keys == ("graph",):
         ctx.pieces["external_weights"] = False
-        msg = (f"missing piece 'external_weights': the graph stores {len(refs)} tensors in external files, but "
-               "graph.external_data lists none")
+        msg = (
+            f"missing piece 'external_weights': the graph stores {len(refs)} tensors in external files, but "
+            "graph.external_data lists none"
+        )
         yield F.error(F.MISSING_PIECE, msg, **ctx.where(*keys), piece="external_weights")
     sizes: dict[str, int] = {}
     for ref in refs:
@@ -118,8 +132,9 @@ def external_data_findings(
                 ctx.pieces["external_weights"] = False
 
 
-def _ref_problem(ctx: Context, ref: ExternalRef, folder: PurePosixPath, listed: set[str],
-                 sizes: dict[str, int]) -> str | None:
+def _ref_problem(
+    ctx: Context, ref: ExternalRef, folder: PurePosixPath, listed: set[str], sizes: dict[str, int]
+) -> str | None:
     try:
         check_relative(ref.location)
     except BundlePathError as exc:
@@ -145,8 +160,10 @@ def _span_problem(ref: ExternalRef, rel: str, size: int) -> str | None:
         return f"tensor '{ref.tensor}' declares length {ref.length}, but its shape and type need {ref.nbytes} bytes"
     span = ref.length if ref.length is not None else ref.nbytes
     if span is not None and ref.offset + span > size:
-        return (f"tensor '{ref.tensor}' lies outside its file: bytes {ref.offset}..{ref.offset + span} of "
-                f"'{rel}', which has {size}")
+        return (
+            f"tensor '{ref.tensor}' lies outside its file: bytes {ref.offset}..{ref.offset + span} of "
+            f"'{rel}', which has {size}"
+        )
     return None
 
 
@@ -165,38 +182,59 @@ def _match(ctx: Context, part: str, actual: list[TensorSpec], label: str, every:
         spec = by_name.get(entry["name"])
         if spec is None:
             names = ", ".join(sorted(by_name)) or "none"
-            yield F.error(F.GRAPH_IO, f"{label} has no {singular} '{entry['name']}' (it has: {names})",
-                          **ctx.where(part, i, "name"))
+            yield F.error(
+                F.GRAPH_IO,
+                f"{label} has no {singular} '{entry['name']}' (it has: {names})",
+                **ctx.where(part, i, "name"),
+            )
             continue
         yield from _compare(ctx, entry, spec, (part, i), label)
     for spec in actual:
         if every and spec.name not in seen:
-            yield F.error(F.GRAPH_IO, f"{label} has {singular} '{spec.name}' ({spec.dtype}), which the manifest "
-                          f"does not declare", **ctx.where(part))
+            yield F.error(
+                F.GRAPH_IO,
+                f"{label} has {singular} '{spec.name}' ({spec.dtype}), which the manifest does not declare",
+                **ctx.where(part),
+            )
             if label == "the graph":  # the baseline decides the pieces; a variant's mismatch is its own error
                 ctx.pieces["preprocessing"] = False
-                yield F.error(F.MISSING_PIECE, f"missing piece 'preprocessing': nothing says how {singular} "
-                              f"'{spec.name}' is made", **ctx.where(part), piece="preprocessing")
+                yield F.error(
+                    F.MISSING_PIECE,
+                    f"missing piece 'preprocessing': nothing says how {singular} '{spec.name}' is made",
+                    **ctx.where(part),
+                    piece="preprocessing",
+                )
 
 
-def _compare(ctx: Context, entry: dict[str, Any], spec: TensorSpec, keys: tuple[str | int, ...],
-             label: str) -> Iterator[Finding]:
+def _compare(
+    ctx: Context, entry: dict[str, Any], spec: TensorSpec, keys: tuple[str | int, ...], label: str
+) -> Iterator[Finding]:
     name = entry["name"]
     if entry.get("dtype") and entry["dtype"] != spec.dtype:
-        yield F.error(F.GRAPH_IO, f"'{name}': the manifest says dtype {entry['dtype']}, {label} has {spec.dtype}",
-                      **ctx.where(*keys, "dtype"))
+        yield F.error(
+            F.GRAPH_IO,
+            f"'{name}': the manifest says dtype {entry['dtype']}, {label} has {spec.dtype}",
+            **ctx.where(*keys, "dtype"),
+        )
     shape = entry.get("shape")
     if shape is None or spec.shape is None:
         return
     if len(shape) != len(spec.shape):
-        yield F.error(F.GRAPH_IO, f"'{name}': the manifest gives rank {len(shape)} {shape}, {label} has rank "
-                      f"{len(spec.shape)} {_show(spec.shape)}", **ctx.where(*keys, "shape"))
+        yield F.error(
+            F.GRAPH_IO,
+            f"'{name}': the manifest gives rank {len(shape)} {shape}, {label} has rank "
+            f"{len(spec.shape)} {_show(spec.shape)}",
+            **ctx.where(*keys, "shape"),
+        )
         return
     for axis, (want, have) in enumerate(zip(shape, spec.shape)):
         problem = _dim_problem(want, have)
         if problem:
-            yield F.error(F.GRAPH_IO, f"'{name}' axis {axis}: {problem} ({label}: {_show(spec.shape)})",
-                          **ctx.where(*keys, "shape"))
+            yield F.error(
+                F.GRAPH_IO,
+                f"'{name}' axis {axis}: {problem} ({label}: {_show(spec.shape)})",
+                **ctx.where(*keys, "shape"),
+            )
 
 
 def _dim_problem(want: int | str, have: int | str | None) -> str | None:

@@ -51,16 +51,22 @@ def axis_size(ctx: Context, entry: dict[str, Any], axis: int) -> int | None:
     return None
 
 
-def _count(ctx: Context, entry: dict[str, Any], spec: dict[str, Any], labels: list[str],
-           where: dict[str, Any]) -> Iterator[Finding]:
+def _count(
+    ctx: Context, entry: dict[str, Any], spec: dict[str, Any], labels: list[str], where: dict[str, Any]
+) -> Iterator[Finding]:
     axis = int(spec.get("axis", -1))
     size = axis_size(ctx, entry, axis)
     if size is None:
         ctx.extra.setdefault("label_axes", {})[entry["name"]] = axis  # the case stage checks it on real outputs
         return
     if size != len(labels):
-        yield F.error(F.LABELS_COUNT, f"'{entry['name']}' has {size} entries on axis {axis}, but its label "
-                      f"mapping has {len(labels)} labels", **where, expected=size, actual=len(labels))
+        yield F.error(
+            F.LABELS_COUNT,
+            f"'{entry['name']}' has {size} entries on axis {axis}, but its label mapping has {len(labels)} labels",
+            **where,
+            expected=size,
+            actual=len(labels),
+        )
 
 
 def _duplicates(name: str, labels: list[str], where: dict[str, Any]) -> Iterator[Finding]:

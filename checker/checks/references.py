@@ -22,8 +22,11 @@ def _unique(ctx: Context, part: str, what: str) -> Iterator[Finding]:
     for i, entry in enumerate(ctx.data.get(part) or []):
         name = entry.get("name")
         if name in seen:
-            yield F.error(F.MANIFEST_SCHEMA, f"two {what}s are named '{name}'; {what} names must be unique",
-                          **ctx.where(part, i, "name"))
+            yield F.error(
+                F.MANIFEST_SCHEMA,
+                f"two {what}s are named '{name}'; {what} names must be unique",
+                **ctx.where(part, i, "name"),
+            )
         seen.add(name)
 
 
@@ -44,6 +47,10 @@ def _ruled_outputs_declared(ctx: Context) -> Iterator[Finding]:
         output = str(rule.get("output"))
         if output not in declared and output not in reported:
             reported.add(output)
-            yield F.error(F.MANIFEST_SCHEMA, f"a rule judges output '{output}', which outputs[] does not declare: "
-                          "declare it with its dtype, shape and meaning (and labels for logits, probabilities or "
-                          "scores)", **ctx.where(*keys, "output"))
+            yield F.error(
+                F.MANIFEST_SCHEMA,
+                f"a rule judges output '{output}', which outputs[] does not declare: "
+                "declare it with its dtype, shape and meaning (and labels for logits, probabilities or "
+                "scores)",
+                **ctx.where(*keys, "output"),
+            )

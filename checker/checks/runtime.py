@@ -22,8 +22,11 @@ def runtime_stage(ctx: Context) -> Iterator[Finding]:
     try:
         spec = SpecifierSet(runtime["version"])
     except InvalidSpecifier:
-        yield F.error(F.MANIFEST_SCHEMA, f"runtime.version '{runtime['version']}' is not a PEP 440 specifier "
-                      "(e.g. '>=1.17,<2')", **ctx.where("runtime", "version"))
+        yield F.error(
+            F.MANIFEST_SCHEMA,
+            f"runtime.version '{runtime['version']}' is not a PEP 440 specifier (e.g. '>=1.17,<2')",
+            **ctx.where("runtime", "version"),
+        )
         return
     yield from _opset(ctx, spec, runtime["version"])
     yield from _installed(ctx, spec, runtime["version"])
@@ -41,9 +44,12 @@ def _opset(ctx: Context, spec: SpecifierSet, text: str) -> Iterator[Finding]:
     known = admitted(spec)
     if not known:
         newest = releases()[-1].minor
-        yield F.warning(F.RUNTIME_VERSION, f"runtime.version '{text}' admits no onnxruntime release this checker "
-                        f"knows (its table ends at {newest}); the opset check could not be made",
-                        **ctx.where("runtime", "version"))
+        yield F.warning(
+            F.RUNTIME_VERSION,
+            f"runtime.version '{text}' admits no onnxruntime release this checker "
+            f"knows (its table ends at {newest}); the opset check could not be made",
+            **ctx.where("runtime", "version"),
+        )
         return
     oldest = known[0]
     for label, model in _graphs(ctx):
@@ -57,12 +63,22 @@ def _opset_of(ctx: Context, label: str, model: Any, oldest: Release, text: str) 
         return
     needs = f"IR {ir}, ai.onnx opset {opset}" + (f", ai.onnx.ml opset {ml}" if ml else "")
     can = oldest_loading(ir, opset, ml)
-    fix = (f"the oldest release that can is {can.minor}: declare '>={can.minor}'" if can
-           else "no onnxruntime release in the table can")
-    msg = (f"{label} needs {needs}; onnxruntime {oldest.minor}, the oldest release '{text}' admits, loads up to "
-           f"IR {oldest.max_ir} and opset {oldest.max_opset}; {fix}")
-    yield F.error(F.RUNTIME_OPSET, msg, **ctx.where("runtime", "version"),
-                  oldest_admitted=oldest.minor, oldest_loading=can.minor if can else None)
+    fix = (
+        f"the oldest release that can is {can.minor}: declare '>={can.minor}'"
+        if can
+        else "no onnxruntime release in the table can"
+    )
+    msg = (
+        f"{label} needs {needs}; onnxruntime {oldest.minor}, the oldest release '{text}' admits, loads up to "
+        f"IR {oldest.max_ir} and opset {oldest.max_opset}; {fix}"
+    )
+    yield F.error(
+        F.RUNTIME_OPSET,
+        msg,
+        **ctx.where("runtime", "version"),
+        oldest_admitted=oldest.minor,
+        oldest_loading=can.minor if can else None,
+    )
 
 
 def _installed(ctx: Context, spec: SpecifierSet, text: str) -> Iterator[Finding]:
@@ -71,8 +87,12 @@ def _installed(ctx: Context, spec: SpecifierSet, text: str) -> Iterator[Finding]
     except metadata.PackageNotFoundError:
         return
     if not spec.contains(here, prereleases=True):
-        yield F.warning(F.RUNTIME_VERSION, f"this machine verifies with onnxruntime {here}, outside the declared "
-                        f"'{text}': the verdict may not hold on the target", **ctx.where("runtime", "version"))
+        yield F.warning(
+            F.RUNTIME_VERSION,
+            f"this machine verifies with onnxruntime {here}, outside the declared "
+            f"'{text}': the verdict may not hold on the target",
+            **ctx.where("runtime", "version"),
+        )
 
 
 def providers_findings(ctx: Context) -> Iterator[Finding]:
@@ -84,6 +104,9 @@ def providers_findings(ctx: Context) -> Iterator[Finding]:
     available = set(onnxruntime.get_available_providers())
     for i, name in enumerate(declared):
         if name not in available:
-            yield F.warning(F.RUNTIME_PROVIDER, f"execution provider {name} is not available here; the comparison "
-                            "falls back to the next one (CPUExecutionProvider last)",
-                            **ctx.where("runtime", "execution_providers", i))
+            yield F.warning(
+                F.RUNTIME_PROVIDER,
+                f"execution provider {name} is not available here; the comparison "
+                "falls back to the next one (CPUExecutionProvider last)",
+                **ctx.where("runtime", "execution_providers", i),
+            )

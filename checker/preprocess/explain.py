@@ -144,8 +144,13 @@ def _geometry_variants(spec: ImageSpec, hw: tuple[int, int] | None) -> Iterator[
             yield f"resized (shorter side {side}) and center-cropped to {h}x{w} {declared}", alt
     if spec.crop.mode == "center":
         alt = replace(spec, crop=replace(spec.crop, offset="half_even"))
-        yield ("center-cropped with the offset rounded half to even (as torchvision's CenterCrop does) where the "
-               "contract's rounding down is declared"), alt
+        yield (
+            (
+                "center-cropped with the offset rounded half to even (as torchvision's CenterCrop does) where the "
+                "contract's rounding down is declared"
+            ),
+            alt,
+        )
     if (spec.resize.mode, spec.crop.mode, spec.pad.mode) != ("exact", "none", "none"):
         alt = replace(plain, resize=replace(spec.resize, mode="exact", size=(h, w)))
         yield f"resized to {h}x{w} without keeping the aspect ratio {declared}", alt

@@ -36,8 +36,11 @@ def _add_init(sub: Any) -> None:
         help="the bundle folder (default: the model's folder); a model outside it is copied in with its external data",
     )
     p.add_argument("--name", help="release.name (default: from the folder's name)")
-    p.add_argument("--release-version", metavar="VERSION",
-                   help="release.version (default: the graph's model_version when set, else 0.1.0)")
+    p.add_argument(
+        "--release-version",
+        metavar="VERSION",
+        help="release.version (default: the graph's model_version when set, else 0.1.0)",
+    )
     p.add_argument(
         "--force",
         action="store_true",

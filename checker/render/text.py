@@ -123,8 +123,17 @@ def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
     for r in comparison.get("rules", []):
         mark = "✓" if r.get("passed") else "✗"
         figures = _figures(r)
-        rows.append((mark, str(r.get("output")), str(r.get("check")), _params(r), *figures,
-                     _fmt(r.get("pass_rate")), str(r.get("worst_case") or "-")))
+        rows.append(
+            (
+                mark,
+                str(r.get("output")),
+                str(r.get("check")),
+                _params(r),
+                *figures,
+                _fmt(r.get("pass_rate")),
+                str(r.get("worst_case") or "-"),
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     return [head, *table]

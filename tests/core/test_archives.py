@@ -107,7 +107,7 @@ def test_zip_symlink_member_refused(tmp_path: Path) -> None:
     archive = tmp_path / "link.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         info = zipfile.ZipInfo("bundle.yaml")
-        info.external_attr = (0o120777 << 16)
+        info.external_attr = 0o120777 << 16
         zf.writestr(info, "/etc/passwd")
     report = verify_bundle(archive, Options())
     assert "link or a device" in report.findings[0].message

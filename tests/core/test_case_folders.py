@@ -38,7 +38,7 @@ def _edit_manifest(text: str, spec: dict[str, Any]) -> str:
     if "cut_between" in spec:
         start, end = spec["cut_between"]
         i = text.index(start)
-        text = text[:i] + text[text.index(end, i):]
+        text = text[:i] + text[text.index(end, i) :]
     return _strip_digests(text) if spec.get("strip_digests") else text
 
 
@@ -89,9 +89,12 @@ def test_negative_case(case: Path, example: Path) -> None:
     for want in spec["expect"]:
         line = _line_of(text, want["line_of"], want.get("occurrence", 1)) if "line_of" in want else None
         matches = [
-            f for f in got
-            if f["id"] == want["id"] and f["severity"] == want["severity"]
-            and f.get("file") == want.get("file", "bundle.yaml") and f.get("line") == line
+            f
+            for f in got
+            if f["id"] == want["id"]
+            and f["severity"] == want["severity"]
+            and f.get("file") == want.get("file", "bundle.yaml")
+            and f.get("line") == line
             and want.get("message", "") in f["message"]
         ]
         assert matches, f"expected {want} at line {line}; got:\n" + "\n".join(map(str, got))

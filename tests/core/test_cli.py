@@ -25,8 +25,15 @@ def test_json_report_matches_its_schema(cli: Cli, example: Path) -> None:
     jsonschema.validate(report, load("report"))
     bundle = report["bundles"][0]
     assert bundle["name"] == "mobilenet-tiny" and bundle["version"] == "1.0.0"
-    assert set(bundle["pieces"]) == {"graph", "external_weights", "preprocessing", "labels", "comparison_inputs",
-                                     "runtime", "validation_command"}
+    assert set(bundle["pieces"]) == {
+        "graph",
+        "external_weights",
+        "preprocessing",
+        "labels",
+        "comparison_inputs",
+        "runtime",
+        "validation_command",
+    }
     assert bundle["digest"].startswith("sha256:")
     assert code == (0 if report["status"] == "pass" else 1)
     assert {"checker", "onnx", "onnxruntime", "numpy", "python", "machine"} <= set(report["environment"])

@@ -52,8 +52,7 @@ def test_external_data_unlisted_is_a_missing_piece(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("location", "words"),
-    [("../outside.bin", "outside the bundle"), ("/etc/passwd", "outside the bundle"),
-     ("other.bin", "does not list")],
+    [("../outside.bin", "outside the bundle"), ("/etc/passwd", "outside the bundle"), ("other.bin", "does not list")],
 )
 def test_external_data_location_refused(tmp_path: Path, location: str, words: str) -> None:
     root = write_bundle(tmp_path / "b", linear_model(), manifest(), external=True)
@@ -113,10 +112,11 @@ def test_onnx_backend_test_data_as_cases(tmp_path: Path, name: str) -> None:
         graph={"path": "model.onnx", "producer": {"tool": "pytorch"}},
         inputs=[entry(s, "tensor") for s in graph_inputs(model)],
         outputs=[entry(s, "other") for s in graph_outputs(model)],
-        comparison={"reference": {"description": "PyTorch (ONNX backend test data)"},
-                    "cases": [{"onnx_test_data": "test_data_set_*", "tags": ["edge"]}],
-                    "rules": [{"output": graph_outputs(model)[0].name, "check": "allclose",
-                               "atol": 1e-5, "rtol": 1e-3}]},
+        comparison={
+            "reference": {"description": "PyTorch (ONNX backend test data)"},
+            "cases": [{"onnx_test_data": "test_data_set_*", "tags": ["edge"]}],
+            "rules": [{"output": graph_outputs(model)[0].name, "check": "allclose", "atol": 1e-5, "rtol": 1e-3}],
+        },
         runtime={"name": "onnxruntime", "version": ">=1.17"},
     )
     (root / "bundle.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
@@ -138,8 +138,11 @@ def test_listed_external_data_that_no_tensor_uses_is_warned(tmp_path: Path) -> N
     data = manifest()
     root = write_bundle(tmp_path / "b", linear_model(), data)
     (root / "stale.data").write_bytes(b"\0" * 16)
-    text = (root / "bundle.yaml").read_text().replace("  path: model.onnx\n",
-                                                      "  path: model.onnx\n  external_data:\n  - path: stale.data\n")
+    text = (
+        (root / "bundle.yaml")
+        .read_text()
+        .replace("  path: model.onnx\n", "  path: model.onnx\n  external_data:\n  - path: stale.data\n")
+    )
     (root / "bundle.yaml").write_text(text)
     report = verify_bundle(root, Options())
     found = [f for f in report.findings if f.id == "graph.external_data"]

@@ -21,8 +21,12 @@ from checker.verify import verify_bundle
 BASE = yaml.safe_load((EXAMPLE / "bundle.yaml").read_text())
 
 values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=True)
-    | st.text(max_size=20) | st.sampled_from(["../x", "/etc/passwd", "model.onnx", "cases/*", "", "a" * 300]),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=20)
+    | st.sampled_from(["../x", "/etc/passwd", "model.onnx", "cases/*", "", "a" * 300]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
@@ -63,8 +67,9 @@ def mutated(draw: st.DrawFn) -> dict[str, Any]:
     return data
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=mutated())
 def test_mutated_manifests_only_give_findings(tmp_path_factory: Any, data: dict[str, Any]) -> None:
     root = tmp_path_factory.mktemp("bundle")

@@ -29,8 +29,13 @@ def test_schema_is_valid_and_documented(name: str) -> None:
     schema = load(name)
     Draft202012Validator.check_schema(schema)
     assert schema["$id"] and schema["title"]
-    undocumented = [p for p, sub in properties(schema) if isinstance(sub, dict) and "$ref" not in sub
-                    and not ({"title", "description"} <= set(sub) or set(sub) <= {"type", "enum", "const"})]
+    undocumented = [
+        p
+        for p, sub in properties(schema)
+        if isinstance(sub, dict)
+        and "$ref" not in sub
+        and not ({"title", "description"} <= set(sub) or set(sub) <= {"type", "enum", "const"})
+    ]
     assert undocumented == []
 
 
@@ -49,7 +54,8 @@ def test_support_table_covers_the_installed_onnxruntime() -> None:
     installed = Version(metadata.version("onnxruntime"))
     newest = releases()[-1].version
     assert (newest.major, newest.minor) >= (installed.major, installed.minor), (
-        f"checker/data/onnxruntime-support.csv ends at {newest}; measure onnxruntime {installed} and add it")
+        f"checker/data/onnxruntime-support.csv ends at {newest}; measure onnxruntime {installed} and add it"
+    )
 
 
 def test_the_readme_manifest_is_valid() -> None:

@@ -339,9 +339,7 @@ def test_opencv_resize_when_opencv_is_installed(interpolation: str) -> None:
 
 
 @pytest.mark.parametrize("library", ["opencv", "torch"])
-def test_a_library_that_is_not_installed_cannot_be_reproduced(
-    library: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_library_that_is_not_installed_cannot_be_reproduced(library: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from checker.preprocess.errors import CannotReproduce
 
     for module in ("cv2", "torch", "torch.nn.functional"):

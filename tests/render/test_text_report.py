@@ -13,14 +13,30 @@ from checker.render.text import render
 
 def report(rule: dict[str, object]) -> dict[str, object]:
     comparison = {"graph": "int8", "against": "reference", "status": "fail", "rules": [rule]}
-    bundle = {"name": "m", "version": "1", "path": "m", "status": "fail", "pieces": {}, "findings": [],
-              "comparisons": [comparison]}
+    bundle = {
+        "name": "m",
+        "version": "1",
+        "path": "m",
+        "status": "fail",
+        "pieces": {},
+        "findings": [],
+        "comparisons": [comparison],
+    }
     return {"status": "fail", "checker_version": "0", "bundles": [bundle]}
 
 
 def test_a_failing_figure_never_reads_as_its_threshold() -> None:
-    rule = {"output": "logits", "check": "cosine", "params": {"min": 0.9999}, "passed": False, "measured": 0.99989,
-            "threshold": 0.9999, "would_pass_at": 0.99989, "pass_rate": 0.5, "worst_case": "dusk"}
+    rule = {
+        "output": "logits",
+        "check": "cosine",
+        "params": {"min": 0.9999},
+        "passed": False,
+        "measured": 0.99989,
+        "threshold": 0.9999,
+        "would_pass_at": 0.99989,
+        "pass_rate": 0.5,
+        "worst_case": "dusk",
+    }
     text = render(report(rule))
     assert "0.99989" in text and "min=0.9999" in text and "dusk" in text
     assert "0 of 1 bundles pass" in text
