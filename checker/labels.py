@@ -17,7 +17,7 @@ class LabelError(ValueError):
 
 
 def from_text(text: str, source: str) -> list[str]:
-    """A JSON list or mapping, a Python literal (as metadata often holds), or one label per line."""
+    """Graph metadata: a JSON list or mapping, a Python literal such as {0: 'cat'}, or one label per line."""
     stripped = text.strip()
     if stripped[:1] in ("[", "{"):
         for parse in (json.loads, _literal):
@@ -26,6 +26,11 @@ def from_text(text: str, source: str) -> list[str]:
             except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
                 continue
         raise LabelError(f"{source} looks like JSON or a Python literal but cannot be parsed as one")
+    return from_lines(text)
+
+
+def from_lines(text: str) -> list[str]:
+    """One label per line; a final newline adds no label. A label may itself look like '[background]'."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # a final newline adds no label
@@ -73,7 +78,7 @@ def from_file(path: Path, rel: str) -> list[str]:
             raise LabelError(f"'{rel}' is not valid JSON (line {exc.lineno}: {exc.msg})") from exc
         except RecursionError as exc:
             raise LabelError(f"'{rel}' nests too deeply to be a label list") from exc
-    return from_text(text, f"'{rel}'")
+    return from_lines(text)
 
 
 def from_metadata(model: Any, key: str) -> list[str]:

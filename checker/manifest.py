@@ -80,12 +80,12 @@ def _refuse_costly(text: str, name: str) -> Finding | None:
     for count, event in enumerate(YAML(typ="rt").parse(text), start=1):
         line = event.start_mark.line + 1 if event.start_mark else None
         if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor):
-            return F.error(F.MANIFEST_PARSE, f"{name}: YAML anchors and aliases are not allowed", name, line)
+            return F.error(F.MANIFEST_PARSE, "YAML anchors and aliases are not allowed", name, line)
         depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
         if depth > MAX_DEPTH:
-            return F.error(F.MANIFEST_PARSE, f"{name}:{line}: nested more than {MAX_DEPTH} levels deep", name, line)
+            return F.error(F.MANIFEST_PARSE, f"nested more than {MAX_DEPTH} levels deep", name, line)
         if count > MAX_NODES:
-            return F.error(F.MANIFEST_PARSE, f"{name}: more than {MAX_NODES} YAML nodes", name)
+            return F.error(F.MANIFEST_PARSE, f"more than {MAX_NODES} YAML nodes", name)
     return None
 
 
@@ -105,11 +105,11 @@ def parse_text(text: str, name: str) -> tuple[Any, list[Finding]]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "not valid YAML"
-        return None, [F.error(F.MANIFEST_PARSE, f"{name}:{line}: {problem}", name, line)]
+        return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML: {problem}", name, line)]
     except (YAMLError, ValueError, RecursionError) as exc:
-        return None, [F.error(F.MANIFEST_PARSE, f"{name}: not valid YAML/JSON ({exc})", name)]
+        return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML/JSON ({exc})", name)]
     if not isinstance(tree, dict):
-        return None, [F.error(F.MANIFEST_PARSE, f"{name}: the manifest must be a mapping of fields", name, 1)]
+        return None, [F.error(F.MANIFEST_PARSE, "the manifest must be a mapping of fields", name, 1)]
     return tree, []
 
 
@@ -159,6 +159,8 @@ def check_version(manifest: Manifest) -> list[Finding]:
             f"manifest_version {version} is newer than this checker reads (up to {max(SUPPORTED_VERSIONS)}); "
             "upgrade the checker"
         )
+    elif isinstance(version, str) and version.strip() in {str(v) for v in SUPPORTED_VERSIONS}:
+        msg = f"manifest_version must be the integer {version.strip()}, unquoted"
     else:
         msg = f"manifest_version {version!r} is not supported; use {max(SUPPORTED_VERSIONS)}"
     return [F.error(F.MANIFEST_VERSION, msg, manifest.file, line)]
@@ -174,9 +176,22 @@ def schema_findings(manifest: Manifest) -> list[Finding]:
     return out
 
 
+def field_path(keys: tuple[Any, ...]) -> str:
+    """Keys as a reader writes them: comparison.rules[1].check."""
+    out = ""
+    for key in keys:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out or "(top level)"
+
+
+def _message(err: Any) -> str:
+    if err.validator == "not" and err.instance == "baseline":
+        return "'baseline' names the baseline graph; give the variant another name"
+    return str(err.message)
+
+
 def _describe(manifest: Manifest, err: Any) -> list[Finding]:
     keys = tuple(err.absolute_path)
-    where = "/".join(str(k) for k in keys) or "(top level)"
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         return [_unknown_key(manifest, keys, key, err.schema) for key in _extra_keys(err)]
     if err.validator in ("oneOf", "anyOf") and err.context:
@@ -184,9 +199,8 @@ def _describe(manifest: Manifest, err: Any) -> list[Finding]:
 
         err = best_match(err.context)
         keys = keys + tuple(err.relative_path)
-        where = "/".join(str(k) for k in keys) or "(top level)"
     line = manifest.line(*keys)
-    return [F.error(F.MANIFEST_SCHEMA, f"{manifest.file}:{line}: {where}: {err.message}", manifest.file, line)]
+    return [F.error(F.MANIFEST_SCHEMA, f"{field_path(keys)}: {_message(err)}", manifest.file, line)]
 
 
 def _extra_keys(err: Any) -> list[str]:
@@ -196,10 +210,9 @@ def _extra_keys(err: Any) -> list[str]:
 
 def _unknown_key(manifest: Manifest, keys: tuple[Any, ...], key: str, schema: dict[str, Any]) -> Finding:
     line = manifest.line(*keys, key)
-    where = "/".join(str(k) for k in (*keys, key))
     close = difflib.get_close_matches(key, list(schema.get("properties", {})), n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
-    msg = f"{manifest.file}:{line}: {where}: unknown field '{key}'{hint}"
+    msg = f"{field_path((*keys, key))}: unknown field '{key}'{hint}"
     return F.error(F.MANIFEST_SCHEMA, msg, manifest.file, line)
 
 

@@ -9,6 +9,7 @@ from checker import findings as F
 from checker.context import Context
 from checker.digest import bundle_digest, sha256_files
 from checker.findings import Finding
+from checker.manifest import field_path
 from checker.named import Named, named_files
 from checker.paths import BundlePathError, resolve_inside, walk_files
 
@@ -36,7 +37,7 @@ def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | N
         path = resolve_inside(ctx.root, entry.rel)
     except BundlePathError as exc:
         ctx.unusable.add(entry.rel)
-        return F.error(F.BUNDLE_PATH, f"{'/'.join(map(str, entry.keys))}: {exc}", **ctx.where(*entry.keys))
+        return F.error(F.BUNDLE_PATH, f"{field_path(entry.keys)}: {exc}", **ctx.where(*entry.keys))
     if not path.is_file():
         ctx.unusable.add(entry.rel)
         return F.error(F.FILE_MISSING, f"'{entry.rel}' {_not_a_file(path)}", **ctx.where(*entry.keys), path=entry.rel)

@@ -23,6 +23,16 @@ def test_label_forms(text: str, labels: list[str]) -> None:
     assert from_text(text, "labels") == labels
 
 
+def test_a_text_file_is_one_label_per_line_whatever_the_lines_look_like(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from checker.labels import from_file
+
+    path = Path(str(tmp_path)) / "labels.txt"
+    path.write_text('[background]\n{person}\n["a", "b"]\n')
+    assert from_file(path, "labels.txt") == ["[background]", "{person}", '["a", "b"]']
+
+
 def test_python_literal_is_not_evaluated() -> None:
     with pytest.raises(LabelError):
         from_text("{0: __import__('os').system('touch /tmp/pwned')}", "metadata")
