@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,15 @@ from onnx import TensorProto, helper, numpy_helper
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "mobilenet-tiny"
+
+
+def build_wheel(dest: Path) -> Path:
+    """This project's wheel, built from the working tree without touching the network."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dest), str(REPO)],
+        check=True,
+    )
+    return next(dest.glob("*.whl"))
 
 
 def linear_model(n_in: int = 4, n_out: int = 3, seed: int = 0, opset: int = 17) -> onnx.ModelProto:

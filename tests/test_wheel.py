@@ -9,28 +9,13 @@ import venv
 from pathlib import Path
 
 import pytest
-from bundlekit import EXAMPLE, REPO
+from bundlekit import EXAMPLE, build_wheel
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(work / "dist"),
-            str(REPO),
-        ],
-        check=True,
-    )
-    wheel = next((work / "dist").glob("*.whl"))
+    wheel = build_wheel(work / "dist")
     env_dir = work / "venv"
     # The dependencies come from this interpreter's site-packages; the package itself only from the wheel.
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)

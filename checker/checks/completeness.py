@@ -8,6 +8,7 @@ from typing import Any
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
+from checker.report import PIECES
 
 LABELLED_MEANINGS = ("logits", "probabilities", "scores")
 
@@ -27,16 +28,7 @@ def _missing(ctx: Context, piece: str, why: str, *keys: str | int) -> Finding:
 
 def completeness_stage(ctx: Context) -> Iterator[Finding]:
     data = ctx.data
-    for piece in (
-        "graph",
-        "external_weights",
-        "preprocessing",
-        "labels",
-        "comparison_inputs",
-        "runtime",
-        "validation_command",
-    ):
-        ctx.pieces[piece] = True
+    ctx.pieces.update(dict.fromkeys(PIECES, True))
     graph = _dict(data.get("graph"))
     if not graph.get("path"):
         yield _missing(ctx, "graph", "graph.path names no .onnx file", "graph")

@@ -9,7 +9,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from bundlekit import EXAMPLE, REPO
+from bundlekit import EXAMPLE, build_wheel
 
 OPTIONAL = ("PIL", "tokenizers", "requests")
 
@@ -18,22 +18,7 @@ OPTIONAL = ("PIL", "tokenizers", "requests")
 def lean(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment holding the built wheel and its core dependencies only (from the index)."""
     work = tmp_path_factory.mktemp("lean")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(work / "dist"),
-            str(REPO),
-        ],
-        check=True,
-    )
-    wheel = next((work / "dist").glob("*.whl"))
+    wheel = build_wheel(work / "dist")
     env_dir = work / "venv"
     venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     subprocess.run(
