@@ -82,7 +82,24 @@ def _add_verify(sub: Any) -> None:
         help="run each bundle's validation.command (never without this flag: a manifest is untrusted)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--case-timeout",
+        type=_positive_seconds,
+        default=600.0,
+        metavar="SECONDS",
+        help="stop a graph that runs longer than this on one case (default: 600)",
+    )
     p.set_defaults(func=cmd_verify)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 86_400 * 7:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0")
+    return value
 
 
 def _add_lock(sub: Any) -> None:
@@ -127,7 +144,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     check_paths(args.paths)
     progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
-    options = Options(strict=args.strict, run_validation=args.run_validation, progress=progress)
+    options = Options(
+        strict=args.strict, run_validation=args.run_validation, progress=progress, case_timeout_s=args.case_timeout
+    )
     report = verify_paths(args.paths, options)
     emit_report(args, report.to_dict())
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL

@@ -23,6 +23,7 @@ class Options:
     run_comparison: bool = True
     progress: bool = False
     providers: list[str] | None = None
+    case_timeout_s: float = 600.0  # a graph that runs longer on one case is stopped (a Loop can run for ever)
 
 
 @dataclass

@@ -196,7 +196,7 @@ def _run_cases(
     run.progress.describe(f"comparing {graph}")
     for case in run.cases:
         try:
-            outputs: dict[str, np.ndarray] | None = run_case(session, case.inputs)
+            outputs: dict[str, np.ndarray] | None = run_case(session, case.inputs, run.ctx.options.case_timeout_s)
             failure = None
         except CaseRunError as exc:
             outputs, failure = None, str(exc)

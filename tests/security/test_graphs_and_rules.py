@@ -121,3 +121,29 @@ def test_score_drift_over_an_empty_axis_is_a_case_failure() -> None:
     empty = np.zeros((0, 10), np.float32)
     result = evaluate_case(rule, empty, empty.copy())
     assert result.figure is None and result.note == "axis 0 has no entries to rank"
+
+
+def test_verify_stops_an_endless_graph_at_the_case_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    import yaml
+    from bundlekit import manifest
+
+    from checker.cli import main
+
+    root = tmp_path / "endless"
+    root.mkdir()
+    _endless_loop(root / "model.onnx")
+    np.save(root / "x.npy", np.zeros(1, np.float32))
+    np.save(root / "y.npy", np.ones(1, np.float32))
+    data = manifest()
+    data["inputs"][0].update(shape=[1])
+    data["outputs"][0].update(shape=[1])
+    data["comparison"]["cases"] = [
+        {"name": "once", "tags": ["edge"], "inputs": {"x": "x.npy"}, "expected": {"y": "y.npy"}}
+    ]
+    (root / "bundle.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert main(["verify", str(root), "--format", "json", "--case-timeout", "0.5"]) == 1
+    findings = json.loads(capsys.readouterr().out)["bundles"][0]["findings"]
+    assert any("ran for more than 0.5 s" in f["message"] for f in findings), findings
+    assert main(["verify", str(root), "--case-timeout", "0"]) == 2
