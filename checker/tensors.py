@@ -42,7 +42,12 @@ def load_npy(path: Path) -> np.ndarray:
         raise TensorFileError(f"{path.name} is not a readable .npy file without pickles ({exc})") from exc
     if not isinstance(array, np.ndarray):
         raise TensorFileError(f"{path.name} holds no array")
-    return array
+    return native(array)
+
+
+def native(array: np.ndarray) -> np.ndarray:
+    """The array in this machine's byte order: a big-endian float32 file is still float32 to the graph."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
@@ -50,7 +55,7 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = _check_npz_members(zf, path.name)
-            return {info.filename.removesuffix(".npy"): _npz_member(zf, info, path.name) for info in infos}
+            return {info.filename.removesuffix(".npy"): native(_npz_member(zf, info, path.name)) for info in infos}
     except TensorFileError:
         raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:

@@ -57,6 +57,8 @@ def _edit_files(root: Path, spec: dict[str, Any]) -> None:
             array = array[:, ::-1]
         elif op == "nan":
             array = np.full_like(array, np.nan)
+        elif op == "big_endian":
+            array = array.astype(array.dtype.newbyteorder(">"))
         np.save(root / rel, np.ascontiguousarray(array))
     for rel, members in (spec.get("npz") or {}).items():
         np.savez(root / rel, **{Path(m).stem: np.load(root / m) for m in members})
