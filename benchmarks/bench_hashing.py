@@ -1,4 +1,4 @@
-"""File digests (checker.digest.sha256_files, several files in parallel) against one hashlib.sha256 stream.
+"""File digests (checker.readers.digest.sha256_files, several files in parallel) against one hashlib.sha256 stream.
 
     python benchmarks/bench_hashing.py [--files 4] [--mib 256] [--repeat 5]
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from material import median
 
-from checker.digest import sha256_files
+from checker.readers.digest import sha256_files
 
 CHUNK = 1 << 20
 

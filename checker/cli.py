@@ -19,14 +19,14 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # Modules that add subcommands; each exposes register(subparsers) and imports nothing heavy at import time.
 COMMAND_MODULES = (
     "checker.preprocess.command",
-    "checker.compare.command",
+    "checker.diagnose.command",
     "checker.release.command",
     "checker.github.command",
 )
 
 
 def version_text() -> str:
-    from checker.environment import environment
+    from checker.readers.environment import environment
 
     env = environment()
     deps = ", ".join(f"{k} {env[k]}" for k in ("onnx", "onnxruntime", "numpy", "python"))
@@ -153,8 +153,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    from checker.lock import lock
-    from checker.render.text import printable
+    from checker.release.lock import lock
+    from checker.render.escape import printable
 
     check_paths([args.path])
     result = lock(Path(args.path))
@@ -166,7 +166,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
-    from checker.schemas import load
+    from checker.manifest.schema import load
 
     sys.stdout.write(json.dumps(load(args.name), indent=2) + "\n")
     return EXIT_PASS
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
         return code
     except Error as exc:
-        from checker.render.text import printable
+        from checker.render.escape import printable
 
         sys.stderr.write(f"checker: {printable(str(exc))}\n")  # it may quote a bundle, which must not drive a terminal
         return EXIT_USAGE

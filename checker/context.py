@@ -6,12 +6,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checker.manifest import Manifest
-from checker.paths import BundlePathError, resolve_inside
+from checker.bundle.paths import BundlePathError, resolve_inside
+from checker.manifest.load import Manifest
 
 if TYPE_CHECKING:
     import numpy as np
     import onnx
+
+    from checker.report import Comparison
 
 
 @dataclass
@@ -56,7 +58,12 @@ class Context:
     cases: list[Case] | None = None
     # graph name ("baseline" or a variant) -> case name -> output name -> array
     outputs: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    digest: str | None = None  # the bundle digest as computed (files stage)
+    bad_graphs: set[str] = field(default_factory=set)  # graphs that failed to parse or check (graph stage)
+    variant_models: dict[str, onnx.ModelProto] = field(default_factory=dict)  # parsed variant graphs (graph stage)
+    label_axes: dict[str, int] = field(default_factory=dict)  # output name -> labelled axis (labels stage)
+    comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
+    validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
 
     @property
     def data(self) -> dict[str, Any]:

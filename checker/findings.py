@@ -82,3 +82,15 @@ def warning(fid: str, message: str, file: str | None = None, line: int | None = 
 
 def info(fid: str, message: str, file: str | None = None, line: int | None = None, **details: Any) -> Finding:
     return Finding(fid, Severity.INFO, message, file, line, dict(details))
+
+
+# The seven pieces of a complete release, as the report's `pieces` names them.
+PIECES = (
+    "graph",
+    "external_weights",
+    "preprocessing",
+    "labels",
+    "comparison_inputs",
+    "runtime",
+    "validation_command",
+)

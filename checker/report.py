@@ -5,17 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.findings import Finding, Severity
-
-PIECES = (
-    "graph",
-    "external_weights",
-    "preprocessing",
-    "labels",
-    "comparison_inputs",
-    "runtime",
-    "validation_command",
-)
+from checker.findings import PIECES, Finding, Severity
 
 
 @dataclass

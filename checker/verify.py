@@ -2,48 +2,48 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from checker import __version__
 from checker import findings as F
-from checker.bundle import open_bundle
+from checker.bundle.opening import open_bundle
+from checker.checks.cases import cases_stage
+from checker.checks.comparison import compare_stage
+from checker.checks.completeness import completeness_stage
+from checker.checks.fidelity import fidelity_stage
+from checker.checks.files import files_stage
+from checker.checks.graph import graph_stage
+from checker.checks.labels import labels_stage
+from checker.checks.ranges import range_stage
+from checker.checks.references import references_stage
+from checker.checks.runtime import runtime_stage
+from checker.checks.validation import validation_stage
 from checker.context import Context, Options
-from checker.environment import environment
 from checker.findings import Finding
-from checker.manifest import MANIFEST_NAMES, load_manifest
+from checker.manifest.load import MANIFEST_NAMES, load_manifest
+from checker.readers.environment import environment
 from checker.report import BundleReport, Report
 
 Stage = Callable[[Context], Iterable[Finding]]
 
-# The order of the contract: completeness (and the manifest's references to itself), paths and digests,
-# the graph, labels, runtime, the cases, the comparison inputs (range, fidelity), the comparison
-# (baseline, then variants), the validation command.
-STAGES = (
-    "checker.checks.completeness:completeness_stage",
-    "checker.checks.references:references_stage",
-    "checker.checks.files:files_stage",
-    "checker.checks.graph:graph_stage",
-    "checker.checks.labels:labels_stage",
-    "checker.checks.runtime:runtime_stage",
-    "checker.checks.cases:cases_stage",
-    "checker.checks.ranges:range_stage",
-    "checker.checks.fidelity:fidelity_stage",
-    "checker.compare.judge:compare_stage",
-    "checker.checks.validation:validation_stage",
+# The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
+# matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
+# the cases, the comparison inputs (range, fidelity), the comparison (baseline, then variants), and
+# the validation command.
+ALWAYS: tuple[Stage, ...] = (completeness_stage,)
+AFTER_SCHEMA: tuple[Stage, ...] = (
+    references_stage,
+    files_stage,
+    graph_stage,
+    labels_stage,
+    runtime_stage,
+    cases_stage,
+    range_stage,
+    fidelity_stage,
+    compare_stage,
+    validation_stage,
 )
-
-
-def load_stage(ref: str) -> Stage | None:
-    module, _, name = ref.partition(":")
-    try:
-        stage: Stage = getattr(importlib.import_module(module), name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module.startswith(exc.name):
-            return None  # a stage this build does not ship
-        raise
-    return stage
 
 
 def verify_paths(paths: list[str], options: Options) -> Report:
@@ -75,27 +75,27 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
     release = ctx.data.get("release")
     release = release if isinstance(release, dict) else {}
     report.name, report.version = _text(release.get("name")), _text(release.get("version"))
-    for ref in STAGES:
-        stage = load_stage(ref)
-        if stage is None:
-            continue
-        report.add(_dedupe(report.findings, stage(ctx)))
+    for stage in ALWAYS:
+        report.add(stage(ctx))
+    report.pieces = dict(ctx.pieces)
+    if not schema_ok:
+        report.add(
+            [
+                F.info(
+                    F.STAGE_SKIPPED,
+                    "the later checks did not run: the manifest does not match the "
+                    "schema (see the manifest.schema findings)",
+                    ctx.manifest.file,
+                )
+            ]
+        )
+        return
+    for stage in AFTER_SCHEMA:
+        report.add(stage(ctx))
         report.pieces = dict(ctx.pieces)
-        if not schema_ok:
-            report.add(
-                [
-                    F.info(
-                        F.STAGE_SKIPPED,
-                        "the later checks did not run: the manifest does not match the "
-                        "schema (see the manifest.schema findings)",
-                        ctx.manifest.file,
-                    )
-                ]
-            )
-            return
-    report.digest = ctx.extra.get("digest")
-    report.comparisons = list(ctx.extra.get("comparisons", []))
-    report.validation = ctx.extra.get("validation")
+    report.digest = ctx.digest
+    report.comparisons = list(ctx.comparisons)
+    report.validation = ctx.validation
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
         report.add(
             [
@@ -105,17 +105,6 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
                 )
             ]
         )
-
-
-def _dedupe(existing: list[Finding], new: Iterable[Finding]) -> list[Finding]:
-    """Two stages may observe the same fact (a missing provider); report it once."""
-    seen = {(f.id, f.message) for f in existing}
-    out = []
-    for finding in new:
-        if (finding.id, finding.message) not in seen:
-            seen.add((finding.id, finding.message))
-            out.append(finding)
-    return out
 
 
 def _text(value: object) -> str | None:

@@ -256,7 +256,7 @@ def main(out: Path) -> None:
     cases = "\n".join(case_yaml(name, tags) for name, _, _, _, tags in CASES)
     text = MANIFEST.format(onnx_version=onnx.__version__, ort_version=onnxruntime.__version__, cases=cases)
     (out / "bundle.yaml").write_text(text)
-    from checker.lock import lock
+    from checker.release.lock import lock
 
     result = lock(out)
     if not result.ok:

@@ -9,7 +9,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from bundlekit import EXAMPLE, build_wheel
+from bundlekit import EXAMPLE, REPO, build_wheel
 
 
 @pytest.fixture(scope="module")
@@ -17,20 +17,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     wheel = build_wheel(work / "dist")
     env_dir = work / "venv"
-    # The dependencies come from this interpreter's site-packages; the package itself only from the wheel.
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    # A clean environment with the wheel and its own dependencies, at the versions CI tests with: nothing leaks
+    # in from the environment the tests run in (a venv sees only the base interpreter's packages, not ours).
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)], check=True
-    )
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*install, "-c", str(REPO / "constraints.txt"), f"{wheel}[all]"], check=True)
     return env_dir
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
 def test_installed_wheel_verifies_the_example(installed: Path, tmp_path: Path) -> None:
     python = installed / "bin" / "python"
     where = subprocess.run(
-        [python, "-c", "import checker, checker.schemas as s; print(checker.__file__); print(s.schema_dir())"],
+        [python, "-c", "import checker, checker.manifest.schema as s; print(checker.__file__); print(s.schema_dir())"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -55,6 +56,7 @@ def test_installed_wheel_verifies_the_example(installed: Path, tmp_path: Path) -
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
 def test_help_and_version_import_neither_onnx_nor_onnxruntime(installed: Path, tmp_path: Path) -> None:
     code = (
         "import sys\nfrom checker.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"

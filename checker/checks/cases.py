@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
-from checker.cases import load_cases
 from checker.context import Case, Context
 from checker.findings import Finding
-from checker.onnxinfo import TensorSpec, graph_inputs, graph_outputs
+from checker.readers.casefiles import load_cases
+from checker.readers.graphinfo import TensorSpec, graph_inputs, graph_outputs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -129,7 +129,7 @@ def _named_dims(case: Case, specs: list[TensorSpec]) -> list[str]:
 
 def _label_axes(ctx: Context) -> Iterator[Finding]:
     """Labels of an output whose labelled axis is dynamic are counted against the reference outputs."""
-    for name, axis in (ctx.extra.get("label_axes") or {}).items():
+    for name, axis in ctx.label_axes.items():
         labels = ctx.labels.get(name, [])
         sizes = {
             c.expected[name].shape[axis]

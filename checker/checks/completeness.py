@@ -7,8 +7,7 @@ from typing import Any
 
 from checker import findings as F
 from checker.context import Context
-from checker.findings import Finding
-from checker.report import PIECES
+from checker.findings import PIECES, Finding
 
 LABELLED_MEANINGS = ("logits", "probabilities", "scores")
 

@@ -15,7 +15,7 @@ import numpy as np
 from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
-from checker.preprocess.compare import Difference, difference
+from checker.preprocess.difference import Difference, difference
 from checker.preprocess.errors import CannotReproduce, MissingExtra, PreprocessError
 from checker.preprocess.explain import explain, image_alternatives, text_alternatives
 from checker.preprocess.rebuild import REBUILT_KINDS, ImageSource, Inputs, Source, TextSource, open_source

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from checker import findings as F
+from checker.bundle.paths import BundlePathError, resolve_inside, walk_files
 from checker.context import Context
-from checker.digest import bundle_digest, sha256_files
 from checker.findings import Finding
-from checker.manifest import field_path
-from checker.named import Named, named_files
-from checker.paths import BundlePathError, resolve_inside, walk_files
+from checker.manifest.load import field_path
+from checker.manifest.named import Named, named_files
+from checker.readers.digest import bundle_digest, sha256_files
 
 MAX_UNLISTED_REPORTED = 20
 MAX_WALK = 50_000
@@ -70,7 +70,7 @@ def _declared_digests(ctx: Context, named: list[Named]) -> Iterator[Finding]:
 def _release_digest(ctx: Context) -> Iterator[Finding]:
     declared = (ctx.data.get("release") or {}).get("digest")
     actual = bundle_digest(ctx.digests)
-    ctx.extra["digest"] = actual
+    ctx.digest = actual
     if declared and declared != actual and not ctx.unusable:
         msg = f"the bundle digest is {actual}, but release.digest says {declared}: a named file changed"
         yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), actual=actual, declared=declared)

@@ -7,10 +7,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from checker import findings as F
+from checker.bundle.paths import BundlePathError, check_relative, resolve_inside
 from checker.context import Context
 from checker.findings import Finding
-from checker.onnxinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs
-from checker.paths import BundlePathError, check_relative, resolve_inside
+from checker.readers.graphinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs
 
 MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
 
@@ -33,13 +33,13 @@ def graph_stage(ctx: Context) -> Iterator[Finding]:
 
 
 def _variants(ctx: Context) -> Iterator[Finding]:
-    bad: set[str] = ctx.extra.setdefault("bad_graphs", set())
+    bad = ctx.bad_graphs
     for i, variant in enumerate(ctx.data.get("variants") or []):
         model = yield from _inspect(ctx, variant["graph"], ("variants", i, "graph"), variant["name"])
         if model is None:
             bad.add(variant["name"])
             continue
-        ctx.extra.setdefault("variant_models", {})[variant["name"]] = model
+        ctx.variant_models[variant["name"]] = model
         problems = list(io_findings(ctx, model, f"variant '{variant['name']}'"))
         if any(f.severity is F.Severity.ERROR for f in problems):
             bad.add(variant["name"])

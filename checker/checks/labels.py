@@ -9,8 +9,8 @@ from typing import Any
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
-from checker.labels import LabelError, from_file, from_metadata
-from checker.onnxinfo import graph_outputs
+from checker.readers.graphinfo import graph_outputs
+from checker.readers.labelfiles import LabelError, from_file, from_metadata
 
 
 def labels_stage(ctx: Context) -> Iterator[Finding]:
@@ -57,7 +57,7 @@ def _count(
     axis = int(spec.get("axis", -1))
     size = axis_size(ctx, entry, axis)
     if size is None:
-        ctx.extra.setdefault("label_axes", {})[entry["name"]] = axis  # the case stage checks it on real outputs
+        ctx.label_axes[entry["name"]] = axis  # the case stage checks it on real outputs
         return
     if size != len(labels):
         yield F.error(

@@ -11,8 +11,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
-from checker.onnxinfo import opsets
-from checker.support import Release, admitted, oldest_loading, releases
+from checker.readers.graphinfo import opsets
+from checker.readers.support import Release, admitted, oldest_loading, releases
 
 
 def runtime_stage(ctx: Context) -> Iterator[Finding]:
@@ -36,7 +36,7 @@ def runtime_stage(ctx: Context) -> Iterator[Finding]:
 def _graphs(ctx: Context) -> Iterator[tuple[str, Any]]:
     if ctx.graph is not None:
         yield "the graph", ctx.graph
-    for variant in ctx.extra.get("variant_models", {}).items():
+    for variant in ctx.variant_models.items():
         yield f"variant '{variant[0]}'", variant[1]
 
 
@@ -96,17 +96,19 @@ def _installed(ctx: Context, spec: SpecifierSet, text: str) -> Iterator[Finding]
 
 
 def providers_findings(ctx: Context) -> Iterator[Finding]:
-    declared = (ctx.data.get("runtime") or {}).get("execution_providers") or []
-    if not declared:
-        return
-    import onnxruntime
+    """Providers asked for (the command line's override, else the manifest's) that this machine lacks."""
+    from checker.compare.session import resolve_runtime
 
-    available = set(onnxruntime.get_available_providers())
-    for i, name in enumerate(declared):
-        if name not in available:
-            yield F.warning(
-                F.RUNTIME_PROVIDER,
-                f"execution provider {name} is not available here; the comparison "
-                "falls back to the next one (CPUExecutionProvider last)",
-                **ctx.where("runtime", "execution_providers", i),
-            )
+    declared = list((ctx.data.get("runtime") or {}).get("execution_providers") or [])
+    if not declared and not ctx.options.providers:
+        return
+    for name in resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers).unavailable:
+        keys: tuple[str | int, ...] = ("runtime", "execution_providers")
+        if name in declared:
+            keys = (*keys, declared.index(name))
+        yield F.warning(
+            F.RUNTIME_PROVIDER,
+            f"execution provider {name} is not available here; the comparison "
+            "falls back to the next one (CPUExecutionProvider last)",
+            **ctx.where(*keys),
+        )

@@ -62,11 +62,11 @@ def validation_stage(ctx: Context) -> Iterator[Finding]:
 
 
 def _run(ctx: Context, args: list[str], timeout: float, where: dict[str, Any]) -> Iterator[Finding]:
-    from checker.release.bounded_run import run_bounded
+    from checker.process import run_bounded
 
     shown = shlex.join(args)
     record: dict[str, Any] = {"command": args, "timeout_s": timeout}
-    ctx.extra["validation"] = record
+    ctx.validation = record
     try:
         result = run_bounded(args, ctx.root, timeout, {**os.environ, NESTED_ENV: "1"})
     except OSError as exc:

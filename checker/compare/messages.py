@@ -7,18 +7,6 @@ from typing import Any
 from checker.compare.metrics import CHECKS
 from checker.report import RuleResult
 
-# How each check's figure reads for the worst case; {v} is the figure, {t} the threshold.
-_FIGURE = {
-    "allclose": "needs atol {v:.4g} at rtol {rtol:g} (atol {t:g})",
-    "max_abs": "differs by up to {v:.4g} (max {t:g})",
-    "mean_abs": "differs by {v:.4g} on average (max {t:g})",
-    "cosine": "has a cosine similarity of {v:.6g} (min {t:g})",
-    "sqnr": "has an SQNR of {v:.4g} dB (min {t:g} dB)",
-    "topk": "agrees on the top {k} for a share of {v:.4g} of its items (min {t:g})",
-    "score_drift": "changed the top score by {v:.4g} (max {t:g})",
-    "exact": "differs at {v:.0f} element(s) (they must be equal)",
-}
-
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
@@ -26,7 +14,7 @@ def _fmt(value: float) -> str:
 
 def figure_text(result: RuleResult, value: float) -> str:
     params: dict[str, Any] = {"rtol": 0.0, "k": 1, **result.params}
-    return _FIGURE[result.check].format(v=value, t=result.threshold or 0.0, **params)
+    return CHECKS[result.check].wording.format(v=value, t=result.threshold or 0.0, **params)
 
 
 def _worst(result: RuleResult, case_notes: dict[str, str]) -> str:

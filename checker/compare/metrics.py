@@ -112,6 +112,7 @@ class Check:
     threshold_key: str | None  # None: the threshold is fixed (exact: 0 differing elements)
     direction: str  # "max": the figure must be <= the threshold; "min": >= it
     figure: Figure
+    wording: str  # how the worst case's figure reads: {v} is the figure, {t} the threshold, and the parameters
     ranking: bool = False  # compares positions of the largest entries rather than element values
     numeric: bool = True  # needs numbers (exact also compares strings and booleans)
 
@@ -229,13 +230,37 @@ def exact_figure(x: Pair, p: Params) -> float:
 CHECKS: dict[str, Check] = {
     c.name: c
     for c in (
-        Check("allclose", {"atol": 1e-5, "rtol": 1e-3}, (), "atol", "max", allclose_figure),
-        Check("max_abs", {}, ("max",), "max", "max", max_abs_figure),
-        Check("mean_abs", {}, ("max",), "max", "max", mean_abs_figure),
-        Check("cosine", {"min": 0.999}, (), "min", "min", cosine_figure),
-        Check("sqnr", {"min_db": 30.0}, (), "min_db", "min", sqnr_figure),
-        Check("topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure, True),
-        Check("score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure, True),
-        Check("exact", {}, (), None, "max", exact_figure, numeric=False),
+        Check(
+            "allclose", {"atol": 1e-5, "rtol": 1e-3}, (), "atol", "max", allclose_figure,
+            wording="needs atol {v:.4g} at rtol {rtol:g} (atol {t:g})",
+        ),
+        Check(
+            "max_abs", {}, ("max",), "max", "max", max_abs_figure,
+            wording="differs by up to {v:.4g} (max {t:g})",
+        ),
+        Check(
+            "mean_abs", {}, ("max",), "max", "max", mean_abs_figure,
+            wording="differs by {v:.4g} on average (max {t:g})",
+        ),
+        Check(
+            "cosine", {"min": 0.999}, (), "min", "min", cosine_figure,
+            wording="has a cosine similarity of {v:.6g} (min {t:g})",
+        ),
+        Check(
+            "sqnr", {"min_db": 30.0}, (), "min_db", "min", sqnr_figure,
+            wording="has an SQNR of {v:.4g} dB (min {t:g} dB)",
+        ),
+        Check(
+            "topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure,
+            wording="agrees on the top {k} for a share of {v:.4g} of its items (min {t:g})", ranking=True,
+        ),
+        Check(
+            "score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure,
+            wording="changed the top score by {v:.4g} (max {t:g})", ranking=True,
+        ),
+        Check(
+            "exact", {}, (), None, "max", exact_figure,
+            wording="differs at {v:.0f} element(s) (they must be equal)", numeric=False,
+        ),
     )
-}
+}  # fmt: skip

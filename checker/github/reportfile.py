@@ -49,7 +49,7 @@ def _not_json(name: str) -> Any:
 
 
 def validate(data: object, path: Path) -> None:
-    from checker.schemas import validator
+    from checker.manifest.schema import validator
 
     errors = sorted(validator("report").iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

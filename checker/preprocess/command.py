@@ -24,7 +24,8 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_preprocess(args: argparse.Namespace) -> int:
-    from checker.bundle import open_bundle
+    from checker.bundle.opening import open_bundle
+    from checker.preprocess.rebuild import rebuild_file
 
     name, raw = args.input[0], Path(args.input[1])
     if not raw.is_file():
@@ -38,31 +39,11 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
             raise BundleError(f"{bundle}: {problems}")
         tensors = rebuild_file(opened.manifest_path, opened.root, name, raw, npz=_is_npz(args.output))
     _write(args.output, tensors, name)
-    from checker.render.text import printable
+    from checker.render.escape import printable
 
     for key, tensor in tensors.items():
         sys.stdout.write(printable(f"{args.output}: input '{key}', {tensor.dtype} {list(tensor.shape)}") + "\n")
     return 0
-
-
-def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: bool = False) -> dict[str, Any]:
-    """The tensors `raw` becomes as input `name` (with the inputs derived from it when `npz`)."""
-    from checker.manifest import load_manifest
-    from checker.preprocess.rebuild import Inputs, open_source
-
-    manifest, found = load_manifest(manifest_path)
-    if manifest is None:
-        raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
-    entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
-    inputs = Inputs(entries, root)
-    if inputs.entry(name) is None:
-        known = ", ".join(str(e.get("name")) for e in entries) or "none"
-        raise UsageError(f"the manifest has no input '{name}' (its inputs: {known})")
-    source = open_source(inputs, name, raw, raw.name, only_named=not npz)
-    if source is None:
-        kind = inputs.kind(name)
-        raise Error(f"input '{name}' has preprocessing kind {kind!r}; only image and text inputs are rebuilt")
-    return source.build()
 
 
 def _is_npz(path: Path) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.paths import regular_size
+from checker.bundle.paths import regular_size
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.resample import pillow
 

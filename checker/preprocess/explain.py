@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from checker.preprocess.compare import difference
+from checker.preprocess.difference import difference
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.rebuild import ImageSource, TextSource
 from checker.preprocess.spec_image import INTERPOLATIONS, Crop, ImageSpec, Pad

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.paths import regular_size
+from checker.bundle.paths import regular_size
 from checker.preprocess.errors import PreprocessError
 
 MAX_CONFIG_BYTES = 1 << 20

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.errors import BundleError, Error, UsageError
 from checker.preprocess.decode import Decoded, decode
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image import build_decoded
@@ -165,3 +166,23 @@ def token_tensor(values: np.ndarray, target: Target) -> np.ndarray:
     elif layout is None and not (isinstance(shape, list) and len(shape) == 1):
         values = values[None]
     return cast(values, numpy_dtype(target.dtype))
+
+
+def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: bool = False) -> dict[str, Any]:
+    """The tensors `raw` becomes as input `name` (with the inputs derived from it when `npz`)."""
+    from checker.manifest.load import load_manifest
+    from checker.preprocess.rebuild import Inputs, open_source
+
+    manifest, found = load_manifest(manifest_path)
+    if manifest is None:
+        raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
+    entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
+    inputs = Inputs(entries, root)
+    if inputs.entry(name) is None:
+        known = ", ".join(str(e.get("name")) for e in entries) or "none"
+        raise UsageError(f"the manifest has no input '{name}' (its inputs: {known})")
+    source = open_source(inputs, name, raw, raw.name, only_named=not npz)
+    if source is None:
+        kind = inputs.kind(name)
+        raise Error(f"input '{name}' has preprocessing kind {kind!r}; only image and text inputs are rebuilt")
+    return source.build()

@@ -82,7 +82,7 @@ def merged_fields(prep: dict[str, Any], root: Path) -> dict[str, Any]:
         return explicit
     if not isinstance(rel, str):
         raise PreprocessError(f"preprocessing.config is {rel!r}; expected a bundle path")
-    from checker.paths import BundlePathError, resolve_inside
+    from checker.bundle.paths import BundlePathError, resolve_inside
 
     try:
         path = resolve_inside(root, rel)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.paths import BundlePathError, regular_size, resolve_inside
+from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
 from checker.preprocess import fields as f
 from checker.preprocess.errors import MissingExtra, PreprocessError
 

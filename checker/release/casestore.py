@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
-from checker.manifest import MANIFEST_NAMES
-from checker.paths import BundlePathError, resolve_inside
+from checker.manifest.load import MANIFEST_NAMES
 from checker.release.tree import (
     DEFAULT_NAME,
     block,
@@ -200,7 +200,7 @@ def _build_missing(manifest: Path, root: Path, case: NewCase) -> list[str]:
             continue
         if not path.is_file():
             raise UsageError(f"no such raw file: {path}")
-        from checker.preprocess.command import rebuild_file
+        from checker.preprocess.rebuild import rebuild_file
 
         for made, tensor in rebuild_file(manifest, root, name, path, npz=True).items():
             if made not in case.inputs:

@@ -174,7 +174,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 def _failed_report(result: PackResult, strict: bool) -> str:
     from checker import __version__
-    from checker.environment import environment
+    from checker.readers.environment import environment
     from checker.render import render
     from checker.report import Report
 

@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.onnxinfo import TensorSpec
+from checker.readers.graphinfo import TensorSpec
+from checker.readers.support import oldest_loading
 from checker.release.graphfacts import GraphFacts
 from checker.release.guess import Guess, input_guess, named_shape, output_guess
 from checker.release.tree import TODO, block, block_seq, flow_map, flow_seq, note, one_line, schema_comment
-from checker.support import oldest_loading
 
 LABELLED = ("logits", "probabilities", "scores")
 INPUT_MEANINGS = "image | text | audio | tabular | state | tensor"
@@ -122,7 +122,7 @@ def _tensor(spec: TensorSpec, used: set[str]) -> Any:
 
 
 def _dtypes() -> list[str]:
-    from checker.schemas import load
+    from checker.manifest.schema import load
 
     enum: list[str] = load("manifest")["properties"]["inputs"]["items"]["properties"]["dtype"]["enum"]
     return enum

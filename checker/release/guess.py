@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from checker.onnxinfo import Dim, TensorSpec
+from checker.readers.graphinfo import Dim, TensorSpec
 
 FLOATS = ("float32", "float16", "bfloat16", "float64")
 INTEGERS = ("int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8")

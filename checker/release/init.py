@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.digest import sha256_files
+from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
-from checker.manifest import Manifest, parse_text, schema_findings, to_plain
-from checker.paths import BundlePathError, resolve_inside
+from checker.manifest.load import Manifest, parse_text, schema_findings, to_plain
+from checker.readers.digest import sha256_files
 from checker.release.draft import Source, draft_manifest
 from checker.release.graphfacts import GraphFacts, read_graph
 from checker.release.tree import (

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from checker.bundle import is_archive
+from checker.bundle.opening import is_archive
+from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.context import Options
-from checker.digest import CHUNK, bundle_digest
 from checker.errors import BundleError, Error, UsageError
-from checker.manifest import load_manifest
-from checker.named import named_files
-from checker.paths import BundlePathError, resolve_inside
+from checker.manifest.load import load_manifest
+from checker.manifest.named import named_files
+from checker.readers.digest import CHUNK, bundle_digest
 from checker.release.tree import locate
 from checker.report import BundleReport
 

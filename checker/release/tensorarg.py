@@ -29,7 +29,7 @@ def load_tensors(files: dict[str, Path]) -> dict[str, np.ndarray]:
 
 
 def load_tensor(name: str, path: Path) -> np.ndarray:
-    from checker.tensors import TensorFileError, load_npy, load_npz, load_pb
+    from checker.readers.tensors import TensorFileError, load_npy, load_npz, load_pb
 
     if not path.is_file():
         raise UsageError(f"no such tensor file: {path}")

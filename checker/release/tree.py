@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import Error
-from checker.manifest import find_manifest, parse_text, read_text
+from checker.manifest.load import find_manifest, parse_text, read_text
 
 DEFAULT_NAME = "bundle.yaml"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")  # release.name, as the schema has it
@@ -38,7 +38,7 @@ def read_tree(path: Path) -> Any:
 
 def dump(tree: Any, suffix: str) -> str:
     """The manifest's text, written the way `checker lock` writes it (JSON for a .json manifest)."""
-    from checker.manifest import dump_tree
+    from checker.manifest.load import dump_tree
 
     return dump_tree(tree, suffix)
 
@@ -60,7 +60,7 @@ def write_text(path: Path, text: str) -> None:
 
 def schema_comment() -> str:
     """The comment that lets YAML editors complete and check the manifest."""
-    from checker.schemas import load
+    from checker.manifest.schema import load
 
     return f"yaml-language-server: $schema={load('manifest')['$id']}"
 

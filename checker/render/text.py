@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from checker.render.escape import printable
+
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "warning": "33", "info": "36", "not_assessed": "33"}
 
 
@@ -19,14 +21,6 @@ class Painter:
 # Keys whose text keeps its line breaks: `_validation` makes each line printable and prefixes it.
 _MULTILINE = ("stdout_tail", "stderr_tail")
 _MAX_DEPTH = 32
-
-
-def printable(text: str) -> str:
-    """`text` with control and format characters shown as escapes: a name or message from a bundle must not
-    move the cursor, recolour or retitle the terminal, or start a line that reads like a verdict."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in text)
 
 
 def _inert(value: Any, depth: int = 0) -> Any:

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from compare_models import classifier, images, quantize
+from modelkit import classifier, images, quantize
 
 from checker import findings as F
 from checker.compare import progress as P

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from prep_helpers import photo, pixels
+from prepkit import photo, pixels
 
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image import ImageSpec, build_image

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from prep_helpers import photo, pixels
+from prepkit import photo, pixels
 
 from checker.preprocess import decode as decode_module
 from checker.preprocess.errors import PreprocessError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from prep_helpers import ids, photo, write_tokenizer
+from prepkit import ids, photo, write_tokenizer
 
 from checker.cli import main
 from checker.preprocess.image import build_image

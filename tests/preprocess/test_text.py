@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from prep_helpers import ids, write_tokenizer
+from prepkit import ids, write_tokenizer
 
 from checker.preprocess import text as text_module
 from checker.preprocess.errors import PreprocessError

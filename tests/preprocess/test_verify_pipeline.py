@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 from PIL import Image
-from prep_helpers import photo
+from prepkit import photo
 
 from checker.context import Options
 from checker.verify import verify_paths

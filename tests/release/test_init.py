@@ -17,10 +17,10 @@ from releasekit import (
 )
 from ruamel.yaml import YAML
 
+from checker.manifest.schema import load
+from checker.readers.support import releases
 from checker.release.init import InitError, init_bundle
 from checker.release.tree import locate
-from checker.schemas import load
-from checker.support import releases
 
 
 def _read(path: Path) -> dict:
@@ -114,7 +114,7 @@ def test_external_data_is_listed_with_digests(tmp_path: Path, cli: Cli) -> None:
     )
     result = init_bundle(tmp_path / "model.onnx")
     data = _read(tmp_path / "bundle.yaml")
-    from checker.digest import sha256_file
+    from checker.readers.digest import sha256_file
 
     assert data["graph"]["external_data"] == [
         {"path": "model.weights", "sha256": sha256_file(tmp_path / "model.weights")}

@@ -12,7 +12,7 @@ import pytest
 from releasekit import Cli, verify_json
 from ruamel.yaml import YAML
 
-from checker.named import named_files
+from checker.manifest.named import named_files
 
 STEM = "mobilenet-tiny-1.0.0"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from hostile import ids, messages, rewrite_manifest
 
-from checker.labels import LabelError, from_text
-from checker.manifest import parse_text
-from checker.paths import glob_inside
+from checker.bundle.paths import glob_inside
+from checker.manifest.load import parse_text
+from checker.readers.labelfiles import LabelError, from_text
 from checker.report import BundleReport
 
 

@@ -14,9 +14,9 @@ import pytest
 from hostile import ids, messages, rewrite_manifest
 from onnx import TensorProto, numpy_helper
 
+from checker.readers.tensors import TensorFileError, load_npz, load_pb
+from checker.readers.wire import MAX_TYPED_BYTES
 from checker.report import BundleReport
-from checker.tensors import TensorFileError, load_npz, load_pb
-from checker.wire import MAX_TYPED_BYTES
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-converted"
 

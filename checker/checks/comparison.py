@@ -1,0 +1,307 @@
+"""The comparison stage: the baseline against the reference, then each variant, on the same cases.
+
+The baseline is judged first with `comparison.rules`. Each variant is then judged against the same expected
+outputs with its `rules`, and against the baseline's own outputs with its `drift_rules`; a failed rule of a
+variant says which boundary broke (export: baseline vs reference; transform: variant vs baseline), and a
+failed variant gets a diagnosis of where its intermediate tensors leave the baseline's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.compare.boundaries import Boundaries
+from checker.compare.progress import Progress, for_run
+from checker.compare.ruleset import Entry, RuleSet, check_outputs, judge_set, parse_entries
+from checker.compare.session import (
+    CaseRunError,
+    Runtime,
+    SessionError,
+    missing_providers,
+    open_session,
+    resolve_runtime,
+    run_case,
+    weight_bytes,
+)
+from checker.compare.transform import transform_findings
+from checker.diagnose import divergence as D
+from checker.findings import Finding
+from checker.report import Comparison
+
+if TYPE_CHECKING:
+    import numpy as np
+    import onnxruntime as ort
+
+    from checker.context import Case, Context
+
+Outputs = dict[str, dict[str, "np.ndarray"]]  # case -> output -> array
+Keys = tuple[str | int, ...]
+_SHOWN_FAILURES = 5
+_NO_EXPECTED = "the case has no expected outputs"
+_NO_BASELINE = "the baseline gave no output for this case"
+
+
+@dataclass
+class _Run:
+    """What the judging of one bundle shares: the context, the resolved runtime, and the results so far."""
+
+    ctx: Context
+    runtime: Runtime
+    progress: Progress
+    comparisons: list[Comparison]
+    statuses: dict[str, str] = field(default_factory=dict)  # graph name -> pass | fail | not_assessed
+    baseline_path: Path | None = None
+    baseline_outputs: Outputs = field(default_factory=dict)  # only the outputs the variants' rules name
+
+    @property
+    def cases(self) -> list[Case]:
+        return self.ctx.cases or []
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.cases]
+
+
+def compare_stage(ctx: Context) -> Iterator[Finding]:
+    """Judge the baseline, then every variant; results go to ctx.comparisons."""
+    comparisons = ctx.comparisons
+    blocked = not_run(ctx)
+    if blocked is not None:
+        yield blocked
+        return
+    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers)
+    run = _Run(ctx, runtime, for_run(ctx.options.progress), comparisons)
+    try:
+        variants = _variants(ctx)
+        run.progress.start("comparing", len(run.cases) * (1 + len(variants)))
+        yield from _baseline(run, variants)
+        for i, variant in enumerate(variants):
+            run.statuses[str(variant.get("name"))] = yield from _variant(run, i, variant)
+    finally:
+        run.progress.close()
+
+
+def not_run(ctx: Context) -> Finding | None:
+    """Why the comparison cannot run at all (a finding, never a crash and never a pass), or None."""
+    if not ctx.options.run_comparison:
+        return F.info(F.COMPARISON_NOT_RUN, "the comparison was turned off for this run")
+    if ctx.graph is None:
+        return F.error(
+            F.COMPARISON_NOT_RUN,
+            "the comparison did not run: the baseline graph is not usable (see the findings about graph.path)",
+            **ctx.where("graph", "path"),
+        )
+    if ctx.cases is None:
+        return F.error(
+            F.COMPARISON_NOT_RUN,
+            "the comparison did not run: the comparison cases could not be loaded (see the comparison.case findings)",
+            **ctx.where("comparison", "cases"),
+        )
+    if not ctx.cases:
+        return F.error(
+            F.COMPARISON_NOT_RUN,
+            "the comparison did not run: there is no usable comparison case (none is declared, or none loaded)",
+            **ctx.where("comparison", "cases"),
+        )
+    return None
+
+
+def _variants(ctx: Context) -> list[dict[str, Any]]:
+    return [v for v in ctx.data.get("variants") or [] if isinstance(v, dict)]
+
+
+def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
+    """Baseline outputs the variants' rules name: kept for drift rules and to tell the boundaries apart."""
+    names = set()
+    for variant in variants:
+        for rule in (variant.get("rules") or []) + (variant.get("drift_rules") or []):
+            if isinstance(rule, dict) and isinstance(rule.get("output"), str):
+                names.add(rule["output"])
+    return names
+
+
+def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
+    ctx = run.ctx
+    entries, found = parse_entries(ctx, ("comparison", "rules"))
+    yield from found
+    run.baseline_path = ctx.graph_path or ctx.path(str((ctx.data.get("graph") or {}).get("path", "")))
+    session = yield from _open(run, "baseline", run.baseline_path, ("graph", "path"), ctx.graph)
+    if session is None:
+        run.comparisons.append(Comparison("baseline", "reference", skipped="onnxruntime could not load the graph"))
+        run.progress.advance(len(run.cases))
+        run.statuses["baseline"] = "fail"
+        return
+    yield from check_outputs(ctx, entries, _output_names(session), "the baseline graph")
+    rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED)
+    yield from _run_cases(run, "baseline", session, [rules], keep=_needed_outputs(variants))
+    ctx.outputs["baseline"] = run.baseline_outputs
+    comparison, found = judge_set(ctx, rules, run.names)
+    run.comparisons.append(comparison)
+    run.statuses["baseline"] = comparison.status
+    yield from found
+
+
+def _output_names(session: ort.InferenceSession) -> list[str]:
+    return [o.name for o in session.get_outputs()]
+
+
+def _open(
+    run: _Run, graph: str, path: Path | None, keys: Keys, model: Any
+) -> Generator[Finding, None, ort.InferenceSession | None]:
+    if path is None:
+        yield F.error(F.COMPARISON_RUNTIME, f"{graph}: the graph file is unusable", **run.ctx.where(*keys))
+        return None
+    try:
+        session = open_session(path, run.runtime, weight_bytes=weight_bytes(model))
+    except SessionError as exc:
+        yield F.error(
+            F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **run.ctx.where(*keys)
+        )
+        return None
+    for name in missing_providers(session, run.runtime):
+        yield F.warning(
+            F.RUNTIME_PROVIDER,
+            f"{graph}: onnxruntime could not start execution provider {name}; "
+            f"the comparison ran on {', '.join(session.get_providers())}",
+            **run.ctx.where("runtime", "execution_providers"),
+        )
+    return session
+
+
+def _run_cases(
+    run: _Run, graph: str, session: ort.InferenceSession, sets: list[RuleSet], keep: set[str] | None = None
+) -> Iterator[Finding]:
+    """Run every case once through the session and let each rule set judge it; keep only what is asked for."""
+    failures: list[tuple[Case, str]] = []
+    run.progress.describe(f"comparing {graph}")
+    for case in run.cases:
+        try:
+            outputs: dict[str, np.ndarray] | None = run_case(session, case.inputs, run.ctx.options.case_timeout_s)
+            failure = None
+        except CaseRunError as exc:
+            outputs, failure = None, str(exc)
+            failures.append((case, failure))
+        for rules in sets:
+            rules.add_case(case, outputs, failure)
+        if keep is not None and outputs is not None:
+            run.baseline_outputs[case.name] = {k: v for k, v in outputs.items() if k in keep}
+        run.progress.advance()
+    if failures:
+        yield _failures_finding(run.ctx, graph, failures)
+
+
+def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]) -> Finding:
+    shown = "; ".join(f"'{c.name}': {msg}" for c, msg in failures[:_SHOWN_FAILURES])
+    more = f"; and {len(failures) - _SHOWN_FAILURES} more" if len(failures) > _SHOWN_FAILURES else ""
+    return F.error(
+        F.COMPARISON_RUNTIME,
+        f"{graph}: onnxruntime failed on {len(failures)} case(s): {shown}{more}",
+        **ctx.where(*failures[0][0].where),
+        cases=[c.name for c, _ in failures],
+    )
+
+
+def _blocked(run: _Run, name: str, variant: dict[str, Any]) -> str | None:
+    """Why a variant cannot be judged, or None."""
+    if name in run.ctx.bad_graphs:
+        return "its graph is not usable (see the findings about its graph)"
+    parent = str(variant.get("derived_from", "baseline"))
+    if parent not in run.statuses:
+        return f"derived_from names '{parent}', which is neither 'baseline' nor an earlier variant"
+    if run.statuses[parent] == "pass":
+        return None
+    if parent == "baseline":
+        return "the baseline failed, so a variant's error cannot be read against it"
+    state = "failed" if run.statuses[parent] == "fail" else "was not judged"
+    return f"variant '{parent}', which it derives from, {state}"
+
+
+def _variant(run: _Run, i: int, variant: dict[str, Any]) -> Generator[Finding, None, str]:
+    """Judge one variant; its status (pass, fail or not_assessed)."""
+    ctx = run.ctx
+    name = str(variant.get("name", f"variants[{i}]"))
+    model = ctx.variant_models.get(name)
+    yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
+    path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
+    reason = _blocked(run, name, variant) or (None if path is not None else "its graph file is missing or refused")
+    session = None
+    if reason is None:
+        session = yield from _open(run, name, path, ("variants", i, "graph", "path"), model)
+        reason = None if session is not None else "onnxruntime could not load its graph"
+    if session is None or reason is not None:
+        run.progress.advance(len(run.cases))
+        run.comparisons.append(Comparison(name, "reference", skipped=reason))
+        yield F.error(F.VARIANT_NOT_ASSESSED, f"variant '{name}' was not judged: {reason}", **ctx.where("variants", i))
+        return "not_assessed"
+    judged = yield from _judge_variant(run, i, name, session)
+    run.comparisons.extend(judged)
+    if all(c.status == "pass" for c in judged):
+        return "pass"
+    if path is not None:  # always so once a session is open on it
+        yield from _diagnosis(run, name, model, path, judged)
+    return "fail"
+
+
+def _judge_variant(
+    run: _Run, i: int, name: str, session: ort.InferenceSession
+) -> Generator[Finding, None, list[Comparison]]:
+    ctx, keys = run.ctx, ("variants", i)
+    ref_entries, found = parse_entries(ctx, (*keys, "rules"))
+    drift_entries, more = parse_entries(ctx, (*keys, "drift_rules"))
+    yield from found + more
+    yield from check_outputs(ctx, ref_entries + drift_entries, _output_names(session), f"variant '{name}'")
+    base = run.baseline_outputs
+    reference = RuleSet(name, "reference", ref_entries, lambda c: c.expected, _NO_EXPECTED)
+    drift = RuleSet(name, "baseline", drift_entries, lambda c: base.get(c.name), _NO_BASELINE)
+    # The variant's own rules against the baseline's outputs: the error the transform alone introduced.
+    shadow_entries = [Entry(e.keys, e.raw, e.rule) for e in ref_entries]
+    shadow = RuleSet(name, "baseline", shadow_entries, lambda c: base.get(c.name), _NO_BASELINE)
+    yield from _run_cases(run, name, session, [reference, drift, shadow])
+    judged, found = judge_set(ctx, reference, run.names, Boundaries(name, shadow, run.cases, base))
+    yield from found
+    if not drift_entries:
+        return [judged]
+    drifted, found = judge_set(ctx, drift, run.names)
+    yield from found
+    return [judged, drifted]
+
+
+def _worst_case(judged: list[Comparison]) -> str | None:
+    for comparison in judged:
+        for rule in comparison.rules:
+            if not rule.passed and rule.worst_case is not None:
+                return rule.worst_case
+    return None
+
+
+def _diagnosis(run: _Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
+    """Where the failed variant's tensors leave the baseline's, on its worst case."""
+    case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
+    if case is None or run.baseline_path is None or run.ctx.graph is None:
+        return
+    try:
+        variant = model if model is not None else load_graph(path)
+        graphs = D.Graphs(run.ctx.graph, run.baseline_path.parent, variant, path.parent)
+        result = D.diagnose(graphs, name, case.name, case.inputs, run.runtime)
+    except D.DiagnosisError as exc:
+        yield F.info(F.VARIANT_DIAGNOSIS, f"{name}: the diagnosis could not run: {exc}")
+        return
+    summary = result.to_dict()
+    for comparison in judged:
+        if comparison.status == "fail":
+            comparison.diagnosis = summary
+    yield F.info(F.VARIANT_DIAGNOSIS, f"diagnosis: {result.summary()}", nodes_to_exclude=result.nodes_to_exclude())
+
+
+def load_graph(path: Path) -> Any:
+    """A graph file without its external data (onnxruntime reads that itself, from the bundle folder)."""
+    import onnx
+
+    try:
+        return onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # protobuf's decode errors share no narrower base
+        raise D.DiagnosisError(f"'{path.name}' cannot be parsed: {exc}") from exc

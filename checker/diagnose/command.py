@@ -1,0 +1,78 @@
+"""`checker diagnose PATH --variant NAME`: where a variant's intermediate tensors leave the baseline's.
+
+Imported when the command line starts: everything heavy is imported inside the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from checker.compare.matching import GRAPH_INPUT
+
+_MIN_DB = 30.0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "diagnose",
+        help="find where a variant's intermediate tensors leave the baseline's, and which nodes to exclude",
+        description="Compare every intermediate tensor of a variant with the baseline's on one case (by "
+        "SQNR), report the first and the worst diverging tensors and a nodes_to_exclude list for "
+        "onnxruntime.quantization.",
+    )
+    p.add_argument("path", metavar="PATH", help="a bundle folder, its manifest, or an archive")
+    p.add_argument("--variant", required=True, metavar="NAME", help="the variant to diagnose")
+    p.add_argument(
+        "--case",
+        metavar="NAME",
+        help="the case to run (default: the one where the variant's outputs are furthest from the baseline's)",
+    )
+    p.add_argument(
+        "--min-db",
+        type=float,
+        default=_MIN_DB,
+        metavar="DB",
+        help=f"a tensor below this SQNR counts as diverging (default {_MIN_DB:g})",
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    p.set_defaults(func=cmd_diagnose)
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from checker.diagnose.investigate import investigate
+    from checker.errors import UsageError
+
+    if not Path(args.path).exists():
+        raise UsageError(f"no such path: {args.path}")
+    result = investigate(Path(args.path), args.variant, args.case, args.min_db)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_dict(full=True), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(render_text(result.to_dict(full=True)))
+    return 0
+
+
+def render_text(diagnosis: dict[str, Any]) -> str:
+    """The summary, then one line per matched tensor in graph order, the diverging ones marked."""
+    first = (diagnosis.get("first") or {}).get("tensor")
+    worst = (diagnosis.get("worst") or {}).get("tensor")
+    lines = [diagnosis["summary"], "", f"{'SQNR dB':>9} {'drop dB':>9}  tensor (node, op)"]
+    for t in diagnosis.get("tensors", []):
+        mark = " <- first" if t["tensor"] == first else " <- worst" if t["tensor"] == worst else ""
+        low = "*" if t["sqnr_db"] < diagnosis["min_db"] else " "
+        lines.append(f"{t['sqnr_db']:>9.1f} {t['drop_db']:>9.1f} {low}{t['tensor']} ({_where(t)}){mark}")
+    lines.append("")
+    lines.append(f"nodes_to_exclude = {diagnosis['nodes_to_exclude']!r}")
+    if diagnosis.get("unmatched"):
+        lines.append(f"{diagnosis['unmatched']} baseline tensor(s) have no counterpart in the variant")
+    return "\n".join(lines) + "\n"
+
+
+def _where(tensor: dict[str, Any]) -> str:
+    if tensor["node"] is None and tensor["exclude"] and tensor["op_type"] == GRAPH_INPUT:
+        return f"graph input, quantized for {', '.join(tensor['exclude'])}"
+    return f"{tensor['node'] or 'unnamed node'}, {tensor['op_type']}"

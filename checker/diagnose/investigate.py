@@ -1,0 +1,139 @@
+"""`checker diagnose`: open a bundle as verify does, pick a case, and diagnose one variant against the baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.compare.metrics import sqnr_db
+from checker.compare.session import (
+    CaseRunError,
+    Runtime,
+    SessionError,
+    open_session,
+    resolve_runtime,
+    run_case,
+    weight_bytes,
+)
+from checker.context import Case, Context, Options
+from checker.diagnose import divergence as D
+from checker.errors import BundleError, UsageError
+from checker.findings import Finding
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+
+
+@contextmanager
+def prepared(path: Path) -> Iterator[Context]:
+    """The bundle opened and loaded up to its cases; a bundle that cannot get that far is a BundleError."""
+    from checker.bundle.opening import open_bundle
+    from checker.checks.cases import cases_stage
+    from checker.checks.files import files_stage
+    from checker.checks.graph import graph_stage
+    from checker.manifest.load import load_manifest
+
+    with open_bundle(path) as opened:
+        if opened.manifest_path is None:
+            raise BundleError(_reasons(f"{path}: no manifest found", opened.findings))
+        manifest, found = load_manifest(opened.manifest_path)
+        if manifest is None or _errors(found):
+            raise BundleError(_reasons(f"{path}: the manifest is not valid", found))
+        ctx = Context(opened.root, manifest, Options())
+        # The stages that load what a diagnosis needs, refusing what verify refuses (paths, external data, cases).
+        for stage in (files_stage, graph_stage, cases_stage):
+            found += list(stage(ctx))
+        if ctx.graph is None or not ctx.cases:
+            raise BundleError(_reasons(f"{path}: the baseline graph or the cases cannot be loaded", found))
+        yield ctx
+
+
+def _errors(found: list[Finding]) -> list[Finding]:
+    return [f for f in found if f.severity is F.Severity.ERROR]
+
+
+def _reasons(head: str, found: list[Finding]) -> str:
+    lines = [f"  {f.id}: {f.message}" for f in _errors(found)[:10]]
+    return "\n".join([head, *lines])
+
+
+def variant_entry(ctx: Context, name: str) -> tuple[dict[str, object], Path]:
+    variants = [v for v in ctx.data.get("variants") or [] if isinstance(v, dict)]
+    entry = next((v for v in variants if v.get("name") == name), None)
+    if entry is None:
+        known = ", ".join(str(v.get("name")) for v in variants) or "none"
+        raise UsageError(f"no variant '{name}' in the manifest (variants: {known})")
+    if name in ctx.bad_graphs:
+        raise BundleError(f"variant '{name}': its graph is not usable (run checker verify for the findings)")
+    graph = entry.get("graph")
+    path = ctx.path(str(graph.get("path", ""))) if isinstance(graph, dict) else None
+    if path is None:
+        raise BundleError(f"variant '{name}': its graph file is missing or refused")
+    return entry, path
+
+
+def _session(path: Path, runtime: Runtime, model: Any) -> ort.InferenceSession:
+    try:
+        return open_session(path, runtime, weight_bytes=weight_bytes(model))
+    except SessionError as exc:
+        raise BundleError(f"onnxruntime cannot load '{path.name}': {exc}") from exc
+
+
+def furthest_case(ctx: Context, graphs: D.Graphs, paths: tuple[Path, Path], runtime: Runtime) -> Case:
+    """The case on which the variant's outputs are furthest from the baseline's (the lowest SQNR)."""
+    base, var = _session(paths[0], runtime, graphs.baseline), _session(paths[1], runtime, graphs.variant)
+    worst: tuple[float, Case] | None = None
+    for case in ctx.cases or []:
+        try:
+            a, b = run_case(var, case.inputs), run_case(base, case.inputs)
+        except CaseRunError:
+            continue
+        shared = [k for k in b if k in a and a[k].shape == b[k].shape and a[k].dtype.kind == "f"]
+        score = min((sqnr_db(a[k], b[k]) for k in shared), default=None)
+        if score is not None and (worst is None or score < worst[0]):
+            worst = (score, case)
+    if worst is None:
+        raise BundleError("no case runs on both graphs, so there is nothing to diagnose")
+    return worst[1]
+
+
+def investigate(path: Path, variant: str, case_name: str | None, min_db: float = D.DEFAULT_MIN_DB) -> D.Diagnosis:
+    """Diagnose `variant` against the baseline on `case_name`, or on the case where they differ most."""
+    with prepared(path) as ctx:
+        _, variant_path = variant_entry(ctx, variant)
+        runtime = resolve_runtime(ctx.data.get("runtime") or {})
+        baseline_path = ctx.graph_path
+        if baseline_path is None or ctx.graph is None:
+            raise BundleError("the baseline graph is not usable")
+        model = ctx.variant_models.get(variant)
+        if model is None:
+            model = _load(variant_path)
+        graphs = D.Graphs(ctx.graph, baseline_path.parent, model, variant_path.parent)
+        if case_name is None:
+            case = furthest_case(ctx, graphs, (baseline_path, variant_path), runtime)
+        else:
+            case = _named_case(ctx, case_name)
+        try:
+            return D.diagnose(graphs, variant, case.name, case.inputs, runtime, min_db)
+        except D.DiagnosisError as exc:
+            raise BundleError(f"the diagnosis could not run: {exc}") from exc
+
+
+def _named_case(ctx: Context, name: str) -> Case:
+    case = next((c for c in ctx.cases or [] if c.name == name), None)
+    if case is None:
+        shown = ", ".join(c.name for c in (ctx.cases or [])[:20])
+        raise UsageError(f"no case '{name}' (cases: {shown})")
+    return case
+
+
+def _load(path: Path) -> Any:
+    from checker.checks.comparison import load_graph
+
+    try:
+        return load_graph(path)
+    except D.DiagnosisError as exc:
+        raise BundleError(str(exc)) from exc

@@ -1,0 +1,30 @@
+"""The JSON Schemas shipped with the package, loaded once."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+
+def schema_dir() -> Path:
+    """Installed wheels carry the schemas inside the package; a source checkout keeps them at its root."""
+    packaged = Path(str(resources.files("checker"))) / "schemas"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "schemas"
+
+
+@functools.cache
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return data
+
+
+@functools.cache
+def validator(name: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load(name))

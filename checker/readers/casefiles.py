@@ -1,0 +1,126 @@
+"""Loading comparison cases: .npy per tensor, one .npz per side, or ONNX test-data folders found by glob."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.bundle.paths import BundlePathError
+from checker.context import Case, Context
+from checker.manifest.named import PB_NAME, test_data_folders
+from checker.readers.tensors import TensorFileError, load_npy, load_npz, load_pb
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass
+class Loaded:
+    cases: list[Case] = field(default_factory=list)
+    problems: list[tuple[str, tuple[str | int, ...]]] = field(default_factory=list)  # (message, manifest keys)
+
+
+def load_cases(ctx: Context, input_names: list[str], output_names: list[str]) -> Loaded:
+    loaded = Loaded()
+    for i, entry in enumerate((ctx.data.get("comparison") or {}).get("cases") or []):
+        where: tuple[str | int, ...] = ("comparison", "cases", i)
+        if "onnx_test_data" in entry:
+            _test_data(ctx, entry, where, input_names, output_names, loaded)
+        else:
+            _stored(ctx, entry, where, loaded)
+    return loaded
+
+
+def _side(ctx: Context, value: Any, where: tuple[str | int, ...]) -> tuple[dict[str, np.ndarray], list[str]]:
+    """One side of a case (inputs or expected): a name -> .npy mapping, or one .npz."""
+    if isinstance(value, str):
+        path = _usable(ctx, value)
+        return load_npz(path), [value]
+    arrays = {}
+    for name, rel in value.items():
+        arrays[name] = load_npy(_usable(ctx, rel))
+    return arrays, list(value.values())
+
+
+def _usable(ctx: Context, rel: str) -> Path:
+    path = ctx.path(rel)
+    if path is None:
+        raise TensorFileError(f"'{rel}' is missing or refused")
+    return path
+
+
+def _stored(ctx: Context, entry: dict[str, Any], where: tuple[str | int, ...], loaded: Loaded) -> None:
+    try:
+        inputs, in_files = _side(ctx, entry["inputs"], (*where, "inputs"))
+        expected, out_files = _side(ctx, entry["expected"], (*where, "expected"))
+    except TensorFileError as exc:
+        loaded.problems.append((f"case '{entry['name']}': {exc}", where))
+        return
+    case = Case(
+        entry["name"],
+        list(entry.get("tags") or []),
+        inputs,
+        expected,
+        dict(entry.get("raw") or {}),
+        where,
+        in_files + out_files,
+    )
+    loaded.cases.append(case)
+
+
+def _test_data(
+    ctx: Context,
+    entry: dict[str, Any],
+    where: tuple[str | int, ...],
+    input_names: list[str],
+    output_names: list[str],
+    loaded: Loaded,
+) -> None:
+    pattern = entry["onnx_test_data"]
+    try:
+        folders = test_data_folders(ctx.root, pattern)
+    except BundlePathError as exc:
+        loaded.problems.append((f"onnx_test_data '{pattern}': {exc}", (*where, "onnx_test_data")))
+        return
+    if not folders:
+        loaded.problems.append((f"onnx_test_data '{pattern}' matches no folder", (*where, "onnx_test_data")))
+    for folder in folders:
+        name = f"{entry['name']}/{Path(folder).name}" if entry.get("name") else folder
+        try:
+            inputs = _pb_side(ctx, folder, "input", input_names)
+            expected = _pb_side(ctx, folder, "output", output_names)
+        except TensorFileError as exc:
+            loaded.problems.append((f"case '{name}': {exc}", where))
+            continue
+        files = [f"{folder}/{p.name}" for p in sorted((ctx.root / folder).iterdir()) if PB_NAME.match(p.name)]
+        loaded.cases.append(Case(name, list(entry.get("tags") or []), inputs, expected, {}, where, files))
+
+
+def _pb_side(ctx: Context, folder: str, prefix: str, names: list[str]) -> dict[str, np.ndarray]:
+    """input_N.pb in index order; a tensor without a name takes the graph's N-th input (or output) name."""
+    found = sorted(
+        (
+            (int(m.group(2)), p)
+            for p in (ctx.root / folder).iterdir()
+            if (m := PB_NAME.match(p.name)) and m.group(1) == prefix
+        ),
+        key=lambda t: t[0],
+    )
+    out = {}
+    for index, path in found:
+        if path.is_symlink():  # the bundle digest leaves links out (named.test_data_files), so they are not read
+            raise TensorFileError(f"'{folder}/{path.name}' is a link; ONNX test-data files must be plain files")
+        tensor_name, array = load_pb(_usable(ctx, f"{folder}/{path.name}"))
+        name = tensor_name or (names[index] if index < len(names) else f"{prefix}_{index}")
+        out[name] = array
+    return out
+
+
+def iter_tensors(case: Case) -> Iterator[tuple[str, str, np.ndarray]]:
+    """('inputs' | 'expected', name, array) for every tensor of a case."""
+    for name, array in case.inputs.items():
+        yield "inputs", name, array
+    for name, array in case.expected.items():
+        yield "expected", name, array

@@ -1,0 +1,141 @@
+"""Reading comparison tensors: .npy, .npz and ONNX TensorProto files, bounded and without pickles."""
+
+from __future__ import annotations
+
+import math
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MAX_TENSOR_FILE_BYTES = 4 << 30
+MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
+MAX_NPZ_MEMBERS = 1024
+MAX_NPZ_RATIO = 1000  # zero-filled arrays compress well, but not a thousandfold beyond a few MiB
+
+
+class TensorFileError(ValueError):
+    """A tensor file that cannot be read safely; the message says why."""
+
+
+def _check_size(path: Path) -> None:
+    from checker.bundle.paths import regular_size
+
+    try:
+        size = regular_size(path)
+    except OSError as exc:
+        raise TensorFileError(f"{path.name} cannot be read ({exc.strerror})") from exc
+    if size > MAX_TENSOR_FILE_BYTES:
+        raise TensorFileError(f"{path.name} is {size} bytes; at most {MAX_TENSOR_FILE_BYTES} per tensor file")
+
+
+def load_npy(path: Path) -> np.ndarray:
+    import numpy as np
+
+    _check_size(path)
+    try:
+        # Mapped, not read: onnxruntime copies the pages it needs, so a case costs no up-front read.
+        array = np.load(path, allow_pickle=False, mmap_mode="r")
+    except (ValueError, OSError, EOFError) as exc:
+        raise TensorFileError(f"{path.name} is not a readable .npy file without pickles ({exc})") from exc
+    if not isinstance(array, np.ndarray):
+        raise TensorFileError(f"{path.name} holds no array")
+    return native(array)
+
+
+def native(array: np.ndarray) -> np.ndarray:
+    """The array in this machine's byte order: a big-endian float32 file is still float32 to the graph."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
+
+
+def load_npz(path: Path) -> dict[str, np.ndarray]:
+    _check_size(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = _check_npz_members(zf, path.name)
+            return {info.filename.removesuffix(".npy"): native(_npz_member(zf, info, path.name)) for info in infos}
+    except TensorFileError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise TensorFileError(f"{path.name} is not a readable .npz file without pickles ({exc})") from exc
+
+
+def _check_npz_members(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
+    infos = zf.infolist()
+    if len(infos) > MAX_NPZ_MEMBERS:
+        raise TensorFileError(f"{name} holds {len(infos)} arrays; at most {MAX_NPZ_MEMBERS}")
+    total = sum(i.file_size for i in infos)
+    packed = sum(i.compress_size for i in infos)
+    if total > MAX_TENSOR_FILE_BYTES or (total > 64 << 20 and total > MAX_NPZ_RATIO * max(packed, 1)):
+        raise TensorFileError(f"{name} expands to {total} bytes from {packed}; refused")
+    return infos
+
+
+def _npz_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.ndarray:
+    """One member, read only after its header proves it holds no more than the member's size.
+
+    NumPy allocates what a member's header declares before reading it, so a tiny member declaring a
+    terabyte would exhaust memory; the member's size is itself bounded above, and the zip module stops there.
+    """
+    import numpy as np
+    from numpy.lib import format as npy
+
+    if not info.filename.endswith(".npy") or info.is_dir():
+        raise TensorFileError(f"{name}: member '{info.filename}' is not a .npy array")
+    with zf.open(info) as member:
+        major, minor = npy.read_magic(member)
+        reader = npy.read_array_header_1_0 if (major, minor) == (1, 0) else npy.read_array_header_2_0
+        shape, _, dtype = reader(member)
+        need = math.prod(shape) * dtype.itemsize
+        if dtype.hasobject or need > info.file_size:
+            what = "holds Python objects" if dtype.hasobject else f"declares {need} bytes in {info.file_size}"
+            raise TensorFileError(f"{name}: member '{info.filename}' {what}")
+    with zf.open(info) as member:
+        array = npy.read_array(member, allow_pickle=False)
+    if not isinstance(array, np.ndarray):
+        raise TensorFileError(f"{name}: member '{info.filename}' holds no array")
+    return array
+
+
+def load_pb(path: Path) -> tuple[str, np.ndarray]:
+    """A TensorProto file of the ONNX test-data layout: (its name, possibly empty; the array)."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from checker.readers.wire import check_tensor_wire
+
+    _check_size(path)
+    if path.stat().st_size >= MAX_PROTO_BYTES:
+        raise TensorFileError(f"{path.name} is over 2 GiB, more than one TensorProto can hold; use .npy")
+    tensor = onnx.TensorProto()
+    try:
+        data = path.read_bytes()
+        check_tensor_wire(data)
+        tensor.ParseFromString(data)
+    except (DecodeError, ValueError) as exc:
+        raise TensorFileError(f"{path.name} is not a TensorProto that can be read safely ({exc})") from exc
+    del data
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        raise TensorFileError(f"{path.name} refers to external data; test-data tensors must be self-contained")
+    try:
+        return tensor.name, _to_array(tensor)
+    except KeyError as exc:
+        raise TensorFileError(f"{path.name}: unknown element type {tensor.data_type}") from exc
+    except (ValueError, TypeError) as exc:
+        raise TensorFileError(f"{path.name}: the tensor cannot be decoded ({exc})") from exc
+
+
+def _to_array(tensor: Any) -> np.ndarray:
+    """The tensor's array; strings become objects, since a fixed-width string array costs its longest string
+    times their count (a megabyte string among a million empty ones would ask for terabytes)."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    if tensor.data_type != onnx.TensorProto.STRING or tensor.HasField("segment"):
+        return numpy_helper.to_array(tensor)
+    strings = np.empty(len(tensor.string_data), dtype=object)
+    strings[:] = [s.decode("utf-8") for s in tensor.string_data]
+    return strings.reshape(tuple(tensor.dims))

@@ -1,0 +1,92 @@
+"""`checker lock`: write every named file's sha256 and the bundle digest into the manifest, keeping its comments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.bundle.paths import BundlePathError, resolve_inside
+from checker.errors import BundleError
+from checker.manifest.load import Manifest, dump_tree, find_manifest, load_manifest
+from checker.manifest.named import named_files
+from checker.readers.digest import bundle_digest, sha256_files
+
+
+@dataclass
+class LockResult:
+    ok: bool
+    messages: list[str] = field(default_factory=list)
+    digest: str | None = None
+
+
+def _manifest_path(path: Path) -> Path:
+    found = find_manifest(path) if path.is_dir() else path
+    if found is None or not found.is_file():
+        raise BundleError(f"{path}: no bundle.yaml, bundle.yml or bundle.json to lock")
+    return found
+
+
+def lock(path: Path) -> LockResult:
+    manifest_path = _manifest_path(path)
+    manifest, found = load_manifest(manifest_path)
+    if manifest is None or found:
+        return LockResult(False, [f.message for f in found] or ["the manifest cannot be read"])
+    root = manifest_path.parent
+    files, problems = _resolve(manifest, root)
+    if problems:
+        return LockResult(False, problems)
+    digests = {rel: d for rel, d in zip(files, sha256_files(files.values()).values())}
+    digest = bundle_digest(digests)
+    _write_digests(manifest.tree, digests, digest)
+    manifest_path.write_text(dump_tree(manifest.tree, manifest_path.suffix), encoding="utf-8")
+    return LockResult(True, [f"locked {len(digests)} files; bundle digest {digest}"], digest)
+
+
+def _resolve(manifest: Manifest, root: Path) -> tuple[dict[str, Path], list[str]]:
+    files: dict[str, Path] = {}
+    problems = []
+    for entry in named_files(manifest.data, root):
+        try:
+            target = resolve_inside(root, entry.rel)
+        except BundlePathError as exc:
+            problems.append(f"{manifest.file}:{manifest.line(*entry.keys)}: {exc}")
+            continue
+        if not target.is_file():
+            problems.append(f"{manifest.file}:{manifest.line(*entry.keys)}: '{entry.rel}' does not exist")
+            continue
+        files[entry.rel] = target
+    return files, problems
+
+
+def _set_after(mapping: Any, after: str, key: str, value: str) -> None:
+    """Put `key` just after `after` in a round-trip mapping, or update it where it stands."""
+    if key in mapping:
+        mapping[key] = value
+        return
+    keys = list(mapping)
+    position = keys.index(after) + 1 if after in keys else len(keys)
+    mapping.insert(position, key, value)
+
+
+def _lock_graph(graph: Any, digests: dict[str, str]) -> None:
+    if graph.get("path") in digests:
+        _set_after(graph, "path", "sha256", digests[graph["path"]])
+    for ext in graph.get("external_data") or []:
+        if ext.get("path") in digests:
+            _set_after(ext, "path", "sha256", digests[ext["path"]])
+
+
+def _write_digests(tree: Any, digests: dict[str, str], digest: str) -> None:
+    _lock_graph(tree.get("graph") or {}, digests)
+    for entry in tree.get("inputs") or []:
+        prep = entry.get("preprocessing") or {}
+        if prep.get("tokenizer") in digests:
+            _set_after(prep, "tokenizer", "tokenizer_sha256", digests[prep["tokenizer"]])
+    for entry in tree.get("outputs") or []:
+        labels = entry.get("labels") or {}
+        if labels.get("path") in digests:
+            _set_after(labels, "path", "sha256", digests[labels["path"]])
+    for variant in tree.get("variants") or []:
+        _lock_graph(variant.get("graph") or {}, digests)
+    _set_after(tree["release"], "version", "digest", digest)

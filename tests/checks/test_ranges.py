@@ -1,0 +1,99 @@
+"""inputs.range: declared ranges, and the ranges that scale, mean and std (or an audio range) imply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from prepkit import BundleMaker, bundle_maker
+
+from checker import findings as F
+from checker.checks.ranges import range_stage
+from checker.context import Context
+
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+IMAGE = {"kind": "image", "scale": 1 / 255, "mean": MEAN, "std": STD}
+
+
+@pytest.fixture
+def make_bundle(tmp_path: Path) -> BundleMaker:
+    return bundle_maker(tmp_path)
+
+
+def ctx_for(make_bundle: BundleMaker, entry: dict, *arrays: np.ndarray) -> Context:
+    cases = [{"name": f"c{i}", "inputs": {entry["name"]: a}} for i, a in enumerate(arrays)]
+    return make_bundle([entry], cases)
+
+
+def normalised(pixels: np.ndarray) -> np.ndarray:
+    """NCHW pixels (0-255) through the ImageNet normalisation."""
+    return ((pixels / 255 - np.array(MEAN)[:, None, None]) / np.array(STD)[:, None, None]).astype(np.float32)
+
+
+def test_inside_the_declared_range(make_bundle: BundleMaker) -> None:
+    entry = {"name": "x", "dtype": "float32", "range": [-1, 1], "preprocessing": {"kind": "custom", "description": "d"}}
+    ctx = ctx_for(make_bundle, entry, np.linspace(-1, 1, 50, dtype=np.float32))
+    assert list(range_stage(ctx)) == []
+
+
+def test_outside_the_declared_range(make_bundle: BundleMaker) -> None:
+    entry = {"name": "x", "dtype": "float32", "range": [0, 1], "preprocessing": {"kind": "custom", "description": "d"}}
+    values = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
+    values[1, 2] = 254.0
+    values[2, 3] = np.nan
+    ctx = ctx_for(make_bundle, entry, np.linspace(0, 1, 5, dtype=np.float32), values)
+    (finding,) = range_stage(ctx)
+    assert finding.id == F.INPUTS_RANGE
+    assert finding.message.startswith("case 'c1', input 'x': 2 of 12 values lie outside the declared range [0, 1]")
+    assert "the first, at [1, 2], is 254" in finding.message
+    assert finding.details["outside"] == 2
+    assert finding.line == ctx.manifest.line("inputs", 0, "range")
+
+
+def test_the_range_normalisation_implies_per_channel(make_bundle: BundleMaker) -> None:
+    entry = {"name": "pixel_values", "dtype": "float32", "layout": "NCHW", "preprocessing": IMAGE}
+    full = normalised(np.stack([np.zeros((3, 4, 4)), np.full((3, 4, 4), 255.0)]))  # both ends of 0-255
+    assert list(range_stage(ctx_for(make_bundle, entry, full))) == []
+    # Channel 0 allows [-2.118, 2.249]; 2.3 fits channel 2 ([-1.804, 2.640]) but not channel 0.
+    wrong = full.copy()
+    wrong[0, 0, 1, 1] = 2.3
+    (finding,) = range_stage(ctx_for(make_bundle, entry, wrong))
+    assert "the preprocessing implies (scale 0.00392157, mean [0.485, 0.456, 0.406]" in finding.message
+    assert "none is declared" in finding.message
+    assert "the first, at [0, 0, 1, 1], is 2.3, outside [-2.1179, 2.24891] for its channel" in finding.message
+    assert finding.details["implied_by"].startswith("scale")
+    assert finding.line == ctx_for(make_bundle, entry, wrong).manifest.line("inputs", 0, "preprocessing")
+
+
+def test_0_255_tensor_against_the_implied_0_1_range(make_bundle: BundleMaker) -> None:
+    entry = {
+        "name": "image",
+        "dtype": "float32",
+        "layout": "NHWC",
+        "preprocessing": {"kind": "image", "scale": 1 / 255},
+    }
+    pixels = np.arange(0, 256, dtype=np.float32).reshape(1, 16, 16, 1).repeat(3, axis=3)
+    assert list(range_stage(ctx_for(make_bundle, entry, pixels / 255))) == []
+    (finding,) = range_stage(ctx_for(make_bundle, entry, pixels))
+    assert "outside the range [0, 1] the preprocessing implies" in finding.message
+
+
+def test_a_declared_range_wins_over_the_implied_one(make_bundle: BundleMaker) -> None:
+    entry = {"name": "pixel_values", "dtype": "float32", "layout": "NCHW", "range": [-3, 3], "preprocessing": IMAGE}
+    assert list(range_stage(ctx_for(make_bundle, entry, np.full((1, 3, 2, 2), 2.9, np.float32)))) == []
+
+
+def test_audio_sample_range(make_bundle: BundleMaker) -> None:
+    entry = {"name": "wave", "dtype": "float32", "preprocessing": {"kind": "audio", "range": [-1, 1]}}
+    (finding,) = range_stage(ctx_for(make_bundle, entry, np.array([[0.5, -1.5]], np.float32)))
+    assert "[-1, 1] the preprocessing implies (preprocessing.range" in finding.message
+
+
+def test_nothing_to_check_against(make_bundle: BundleMaker) -> None:
+    entry = {"name": "ids", "dtype": "int64", "preprocessing": {"kind": "text", "tokenizer": "tokenizer.json"}}
+    ctx = ctx_for(make_bundle, entry, np.array([[1, 5000]]))
+    assert list(range_stage(ctx)) == []
+    ctx.cases = None
+    entry["range"] = [0, 10]
+    assert list(range_stage(ctx)) == []

@@ -1,0 +1,47 @@
+"""`checker lock` keeps comments and order, and `checker verify` recomputes what it wrote."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from checker.context import Options
+from checker.release.lock import lock
+from checker.verify import verify_bundle
+
+
+def strip(text: str) -> str:
+    text = re.sub(r", sha256: [0-9a-f]{64}", "", text)
+    return re.sub(r"(?m)^\s*(sha256|digest): (sha256:)?[0-9a-f]{64}\n", "", text)
+
+
+def test_lock_round_trip_keeps_comments_and_is_idempotent(example: Path) -> None:
+    manifest = example / "bundle.yaml"
+    unlocked = strip(manifest.read_text())
+    manifest.write_text(unlocked)
+    result = lock(example)
+    locked = manifest.read_text()
+    assert result.ok and result.digest
+    assert "# 1/255" in locked and locked.startswith("# yaml-language-server")
+    assert strip(locked) == unlocked  # only digests were added
+    assert f"digest: {result.digest}" in locked
+    assert lock(example).digest == result.digest and manifest.read_text() == locked
+    report = verify_bundle(example, Options())
+    assert report.digest == result.digest
+    assert not [f for f in report.findings if f.id == "bundle.digest"]
+
+
+def test_lock_refuses_missing_files(example: Path) -> None:
+    (example / "labels.txt").unlink()
+    result = lock(example)
+    assert not result.ok and "labels.txt" in result.messages[0]
+
+
+def test_digest_is_over_sorted_lines(example: Path) -> None:
+    import hashlib
+
+    from checker.readers.digest import bundle_digest
+
+    digests = {"b.txt": "2" * 64, "a.txt": "1" * 64}
+    expected = hashlib.sha256(f"{'1' * 64}  a.txt\n{'2' * 64}  b.txt\n".encode()).hexdigest()
+    assert bundle_digest(digests) == "sha256:" + expected
