@@ -29,6 +29,7 @@ class Decoded:
     upright: Any
     stored: Any
     orientation: int  # the EXIF tag; 1 means stored upright
+    path: Path | None = None  # the file, for a decode step that names another library (OpenCV)
 
 
 def decode(path: Path, name: str) -> Decoded:
@@ -43,7 +44,7 @@ def decode(path: Path, name: str) -> Decoded:
                 im.load()
                 tag = orientation(im)
                 stored = im.copy()
-                return Decoded(oriented(im) if tag != 1 else stored, stored, tag)
+                return Decoded(oriented(im) if tag != 1 else stored, stored, tag, path)
     except image.UnidentifiedImageError as e:
         raise PreprocessError(f"{name} cannot be decoded as an image: not {', '.join(FORMATS)}") from e
     except (
