@@ -1,7 +1,7 @@
 """inputs.fidelity: each raw input, preprocessed as declared, reproduces the case's stored tensor.
 
-When it does not, the finding gives the largest difference, where it is, the tolerance, and the usual mistake
-that explains it when one does (channels reversed, 0-255 against 0-1, a missing template, ...).
+When it does not, the finding gives the largest difference, where it is, the tolerance, and the edit of the
+declared preprocessing that explains it when one does (two steps swapped, a rounding, a missing template, ...).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from checker.preprocess.rebuild import REBUILT_KINDS, ImageSource, Inputs, Sourc
 from checker.preprocess.text import TextSpec
 
 UNEXPLAINED = (
-    "no single usual mistake (channel order, 0-255 against 0-1, normalisation, resize/crop/letterbox, "
-    "interpolation, EXIF orientation, layout; for text: template, special tokens, padding, truncation) "
-    "explains it"
+    "no single usual mistake explains it (for images: no one edit of the declared steps, i.e. two adjacent "
+    "steps swapped, a step left out or added, one parameter or the pad value changed, nor a letterbox or "
+    "another layout; for text: template, special tokens, padding, truncation)"
 )
 
 

@@ -13,7 +13,9 @@ from checker.preprocess.decode import Decoded, decode
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image import build_decoded
 from checker.preprocess.layout import cast, image_layout, numpy_dtype
+from checker.preprocess.pipeline import Memo, run
 from checker.preprocess.spec_image import ImageSpec
+from checker.preprocess.steps import Step
 from checker.preprocess.text import TextSpec, build_text, read_text
 
 REBUILT_KINDS = ("image", "text", "derived")
@@ -39,10 +41,16 @@ class ImageSource:
     decoded: Decoded
     target: Target
     layout: str
+    # What each prefix of a step list made: the explanations try many lists that begin alike.
+    memo: Memo = field(default_factory=Memo)
 
     def build(self, spec: ImageSpec | None = None) -> dict[str, np.ndarray]:
-        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype)
+        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype, self.memo)
         return {self.target.name: tensor}
+
+    def build_steps(self, steps: tuple[Step, ...]) -> np.ndarray:
+        """The tensor a variation of the declared step list makes (as precisely as the declared one)."""
+        return run(steps, self.decoded, self.layout, self.target.dtype, self.memo, float64=self.spec.steps is None)
 
 
 @dataclass
