@@ -1,3 +1,4 @@
+# ruff: noqa: SIM108, RUF046  (the packages' code is kept as they write it)
 """Application preprocessing, reproduced line for line from the packages that ship these ONNX models.
 
 The packages themselves are large (models of tens of megabytes, and OpenCV builds of their own), so the tests

@@ -79,7 +79,7 @@ PIPELINES: dict[str, tuple[list[dict[str, Any]], list[Any], Callable[[Path], np.
 
 
 def check(tmp_path: Path, pipeline: str, steps: list[dict[str, Any]]) -> list[Finding]:
-    declared, shape, oracle, sizes = PIPELINES[pipeline]
+    _, shape, oracle, sizes = PIPELINES[pipeline]
     raws = [raw_image(tmp_path, f"raw{i}", h, w, 30 * i) for i, (h, w) in enumerate(sizes)]
     entry = {"name": "x", "dtype": "float32", "shape": shape, "preprocessing": {"kind": "image", "steps": steps}}
     cases = [{"name": f"c{i}", "inputs": {"x": oracle(raw)}, "raw": {"x": raw}} for i, raw in enumerate(raws)]
