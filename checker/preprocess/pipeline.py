@@ -269,3 +269,44 @@ def tensor_units(steps: tuple[Step, ...]) -> float:
 
 def describe(steps: tuple[Step, ...]) -> list[Any]:
     return [step.data() for step in steps]
+
+
+def implied_range(steps: tuple[Step, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The bounds every value of the tensor lies in (per channel once a normalize made them differ), followed
+    through the value steps from 0-255; None when a step can leave them (a float resize that overshoots)."""
+    low, high = np.zeros(1), np.full(1, 255.0)
+    is_float = False
+    for step in steps:
+        if isinstance(step, Scale):
+            low, high = (
+                np.minimum(low * step.factor, high * step.factor),
+                np.maximum(low * step.factor, high * step.factor),
+            )
+            is_float = True
+        elif isinstance(step, Normalize):
+            mean, std = np.asarray(step.mean, np.float64), np.asarray(step.std, np.float64)
+            a, b = (low - mean) / std, (high - mean) / std
+            low, high, is_float = np.minimum(a, b), np.maximum(a, b), True
+        elif isinstance(step, Pad) and step.mode == "constant":
+            value = np.asarray(step.value, np.float64)
+            low, high = np.minimum(low, value), np.maximum(high, value)
+        elif isinstance(step, Crop) and step.pad_if_smaller is not None:
+            value = np.asarray(step.pad_if_smaller, np.float64)
+            low, high = np.minimum(low, value), np.maximum(high, value)
+        elif (
+            isinstance(step, Resize)
+            and (is_float or step.library == "torch")
+            and step.filter_name
+            not in (
+                "nearest",
+                "nearest_exact",
+                "bilinear",
+                "linear",
+                "area",
+                "box",
+            )
+        ):
+            return None
+        elif isinstance(step, Cast) and step.dtype in ("float32", "float16", "float64"):
+            is_float = True
+    return low + 0.0, high + 0.0

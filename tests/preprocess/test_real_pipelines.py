@@ -21,6 +21,7 @@ from prepkit import bundle_maker, photo, pixels
 
 from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
+from checker.checks.ranges import range_stage
 from checker.findings import Finding
 
 SCALE = 1 / 255
@@ -78,19 +79,21 @@ PIPELINES: dict[str, tuple[list[dict[str, Any]], list[Any], Callable[[Path], np.
 }
 
 
-def check(tmp_path: Path, pipeline: str, steps: list[dict[str, Any]]) -> list[Finding]:
+def check(tmp_path: Path, pipeline: str, steps: list[dict[str, Any]], ranges: bool = False) -> list[Finding]:
     _, shape, oracle, sizes = PIPELINES[pipeline]
     raws = [raw_image(tmp_path, f"raw{i}", h, w, 30 * i) for i, (h, w) in enumerate(sizes)]
     entry = {"name": "x", "dtype": "float32", "shape": shape, "preprocessing": {"kind": "image", "steps": steps}}
     cases = [{"name": f"c{i}", "inputs": {"x": oracle(raw)}, "raw": {"x": raw}} for i, raw in enumerate(raws)]
-    return list(fidelity_stage(bundle_maker(tmp_path)([entry], cases)))
+    ctx = bundle_maker(tmp_path)([entry], cases)
+    return [*fidelity_stage(ctx), *(range_stage(ctx) if ranges else ())]
 
 
 @pytest.mark.parametrize("pipeline", sorted(PIPELINES))
 def test_declared_exactly_and_rebuilt_without_a_tolerance(tmp_path: Path, pipeline: str) -> None:
     steps = PIPELINES[pipeline][0]
     assert all("tolerance" not in s for s in steps)
-    assert check(tmp_path, pipeline, steps) == []
+    # the range the steps imply (0-255 through scale, normalize and the pad value) holds too
+    assert check(tmp_path, pipeline, steps, ranges=True) == []
 
 
 def without(steps: list[dict[str, Any]], name: str, *keys: str) -> list[dict[str, Any]]:
@@ -164,3 +167,14 @@ def test_each_single_mistake_is_named(tmp_path: Path, pipeline: str, steps: list
     for finding in found:
         assert "the stored tensor matches the declared preprocessing" in finding.message, finding.message
         assert named in finding.message, finding.message
+
+
+def test_the_implied_range_follows_the_steps(tmp_path: Path) -> None:
+    raw = raw_image(tmp_path, "line", 96, 320)
+    entry = {"name": "x", "dtype": "float32", "shape": [1, 3, 48, "width"]}
+    entry["preprocessing"] = {"kind": "image", "steps": OCR_LINE}
+    stored = (rapidocr_recognizer(raw) + 1) * 127.5  # left in 0-255
+    ctx = bundle_maker(tmp_path)([entry], [{"name": "c", "inputs": {"x": stored}, "raw": {"x": raw}}])
+    found = list(range_stage(ctx))
+    assert [f.id for f in found] == [F.INPUTS_RANGE]
+    assert "the declared steps" in found[0].message
