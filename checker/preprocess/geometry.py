@@ -42,7 +42,7 @@ def resize_size(r: Resize, h0: int, w0: int) -> tuple[int, int]:
         x = ratio(w0, h, h0, r.arithmetic)
         return h, max(1, min(math.ceil(x), max(min_w, math.floor(x))))
     h, w = _computed(r, h0, w0)
-    if r.multiple_of is not None:
+    if r.multiple_of is not None and r.size is None:
         n = r.multiple_of
         h, w = (max(n, rounded(Fraction(side, n), r.rounding) * n) for side in (h, w))
     return h, w

@@ -117,6 +117,9 @@ class Decode(Step):
     alpha: tuple[float, ...] | None = None  # composite on this colour; None drops it
     name = "decode"
 
+    def params(self) -> dict[str, Any]:
+        return {"mode": self.mode, **super().params()}
+
     @property
     def applies_exif(self) -> bool:
         return self.exif if self.exif is not None else self.library == "opencv"
@@ -341,6 +344,8 @@ def _resize(value: Any, where: str) -> Resize:
         if d.get(limit) is not None:
             kwargs[limit] = f.side(d[limit], f"{where}.{limit}")
     multiple = d.get("multiple_of")
+    if multiple is not None and geometry in ("size", "ppocr_line"):
+        raise PreprocessError(f"{where}.multiple_of does not go with {geometry}, which gives the size itself")
     return Resize(
         **kwargs,
         rounding=f.choice(d, "rounding", ROUNDINGS, "half_up", where),
