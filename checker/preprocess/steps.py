@@ -131,6 +131,9 @@ class Convert(Step):
     formula: str = "pillow"
     name = "convert"
 
+    def params(self) -> dict[str, Any]:
+        return {"to": self.to, **super().params()}
+
 
 @dataclass(frozen=True)
 class Resize(Step):
