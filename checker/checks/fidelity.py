@@ -79,7 +79,9 @@ class _Run:
         its digest: the files stage has said so already."""
         source = self.inputs.source_name(name)
         prep = (self.inputs.entry(source) or {}).get("preprocessing") or {}
+        imported = prep.get("import")
         named = [prep.get(key) for key in ("config", "tokenizer")]
+        named.append(imported.get("path") if isinstance(imported, dict) else None)
         if any(isinstance(rel, str) and rel in self.ctx.unusable for rel in named):
             return False
         spec = self.inputs.spec(source)
