@@ -43,7 +43,7 @@ def decode(path: Path, name: str) -> Decoded:
                 _check_header(im, name)
                 im.load()
                 tag = orientation(im)
-                stored = im.copy()
+                stored = im  # loaded: its pixels outlive the file, which the with-block closes
                 return Decoded(oriented(im) if tag != 1 else stored, stored, tag, path)
     except image.UnidentifiedImageError as e:
         raise PreprocessError(f"{name} cannot be decoded as an image: not {', '.join(FORMATS)}") from e

@@ -120,13 +120,14 @@ def _centred(img: np.ndarray, ch: int, cw: int, fill: tuple[float, ...]) -> np.n
 
 
 def _canvas(shape: tuple[int, int, int], dtype: np.dtype, fill: tuple[float, ...]) -> np.ndarray:
-    value = np.broadcast_to(np.asarray(fill, dtype=np.float64), (shape[2],))
-    integral = (
-        bool(np.all(value == np.round(value))) and dtype == np.uint8 and bool(np.all((value >= 0) & (value <= 255)))
-    )
+    """A canvas filled with `fill` (one value, or one per channel); uint8 stays uint8 only for 8-bit values."""
+    values = fill * shape[2] if len(fill) == 1 else fill
+    integral = dtype == np.uint8 and all(float(v).is_integer() and 0 <= v <= 255 for v in values)
     out_dtype = dtype if integral or dtype.kind == "f" else np.dtype(np.float32)
+    if len(set(values)) == 1:
+        return np.full(shape, values[0], dtype=out_dtype)
     canvas = np.empty(shape, dtype=out_dtype)
-    canvas[...] = value
+    canvas[...] = values
     return canvas
 
 

@@ -89,6 +89,8 @@ def run(
     if state is None:
         raise PreprocessError("the step list is empty")
     tensor = state.array if state.layout is not None else arrange(state, layout)
+    if np_dtype.kind == "f":
+        return tensor.astype(np_dtype, copy=False)  # no copy when the steps made this dtype already
     return cast(tensor, np_dtype)
 
 
@@ -108,12 +110,15 @@ def apply(step: Step, state: Pixels | None, decoded: Decoded) -> Pixels:
     if isinstance(step, Cast):
         return replace(state, array=_cast_step(state.array, step.dtype))
     if isinstance(step, Scale):
-        work = state.float_dtype
-        return replace(state, array=state.array.astype(work) * work(step.factor))
+        scaled = state.array.astype(state.float_dtype)
+        scaled *= state.float_dtype(step.factor)
+        return replace(state, array=scaled)
     if isinstance(step, Normalize):
         return replace(state, array=_normalize(state, step))
     if isinstance(step, Convert):
         return _convert(state, step)
+    if len(state.array) == 1:  # one image: no copy into a stack
+        return replace(state, array=_spatial(step, state.array[0])[None])
     return replace(state, array=np.stack([_spatial(step, img) for img in state.array]))
 
 
@@ -230,7 +235,8 @@ def _normalize(state: Pixels, step: Normalize) -> np.ndarray:
     _check_values(step.std, channels, "normalize.std")
     mean = np.asarray(step.mean, dtype=state.float_dtype)
     std = np.asarray(step.std, dtype=state.float_dtype)
-    out: np.ndarray = (state.array.astype(state.float_dtype) - mean) / std
+    out: np.ndarray = state.array.astype(state.float_dtype, copy=False) - mean
+    out /= std
     return out
 
 
