@@ -30,7 +30,7 @@ from checker.preprocess.steps import (
 )
 
 MAX_FILE_BYTES = 1 << 20
-FORMATS = ("albumentations", "openvino")
+FORMATS = ("albumentations", "openvino", "huggingface")
 # OpenCV's interpolation flags as both tools save them, named as the opencv library's filters.
 _CV2_FLAGS = {0: "nearest", 1: "linear", 2: "cubic", 3: "area", 4: "lanczos4", 6: "nearest_exact"}
 # OpenCV's border modes, as numpy's pad modes.
@@ -65,6 +65,8 @@ def read_pipeline(fmt: str, path: Path, name: str) -> tuple[Step, ...]:
         return albumentations(data, name)
     if fmt == "openvino":
         return openvino(data, name)
+    if fmt == "huggingface":
+        return huggingface(data, name)
     raise PreprocessError(f"import format {fmt!r} is not one of {', '.join(FORMATS)}")
 
 
@@ -89,6 +91,23 @@ def _load(path: Path, name: str) -> Any:
         return YAML(typ="safe", pure=True).load(text)
     except (YAMLError, ValueError) as e:
         raise PreprocessError(f"{name} is neither JSON nor YAML: {e}") from e
+
+
+# Hugging Face
+
+
+def huggingface(data: Any, name: str) -> tuple[Step, ...]:
+    """A preprocessor_config.json: its fixed order, read into the shorthand fields, as steps."""
+    from checker.preprocess.hf_config import map_config
+    from checker.preprocess.shorthand import expand
+    from checker.preprocess.spec_image import parse_image
+
+    if not isinstance(data, dict):
+        raise PreprocessError(f"{name} is not a JSON object")
+    mapped = map_config(data, name)
+    if mapped.refusals:
+        raise Refused("; ".join(mapped.refusals.values()))
+    return expand(parse_image(mapped.fields))
 
 
 # Albumentations

@@ -106,6 +106,7 @@ def apply(step: Step, state: Pixels | None, decoded: Decoded) -> Pixels:
     if isinstance(step, Batch):
         if state.batched:
             raise PreprocessError("the step list has two batch steps")
+        _check_batch(step.repeat, state.array.shape[1:3])
         return replace(state, array=np.concatenate([state.array] * step.repeat), batched=True)
     if isinstance(step, Cast):
         return replace(state, array=_cast_step(state.array, step.dtype))
@@ -143,6 +144,15 @@ def check_size(size: tuple[int, int], step: str) -> None:
     from checker.preprocess.image import _check_size
 
     _check_size(size, step)
+
+
+def _check_batch(repeat: int, size: tuple[int, ...]) -> None:
+    from checker.preprocess.image import MAX_OUTPUT_PIXELS
+
+    if repeat * size[0] * size[1] > MAX_OUTPUT_PIXELS:
+        raise PreprocessError(
+            f"batch: {{repeat: {repeat}}} of {size[0]}x{size[1]} images is more than {MAX_OUTPUT_PIXELS} pixels"
+        )
 
 
 def _check_values(values: tuple[float, ...], channels: int, what: str) -> None:

@@ -155,3 +155,11 @@ def test_the_import_command_prints_steps(tmp_path: Path, capsys: pytest.CaptureF
         "  - convert: {to: RGB}",
         "  - normalize: {mean: [123.675, 116.28, 103.53], std: [58.395, 57.12, 57.375]}",
     ]
+
+
+def test_a_hugging_face_config_imports_as_its_fixed_order(capsys: pytest.CaptureFixture[str]) -> None:
+    config = Path(__file__).parent.parent / "fixtures" / "preprocess" / "hf" / "image-processor-current.json"
+    assert main(["preprocess", "--import", "huggingface", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "  - resize: {shorter_side: 224, rounding: floor, filter: bicubic}\n" in out
+    assert "  - crop: {center: [224, 224], pad_if_smaller: [0]}\n" in out

@@ -202,3 +202,36 @@ def test_show_steps_prints_the_expansion(tmp_path: Path, capsys: pytest.CaptureF
     assert "    - layout: NCHW  # the input's layout" in out
     assert "  # declared steps\n  steps:\n    - decode: {mode: L}\n    - pad: {at_least: [null, 64], value: 0}" in out
     assert "cast to the input's dtype, uint8" in out
+
+
+def test_a_batch_is_bounded() -> None:
+    with pytest.raises(PreprocessError, match="more than"):
+        build([{"resize": {"size": [2048, 2048]}}, {"batch": {"repeat": 8}}], layout="NHWC")
+
+
+def manifest_errors(prep: dict[str, Any]) -> list[str]:
+    from jsonschema import Draft202012Validator
+
+    from checker.manifest.schema import load
+
+    entry = {"name": "x", "dtype": "float32", "shape": [1, 3, 48, "width"], "preprocessing": prep}
+    doc = {"manifest_version": 1, "inputs": [entry]}
+    errors = Draft202012Validator(load("manifest")).iter_errors(doc)
+    return [e.json_path for e in errors if "preprocessing" in e.json_path]
+
+
+def test_the_schema_takes_steps_and_refuses_both_forms() -> None:
+    steps = [
+        {"decode": {"mode": "BGR", "library": "opencv"}},
+        {"resize": {"ppocr_line": {"height": 48, "min_width": 320}, "library": "opencv", "filter": "linear"}},
+        {"scale": 0.00392156862745098},
+        {"normalize": {"mean": [0.5], "std": [0.5]}},
+        {"pad": {"at_least": [None, 320], "position": "top_left", "value": 0}},
+        {"batch": {"repeat": 1}},
+        {"layout": "NCHW"},
+    ]
+    assert manifest_errors({"kind": "image", "steps": steps}) == []
+    assert manifest_errors({"kind": "image", "import": {"format": "openvino", "path": "ac.yml"}}) == []
+    assert manifest_errors({"kind": "image", "steps": steps, "scale": 1}) != []
+    assert manifest_errors({"kind": "image", "steps": [{"blur": 3}]}) != []
+    assert manifest_errors({"kind": "image", "steps": [{"scale": 1, "cast": "uint8"}]}) != []
