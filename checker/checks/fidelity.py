@@ -16,7 +16,7 @@ from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
 from checker.preprocess.difference import Difference, difference
-from checker.preprocess.errors import CannotReproduce, MissingExtra, PreprocessError
+from checker.preprocess.errors import CannotReproduce, MissingExtra, MissingLibrary, PreprocessError
 from checker.preprocess.explain import explain, image_alternatives, text_alternatives
 from checker.preprocess.rebuild import REBUILT_KINDS, ImageSource, Inputs, Source, TextSource, open_source
 from checker.preprocess.text import TextSpec
@@ -97,7 +97,11 @@ class _Run:
             yield from self.once(e.extra, F.warning(F.INPUTS_NOT_REBUILT, str(e), extra=e.extra))
         elif isinstance(e, CannotReproduce):
             msg = f"input '{source}' is not rebuilt from raw files: {e}"
-            yield from self.once(f"input:{source}", F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, input=source))
+            details: dict[str, Any] = {"input": source}
+            if isinstance(e, MissingLibrary):
+                details["extra"] = e.extra  # the extra that installs the library a step names
+            finding = F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, **details)
+            yield from self.once(f"input:{source}", finding)
         elif self._spec_failed(source):
             msg = f"input '{source}': the declared preprocessing cannot be applied: {e}"
             yield from self.once(f"input:{source}", F.error(F.INPUTS_FIDELITY, msg, **spec_where, input=source))

@@ -4,6 +4,7 @@ manifest is planted, and the explanation must name the edit that undoes it."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,27 @@ def test_the_implied_range_follows_the_steps(tmp_path: Path) -> None:
     found = list(range_stage(ctx))
     assert [f.id for f in found] == [F.INPUTS_RANGE]
     assert "the declared steps" in found[0].message
+
+
+def test_a_one_pixel_rounding_difference_is_named_not_a_letterbox(tmp_path: Path) -> None:
+    """The shorthand rounds the computed width half up; the application truncates (234.67 -> 234)."""
+    raw = raw_image(tmp_path, "line", 30, 110)
+    with Image.open(raw) as im:
+        grey = im.convert("L").resize((234, 64), Image.Resampling.LANCZOS)
+    stored = (np.asarray(grey, np.float32) / 255)[None, None]
+    prep = {"kind": "image", "color": "GRAY", "scale": SCALE}
+    prep["resize"] = {"mode": "fixed_height", "size": [64, 400], "interpolation": "lanczos"}
+    entry = {"name": "x", "dtype": "float32", "shape": [1, 1, 64, "width"], "layout": "NCHW", "preprocessing": prep}
+    ctx = bundle_maker(tmp_path)([entry], [{"name": "c", "inputs": {"x": stored}, "raw": {"x": raw}}])
+    (finding,) = fidelity_stage(ctx)
+    assert "has shape [1, 1, 64, 235], the stored tensor [1, 1, 64, 234]" in finding.message
+    assert "when `resize` has `rounding: floor` (the manifest has half_up)" in finding.message
+    assert "letterbox" not in finding.message
+
+
+def test_a_missing_library_is_not_rebuilt_naming_its_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cv2", None)  # as on a machine without OpenCV: no fallback to Pillow
+    (finding,) = check(tmp_path, "lanczos", LANCZOS)
+    assert finding.id == F.INPUTS_NOT_REBUILT
+    assert finding.details["extra"] == "opencv"
+    assert "pip install 'onnx-release-checker[opencv]'" in finding.message
