@@ -30,6 +30,7 @@ from checker.preprocess.steps import (
 )
 
 MAX_FILE_BYTES = 1 << 20
+MAX_STEPS = 64
 FORMATS = ("albumentations", "openvino", "huggingface")
 # OpenCV's interpolation flags as both tools save them, named as the opencv library's filters.
 _CV2_FLAGS = {0: "nearest", 1: "linear", 2: "cubic", 3: "area", 4: "lanczos4", 6: "nearest_exact"}
@@ -59,15 +60,14 @@ def import_steps(value: Any, root: Path) -> tuple[Step, ...]:
 
 
 def read_pipeline(fmt: str, path: Path, name: str) -> tuple[Step, ...]:
-    """The steps of the pipeline file at `path` in format `fmt` (albumentations or openvino)."""
-    data = _load(path, name)
-    if fmt == "albumentations":
-        return albumentations(data, name)
-    if fmt == "openvino":
-        return openvino(data, name)
-    if fmt == "huggingface":
-        return huggingface(data, name)
-    raise PreprocessError(f"import format {fmt!r} is not one of {', '.join(FORMATS)}")
+    """The steps of the pipeline file at `path` in format `fmt` (albumentations, openvino or huggingface)."""
+    readers = {"albumentations": albumentations, "openvino": openvino, "huggingface": huggingface}
+    if fmt not in readers:
+        raise PreprocessError(f"import format {fmt!r} is not one of {', '.join(FORMATS)}")
+    steps = readers[fmt](_load(path, name), name)
+    if len(steps) > MAX_STEPS:  # as many as a manifest's own list may have
+        raise PreprocessError(f"{name} makes {len(steps)} steps; at most {MAX_STEPS} are allowed")
+    return steps
 
 
 def _load(path: Path, name: str) -> Any:

@@ -20,7 +20,7 @@ from prepkit import bundle_maker, photo, pixels
 from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
 from checker.cli import main
-from checker.preprocess.errors import CannotReproduce
+from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.importers import read_pipeline
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -163,3 +163,10 @@ def test_a_hugging_face_config_imports_as_its_fixed_order(capsys: pytest.Capture
     out = capsys.readouterr().out
     assert "  - resize: {shorter_side: 224, rounding: floor, filter: bicubic}\n" in out
     assert "  - crop: {center: [224, 224], pad_if_smaller: [0]}\n" in out
+
+
+def test_an_imported_pipeline_is_bounded_like_a_declared_one(tmp_path: Path) -> None:
+    path = tmp_path / "ac.json"
+    path.write_text(json.dumps({"preprocessing": [{"type": "bgr_to_rgb"}] * 100}))
+    with pytest.raises(PreprocessError, match="at most 64"):
+        read_pipeline("openvino", path, "ac.json")
