@@ -235,3 +235,14 @@ def test_the_schema_takes_steps_and_refuses_both_forms() -> None:
     assert manifest_errors({"kind": "image", "steps": steps, "scale": 1}) != []
     assert manifest_errors({"kind": "image", "steps": [{"blur": 3}]}) != []
     assert manifest_errors({"kind": "image", "steps": [{"scale": 1, "cast": "uint8"}]}) != []
+
+
+def test_alpha_is_dropped_or_composited(tmp_path: Path) -> None:
+    rgba = np.zeros((4, 4, 4), np.uint8)
+    rgba[..., 0] = 200  # red, fully transparent
+    path = tmp_path / "clear.png"
+    Image.fromarray(rgba, "RGBA").save(path)
+    dropped = build([{"decode": {"mode": "RGB"}}], path, dtype="uint8")
+    pasted = build([{"decode": {"mode": "RGB", "alpha": {"composite": [255, 255, 255]}}}], path, dtype="uint8")
+    assert dropped[0, 0].tolist() == [200, 0, 0]
+    assert pasted[0, 0].tolist() == [255, 255, 255]
