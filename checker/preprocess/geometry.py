@@ -19,8 +19,9 @@ def ratio(length: int, num: float, den: int, arithmetic: str) -> Number:
         return float(length) * (float(num) / float(den))
     if arithmetic == "float_product_first":
         return (float(num) * float(length)) / float(den)
-    exact_num = Fraction(num) if isinstance(num, int) else Fraction(repr(num))
-    return Fraction(length) * exact_num / den
+    if isinstance(num, int):
+        return Fraction(length * num, den)
+    return Fraction(length) * Fraction(repr(num)) / den
 
 
 def rounded(x: Number, rounding: str) -> int:
