@@ -129,7 +129,9 @@ def _rule_items(bundle: Mapping[str, Any]) -> list[tuple[RuleKey, tuple[Mapping[
     return items
 
 
-def _rule(comparison: Mapping[str, Any], old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
+def _rule(
+    comparison: Mapping[str, Any], old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+) -> dict[str, Any]:
     either = new if new is not None else old
     assert either is not None
     before, after = _number(old.get("measured")) if old else None, _number(new.get("measured")) if new else None
@@ -221,7 +223,9 @@ def _number(value: object) -> float | None:
 def changed_rules(entry: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
     """The rules of one bundle's change entry whose figure moved, or that crossed their threshold."""
     for rule in _dicts(entry.get("rules")):
-        if rule.get("crossed") or rule.get("delta") not in (0, 0.0, None) or (rule.get("base") is None) != (
-            rule.get("head") is None
+        if (
+            rule.get("crossed")
+            or rule.get("delta") not in (0, 0.0, None)
+            or (rule.get("base") is None) != (rule.get("head") is None)
         ):
             yield rule

@@ -130,12 +130,17 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
     from checker.render import render
 
     fmt = args.format or "text"
+    options: dict[str, Any] = {}
+    if fmt == "markdown":  # in a workflow, files, the commit and the run link as in the pull-request comment
+        from checker.render.links import Links
+
+        options["links"] = Links.from_env(os.environ)
     if args.output is not None:
-        args.output.write_text(render(fmt, report), encoding="utf-8")
+        args.output.write_text(render(fmt, report, **options), encoding="utf-8")
         if fmt != "text":
             sys.stdout.write(render("text", report, colour=colour_wanted(args, sys.stdout)))
         return
-    sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text"))
+    sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text", **options))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

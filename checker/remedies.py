@@ -30,14 +30,20 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _plain(value: str) -> str:
+    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart."""
+    return value.replace("`", "'")[:200]
+
+
 def _quoted(path: str) -> str:
     """A path for a command line the reader copies: quoted only when it needs to be."""
-    return path if path and all(c.isalnum() or c in "/._-+" for c in path) else f"'{path}'"
+    path = _plain(path)
+    return path if path and all(c.isalnum() or c in "/._-+" for c in path) else "'" + path.replace("'", "") + "'"
 
 
 def _digest(finding: Mapping[str, Any], bundle: str) -> str:
     what = _details(finding).get("path")
-    restore = f"restore {what}" if isinstance(what, str) else "restore the file"
+    restore = f"restore {_plain(what)}" if isinstance(what, str) else "restore the file"
     return f"{restore}, or, if the change is intended, run `checker lock {_quoted(bundle or '.')}`"
 
 
@@ -55,7 +61,7 @@ def _rule(finding: Mapping[str, Any], bundle: str) -> str:
     details = _details(finding)
     graph = details.get("graph")
     worst = details.get("worst_case")
-    look = f"look at the worst case '{worst}'" if isinstance(worst, str) else "look at the worst case"
+    look = f"look at the worst case '{_plain(worst)}'" if isinstance(worst, str) else "look at the worst case"
     if isinstance(graph, str) and graph != "baseline":
         where = f"`checker diagnose {_quoted(bundle or '.')} --variant {_quoted(graph)}`"
         return f"{look}; {where} names the node where the variant starts to diverge: change the conversion there"
@@ -91,7 +97,7 @@ REMEDIES: dict[str, Remedy] = {
         "raise runtime.version's lower bound to an onnxruntime that loads this IR and opset, or export at a lower opset"
     ),
     F.RUNTIME_VERSION: _fixed(
-        "write runtime.version as a PEP 440 specifier (e.g. \">=1.17,<2\") and verify with an onnxruntime it admits"
+        'write runtime.version as a PEP 440 specifier (e.g. ">=1.17,<2") and verify with an onnxruntime it admits'
     ),
     F.RUNTIME_PROVIDER: _fixed("verify on a machine with the declared execution provider, or declare the one used"),
     F.INPUTS_RANGE: _fixed("regenerate the case tensor with the declared preprocessing (`checker preprocess`)"),
@@ -107,7 +113,9 @@ REMEDIES: dict[str, Remedy] = {
     F.COMPARISON_RULE: _rule,
     F.COMPARISON_NOT_RUN: _fixed("fix the errors above that stopped the comparison"),
     F.COMPARISON_RUNTIME: _fixed("make the graph load and run in onnxruntime here (the message holds its error)"),
-    F.VARIANT_NOT_ASSESSED: _fixed("fix the graph it derives from first; the variant is judged after it passes"),
+    F.VARIANT_NOT_ASSESSED: _fixed(
+        "fix what the message names first (the variant's graph, or the graph it derives from); it is judged then"
+    ),
     F.VARIANT_TRANSFORM: _fixed("record the variant's transform (tool, version, settings)"),
     F.VARIANT_DIAGNOSIS: _fixed("change the conversion at the node named (or exclude it from quantization)"),
     F.VALIDATION_FAILED: _fixed("run the validation command locally and fix what its output shows"),

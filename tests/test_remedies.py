@@ -43,4 +43,4 @@ def test_the_remedies_named_by_the_contract() -> None:
     rule = remedy({"id": "comparison.rule", "details": {"graph": "int8", "worst_case": "dusk"}}, "models/m")
     assert "'dusk'" in rule and "`checker diagnose models/m --variant int8`" in rule
     assert "diagnose" not in remedy({"id": "comparison.rule", "details": {"graph": "baseline"}}, "m")
-    assert remedy({"id": "bundle.digest"}, "a path with space") .endswith("run `checker lock 'a path with space'`")
+    assert remedy({"id": "bundle.digest"}, "a path with space").endswith("run `checker lock 'a path with space'`")

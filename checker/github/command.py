@@ -163,6 +163,7 @@ def _post(
     """Create or update the comment on the given pull request, or on the event's."""
     from checker.github.comment import Sticky
     from checker.github.event import Target, find_targets, load_event
+    from checker.github.publish import links
     from checker.render.markdown import render
 
     if pr is not None:
@@ -172,7 +173,7 @@ def _post(
             client, config.owner_repo, load_event(config.event_name, config.event_path), config.sha, hint
         )
     sticky = Sticky(client, config.owner_repo, config.bundles, config.run)
-    markdown = render(report)
+    markdown = render(report, links=links(report))
     return [f"#{t.number}: {_outcome(sticky.sync(t, markdown, create=True))}" for t in targets]
 
 

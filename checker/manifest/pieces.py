@@ -42,7 +42,9 @@ def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
             "outputs": [_without(o, "labels") for o in _list(data.get("outputs"))],
         },
         "external_weights": graph.get("external_data"),
-        "preprocessing": [i.get("preprocessing") if isinstance(i, Mapping) else None for i in _list(data.get("inputs"))],
+        "preprocessing": [
+            i.get("preprocessing") if isinstance(i, Mapping) else None for i in _list(data.get("inputs"))
+        ],
         "labels": [o.get("labels") if isinstance(o, Mapping) else None for o in _list(data.get("outputs"))],
         "comparison_inputs": data.get("comparison"),
         "runtime": data.get("runtime"),

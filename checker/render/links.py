@@ -67,11 +67,16 @@ class Links:
 
     def file_path(self, bundle_path: object, file: object) -> str | None:
         """The repository path of `file` (relative to the bundle) in the bundle given as `bundle_path`."""
-        root = bundle_root(bundle_path, self.workspace)
-        if root is None or not isinstance(file, str) or not file:
-            return None
-        joined = posixpath.normpath(posixpath.join(root, file))
-        return None if joined.startswith(("../", "/")) or joined == ".." else joined
+        return repo_path(bundle_path, file, self.workspace)
+
+
+def repo_path(bundle_path: object, file: object, workspace: str | None = None) -> str | None:
+    """`file`, relative to the bundle given as `bundle_path`, as a path from the repository's root."""
+    root = bundle_root(bundle_path, workspace)
+    if root is None or not isinstance(file, str) or not file or "\\" in file:
+        return None
+    joined = posixpath.normpath(posixpath.join(root, file))
+    return None if joined.startswith(("../", "/")) or joined == ".." else joined
 
 
 def bundle_root(bundle_path: object, workspace: str | None = None) -> str | None:
