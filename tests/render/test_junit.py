@@ -104,7 +104,7 @@ def test_the_report_is_valid_against_the_published_junit_schema(tmp_path: Path) 
     assert main(["verify", str(example), "--format", "junit", "--output", str(out)]) == 0
     assert schema.is_valid(str(out))
     # The schema is strict enough to catch a slip: a test case without its name is refused.
-    broken = out.read_text(encoding="utf-8").replace('<testcase classname=', '<testcase nameless="" classname=', 1)
+    broken = out.read_text(encoding="utf-8").replace("<testcase classname=", '<testcase nameless="" classname=', 1)
     broken = re.sub(r'(<testcase nameless="" classname="[^"]*") name="[^"]*"', r"\1", broken, count=1)
     assert not schema.is_valid(broken)
 
