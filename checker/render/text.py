@@ -59,7 +59,7 @@ def render(report: dict[str, Any], colour: bool = False, **_: Any) -> str:
 
 
 def _not_run(bundles: list[dict[str, Any]]) -> str:
-    items = [i for b in bundles for i in b.get("not_run") or [] if isinstance(i, dict)]
+    items = [i for b in bundles for i in _seq(b.get("not_run")) if isinstance(i, dict)]
     if not items:
         return ""
     named = "; ".join(f"{i.get('check')}: {i.get('reason')}" if i.get("reason") else str(i.get("check")) for i in items)
@@ -69,7 +69,7 @@ def _not_run(bundles: list[dict[str, Any]]) -> str:
 def _changes(value: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(value, dict):
         return {}
-    return {str(e.get("path")): e for e in value.get("bundles") or [] if isinstance(e, dict)}
+    return {str(e.get("path")): e for e in _seq(value.get("bundles")) if isinstance(e, dict)}
 
 
 def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | None = None) -> str:
@@ -94,25 +94,28 @@ def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | Non
 
 
 def _since_base(change: dict[str, Any]) -> list[str]:
+    """What changed since the base report; a report read back from a file may hold anything, so every
+    part is taken only when it has the expected shape."""
     if change.get("state") == "new":
         return ["  since the base: new (the base has no such bundle)"]
     facts = []
-    status = change.get("status") or {}
+    status = _map(change.get("status"))
     if status.get("base") != status.get("head"):
         facts.append(f"was {status.get('base')}, now {status.get('head')}")
-    if change.get("pieces"):
-        facts.append("changed pieces: " + ", ".join(str(p) for p in change["pieces"]))
-    found = change.get("findings") or {}
-    if found.get("new") or found.get("resolved"):
-        facts.append(f"{len(found.get('new') or [])} new findings, {len(found.get('resolved') or [])} resolved")
-    cases = change.get("cases") or {}
+    if _seq(change.get("pieces")):
+        facts.append("changed pieces: " + ", ".join(str(p) for p in _seq(change.get("pieces"))))
+    found = _map(change.get("findings"))
+    new, resolved = len(_seq(found.get("new"))), len(_seq(found.get("resolved")))
+    if new or resolved:
+        facts.append(f"{new} new findings, {resolved} resolved")
+    cases = _map(change.get("cases"))
     for key in ("added", "removed"):
-        if cases.get(key):
-            facts.append(f"cases {key}: " + ", ".join(str(c) for c in cases[key][:10]))
+        if _seq(cases.get(key)):
+            facts.append(f"cases {key}: " + ", ".join(str(c) for c in _seq(cases.get(key))[:10]))
     lines = ["  since the base: " + ("; ".join(facts) if facts else "no change in pieces, figures or findings")]
     for rule in changed_rules(change):
         delta = rule.get("delta")
-        shown = f" ({delta:+.4g})" if isinstance(delta, (int, float)) else ""
+        shown = f" ({delta:+.4g})" if isinstance(delta, (int, float)) and not isinstance(delta, bool) else ""
         crossed = f", {rule['crossed']}" if rule.get("crossed") else ""
         side = " vs baseline" if rule.get("against") == "baseline" else ""
         lines.append(
@@ -121,6 +124,14 @@ def _since_base(change: dict[str, Any]) -> list[str]:
             f"(threshold {_fmt(rule.get('threshold'))}{crossed})"
         )
     return lines
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _seq(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _validation(run: dict[str, Any], paint: Painter) -> list[str]:

@@ -245,3 +245,21 @@ def test_with_github_links_githubs_parser_sees_only_links_into_the_repository() 
     assert hrefs and all(h.startswith("https://ghe.example.com/octo/repo/") for h in hrefs)
     assert f"https://ghe.example.com/octo/repo/blob/{SHA}/models/a%20b%20%28x%29/sub/g.onnx#L2" in hrefs
     assert not any("passwd" in h for h in hrefs)  # a path that leaves the repository gets no link
+
+
+CHANGE_KEYS = st.sampled_from(["state", "status", "pieces", "rules", "findings", "cases", "base", "head", "delta"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.dictionaries(CHANGE_KEYS, JSON | st.lists(st.dictionaries(CHANGE_KEYS, JSON), max_size=3)), max_size=3)
+)
+def test_any_changes_section_renders_within_the_limit(entries: list[dict[str, Any]]) -> None:
+    from checker.render.text import render as render_text
+
+    data = report(bundle(failing=False))
+    data["changes"] = {"base": {}, "bundles": [{**e, "path": "models/mobilenet-v2/bundle.yaml"} for e in entries]}
+    md = render(data, limit=4000)
+    assert len(md.encode()) <= 4000
+    assert md.startswith("## ✅ ONNX release check")
+    render_text(data)
