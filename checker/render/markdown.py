@@ -624,7 +624,8 @@ def _change_chart(rules: list[Mapping[str, Any]], view: View) -> Iterator[str]:
         before = _ratio({**r, "measured": r.get("base")})
         after = _ratio({**r, "measured": r.get("head")})
         if before is not None or after is not None:
-            label = mermaid(f"{r.get('graph')} {r.get('output')} {r.get('check')}")
+            side = " vs baseline" if r.get("against") == "baseline" else ""
+            label = mermaid(f"{r.get('graph')}{side} {r.get('output')} {r.get('check')}", 48)
             points.append((label, min(before or 0.0, CHART_CAP), min(after or 0.0, CHART_CAP)))
     if not points:
         return
