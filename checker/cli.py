@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "checker.diagnose.command",
     "checker.release.command",
     "checker.github.command",
+    "checker.changes.command",
 )
 
 
@@ -48,7 +49,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     _add_verify(sub)
     _add_lock(sub)
-    _add_report(sub)
     _add_schema(sub)
     for name in COMMAND_MODULES:
         try:
@@ -115,27 +115,6 @@ def _add_lock(sub: Any) -> None:
     p.set_defaults(func=cmd_lock)
 
 
-def _add_report(sub: Any) -> None:
-    p = sub.add_parser("report", help="work with JSON reports")
-    reports = p.add_subparsers(dest="report_command", parser_class=_Parser)
-    p.set_defaults(func=lambda args: _usage(p))
-    d = reports.add_parser(
-        "diff",
-        help="what changed between two reports of the same bundles (the base branch's and this one's)",
-        description="Prints HEAD's report with a change section per bundle: changed pieces, each rule's "
-        "base and head figure, new and resolved findings, added and removed cases. Exits 1 when HEAD fails.",
-    )
-    d.add_argument("base", type=Path, metavar="BASE.json")
-    d.add_argument("head", type=Path, metavar="HEAD.json")
-    add_report_options(d)
-    d.set_defaults(func=cmd_report_diff)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
-
-
 def _add_schema(sub: Any) -> None:
     p = sub.add_parser("schema", help="print a JSON Schema shipped with the checker")
     p.add_argument("name", nargs="?", default="manifest", choices=("manifest", "report"))
@@ -180,7 +159,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     options = Options(
         strict=args.strict, run_validation=args.run_validation, progress=progress, case_timeout_s=args.case_timeout
     )
-    base = _read_report(args.compare_to) if args.compare_to is not None else None
+    from checker.changes.command import read
+
+    base = read(args.compare_to) if args.compare_to is not None else None
     report = verify_paths(args.paths, options)
     if base is not None:
         from checker.changes import diff
@@ -188,22 +169,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
         report.changes = diff(base, report.to_dict())
     emit_report(args, report.to_dict())
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
-
-
-def _read_report(path: Path) -> dict[str, Any]:
-    """A JSON report written by `checker verify --format json`: bounded, and checked against the schema."""
-    from checker.github.reportfile import read_report
-
-    return read_report(path, untrusted=True)
-
-
-def cmd_report_diff(args: argparse.Namespace) -> int:
-    from checker.changes import diff
-
-    base, head = _read_report(args.base), _read_report(args.head)
-    head["changes"] = diff(base, head)
-    emit_report(args, head)
-    return EXIT_FAIL if head.get("status") == "fail" else EXIT_PASS
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
