@@ -142,6 +142,8 @@ def _label_axes(ctx: Context) -> Iterator[Finding]:
                 f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
                 f"but its label mapping has {len(labels)} labels",
                 **ctx.where("outputs", index, "labels"),
+                expected=size,
+                actual=len(labels),
             )
 
 

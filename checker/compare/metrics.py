@@ -232,7 +232,7 @@ CHECKS: dict[str, Check] = {
     for c in (
         Check(
             "allclose", {"atol": 1e-5, "rtol": 1e-3}, (), "atol", "max", allclose_figure,
-            wording="needs atol {v:.4g} at rtol {rtol:g} (atol {t:g})",
+            wording="measured atol {v:.4g} at rtol {rtol:g} (threshold atol {t:g})",
         ),
         Check(
             "max_abs", {}, ("max",), "max", "max", max_abs_figure,
