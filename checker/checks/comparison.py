@@ -17,7 +17,6 @@ from checker import findings as F
 from checker.compare.boundaries import Boundaries
 from checker.compare.progress import Progress, for_run
 from checker.compare.ruleset import Entry, RuleSet, check_outputs, judge_set, parse_entries
-from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.session import (
     CaseRunError,
     Runtime,
@@ -28,6 +27,7 @@ from checker.compare.session import (
     run_case,
     weight_bytes,
 )
+from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.diagnose import divergence as D
 from checker.findings import Finding

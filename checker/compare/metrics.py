@@ -228,7 +228,7 @@ def topk_figure(x: Pair, p: Params) -> float:
     agree = topk_agreement(a, e, int(p["k"]), axis)
     items = _item_count(x.a, p)
     if items and agree.size:
-        agree = agree.reshape(items, -1).all(axis=1)
+        return float(np.mean(agree.reshape(items, -1).all(axis=1)))
     return float(agree.mean()) if agree.size else 1.0
 
 

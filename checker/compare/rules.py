@@ -85,7 +85,8 @@ def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
     check = CHECKS.get(name) if isinstance(name, str) else None
     if check is None:
         raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
-    unknown = sorted(set(raw) - {"output", "check", "min_pass_rate"} - set(check.defaults) - set(check.required) - set(check.optional))
+    taken = {"output", "check", "min_pass_rate", *check.defaults, *check.required, *check.optional}
+    unknown = sorted(set(raw) - taken)
     if unknown:
         raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
     missing = [k for k in check.required if k not in raw]
