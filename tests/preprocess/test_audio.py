@@ -178,8 +178,9 @@ def test_a_wrong_resample_rate_is_named(tmp_path: Path) -> None:
 def test_a_declared_sample_rate_the_steps_do_not_reach_is_an_error_saying_so(tmp_path: Path) -> None:
     messages = planted(tmp_path, lambda steps: steps.pop(2))
     assert len(messages) == 2
-    assert "the rebuilt signal is at 44100 Hz (the file's own rate: no resample step brings it to 16000 Hz)" in (
-        messages[0]
+    assert (
+        "the rebuilt signal is at 44100 Hz (the file's own rate: no resample step brings it to 16000 Hz)"
+        in (messages[0])
     )
     assert "the input declares sample_rate 16000" in messages[0]
 
