@@ -81,6 +81,12 @@ class AudioSpec:
         return cls(steps, _opt_int(prep, "sample_rate"), _opt_int(prep, "channels"), _opt_number(tolerance))
 
 
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PreprocessError(f"{where}: {value!r} is not a finite number")
+    return float(value)
+
+
 def _opt_int(prep: Mapping[str, Any], key: str) -> int | None:
     value = prep.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -101,9 +107,33 @@ def _step(item: Any, index: int) -> Step:
     return step
 
 
+# Integer parameters and their bounds; a manifest reaching `checker preprocess` has not met the schema.
+_INTEGERS = {
+    ("resample", "rate"): MAX_RATE,
+    ("pad", "to"): MAX_SAMPLES,
+    ("pad", "at_least"): MAX_SAMPLES,
+    ("trim", "to"): MAX_SAMPLES,
+    ("frames", "size"): MAX_SAMPLES,
+    ("frames", "hop"): MAX_SAMPLES,
+    ("batch", "repeat"): 1024,
+}
+_NUMBERS = {("gain", "db"), ("pad", "value"), ("normalize", "epsilon")}
+
+
 def _validate(step: Step, index: int) -> None:
-    """The parameters a step needs, checked before any file is read (the schema checks their types)."""
+    """The parameters a step needs, with their types and bounds, checked before any file is read."""
     where = f"steps[{index}] `{step.name}`"
+    if step.name in ("scale", "gain") and not isinstance(step.value, Mapping):
+        _number(step.value, where)
+    elif step.name not in ("mix", "normalize", "layout", "cast") and not isinstance(step.value, Mapping):
+        raise PreprocessError(f"{where} takes a mapping of parameters, not {step.value!r}")
+    for (name, key), high in _INTEGERS.items():
+        value = step.param(key) if name == step.name else None
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high):
+            raise PreprocessError(f"{where}: `{key}` is {value!r}; expected an integer from 1 to {high}")
+    for name, key in _NUMBERS:
+        if name == step.name and step.param(key) is not None:
+            _number(step.param(key), f"{where} `{key}`")
     needs = {"resample": "rate", "frames": "size"}
     if step.name in needs and step.param(needs[step.name]) is None:
         raise PreprocessError(f"{where} needs `{needs[step.name]}`")
@@ -111,8 +141,6 @@ def _validate(step: Step, index: int) -> None:
         raise PreprocessError(f"{where} needs one of `to` and `at_least`")
     if step.name == "trim" and step.param("to") is None:
         raise PreprocessError(f"{where} needs `to`")
-    if step.name == "resample" and not 1 <= int(step.param("rate")) <= MAX_RATE:
-        raise PreprocessError(f"{where}: rate {step.param('rate')} is outside 1..{MAX_RATE}")
     if step.name == "layout" and (not isinstance(step.value, str) or not set(step.value) <= set(LETTERS)):
         raise PreprocessError(f"{where}: {step.value!r} is not a layout of the letters {LETTERS}")
 
@@ -243,7 +271,10 @@ def build_audio(spec: AudioSpec, decoder: Decoder, layout: str, dtype: str) -> R
 
 def _apply(step: Step, s: Signal) -> Signal:
     handler = _HANDLERS[step.name]
-    return handler(step, s)
+    try:
+        return handler(step, s)
+    except (ValueError, TypeError) as e:  # a per-channel list that does not fit the channels, say
+        raise PreprocessError(f"{step.words()} cannot be applied to a signal of shape {list(s.x.shape)}: {e}") from e
 
 
 def _axis(s: Signal, letter: str) -> int:

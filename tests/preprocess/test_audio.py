@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 import wave
 from pathlib import Path
@@ -29,6 +30,7 @@ from onnx import TensorProto, helper, numpy_helper
 from checker.context import Options
 from checker.manifest.schema import load
 from checker.preprocess.audio import AudioSpec, DecodeCache, Signal, arrange, build_audio, decode_audio
+from checker.preprocess.errors import PreprocessError
 from checker.verify import verify_paths
 
 FILE_RATE, MODEL_RATE = 44100, 16000
@@ -303,3 +305,32 @@ def test_arrange_needs_a_single_channel_to_drop_it() -> None:
     assert arrange(signal, "TC").shape == (5, 2)
     with pytest.raises(Exception, match="mix the channels first"):
         arrange(signal, "NT")
+
+
+# ----- hostile or broken input: a clear finding naming the file, never a traceback
+
+
+def test_a_file_that_is_not_audio_is_an_error_of_its_case(tmp_path: Path) -> None:
+    root = write_bundle(tmp_path / "b", STEPS)
+    (root / "cases" / "clip0.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEnot really")
+    messages = fidelity(verify(root))
+    assert len(messages) == 1
+    assert "case 'clip0'" in messages[0] and "cases/clip0.wav cannot be decoded as audio" in messages[0]
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ([{"resample": {"rate": "fast"}}], "`rate` is 'fast'; expected an integer"),
+        ([{"frames": {"size": 1 << 40}}], "expected an integer from 1 to"),
+        ([{"normalize": {"mean": [0.1, 0.2, 0.3]}}], "cannot be applied to a signal of shape [2, "),
+        ([{"decode": {}}, {"decode": {}}], "`decode` must be the first step"),
+        ([{"echo": {}}], "unknown audio step 'echo'"),
+    ],
+)
+def test_bad_steps_are_refused_by_name(tmp_path: Path, steps: list[dict[str, Any]], message: str) -> None:
+    path = tmp_path / "a.wav"
+    write_wav(path, 0.01, seed=6)
+    with pytest.raises(PreprocessError, match=re.escape(message)):
+        spec = AudioSpec.from_manifest({"steps": steps})
+        build_audio(spec, DecodeCache(path, "a.wav"), "NCT", "float32")
