@@ -300,8 +300,7 @@ def _resample(step: Step, s: Signal) -> Signal:
     if rate == s.rate:
         return replace(s, resampled=True)
     t = _axis(s, "T")
-    if s.x.shape[t] * rate / s.rate * max(1, s.x.size // max(s.x.shape[t], 1)) > MAX_SAMPLES:
-        raise PreprocessError(f"resample to {rate} Hz would make more than {MAX_SAMPLES} samples")
+    _bound(math.ceil(s.x.size * rate / s.rate))
     moved = np.moveaxis(s.x, t, -1)
     flat = moved.reshape(-1, moved.shape[-1])
     if library == "soxr":
