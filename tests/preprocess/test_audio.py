@@ -334,3 +334,13 @@ def test_bad_steps_are_refused_by_name(tmp_path: Path, steps: list[dict[str, Any
     with pytest.raises(PreprocessError, match=re.escape(message)):
         spec = AudioSpec.from_manifest({"steps": steps})
         build_audio(spec, DecodeCache(path, "a.wav"), "NCT", "float32")
+
+
+def test_the_preprocess_command_writes_the_audio_tensor(tmp_path: Path) -> None:
+    from checker.cli import main
+
+    root = write_bundle(tmp_path / "b", STEPS)
+    wav, out = tmp_path / "speech.wav", tmp_path / "speech.npy"
+    write_wav(wav, 0.3, seed=7)
+    assert main(["preprocess", str(root), "--input", "waveform", str(wav), "-o", str(out)]) == 0
+    np.testing.assert_allclose(np.load(out), application(wav), atol=1e-5)
