@@ -344,3 +344,20 @@ def test_the_preprocess_command_writes_the_audio_tensor(tmp_path: Path) -> None:
     write_wav(wav, 0.3, seed=7)
     assert main(["preprocess", str(root), "--input", "waveform", str(wav), "-o", str(out)]) == 0
     np.testing.assert_allclose(np.load(out), application(wav), atol=1e-5)
+
+
+def test_a_missing_mix_before_a_channel_axis_is_explained(tmp_path: Path) -> None:
+    from checker.preprocess.audio_explain import explain_audio
+    from checker.preprocess.rebuild import AudioSource, Inputs, open_source
+
+    wav = tmp_path / "a.wav"
+    write_wav(wav, 0.05, seed=8)
+    stored = application(wav)[None]  # [N, C, T]: one mixed channel
+    steps = [s for s in STEPS if "mix" not in s and "layout" not in s]
+    entry = {"name": "x", "dtype": "float32", "shape": [1, 1, "T"], "layout": "NCT"}
+    entry["preprocessing"] = {"kind": "audio", "steps": steps}
+    source = open_source(Inputs([entry], tmp_path), "x", wav, "a.wav")
+    assert isinstance(source, AudioSource)
+    assert source.build()["x"].shape == (1, 2, stored.shape[-1])  # both channels kept, as declared
+    assert explain_audio(source, stored, 1e-5) == "with `mix: {to: mono}` added after `decode: {library: soundfile}`"
+    assert set(source.decoded.done) == {"soundfile", "wave"}  # one decode per library, shared by the neighbours
