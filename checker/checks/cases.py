@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.readers.casefiles import load_cases
 from checker.readers.graphinfo import TensorSpec, graph_inputs, graph_outputs
 
@@ -53,10 +54,8 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
 
 
 def _ruled_outputs(ctx: Context) -> set[str]:
-    rules = list((ctx.data.get("comparison") or {}).get("rules") or [])
-    for variant in ctx.data.get("variants") or []:
-        rules += variant.get("rules") or []
-    return {r["output"] for r in rules}
+    """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's)."""
+    return {str(place.rule["output"]) for place in views.rules(ctx.data) if place.against == "reference"}
 
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:

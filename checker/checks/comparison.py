@@ -31,6 +31,7 @@ from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.diagnose import divergence as D
 from checker.findings import Finding
+from checker.manifest import views
 from checker.report import Comparison
 
 if TYPE_CHECKING:
@@ -112,17 +113,12 @@ def not_run(ctx: Context) -> Finding | None:
 
 
 def _variants(ctx: Context) -> list[dict[str, Any]]:
-    return [v for v in ctx.data.get("variants") or [] if isinstance(v, dict)]
+    return views.variants(ctx.data)
 
 
 def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
     """Baseline outputs the variants' rules name: kept for drift rules and to tell the boundaries apart."""
-    names = set()
-    for variant in variants:
-        for rule in (variant.get("rules") or []) + (variant.get("drift_rules") or []):
-            if isinstance(rule, dict) and isinstance(rule.get("output"), str):
-                names.add(rule["output"])
-    return names
+    return {str(place.rule.get("output")) for place in views.rules({"variants": variants})}
 
 
 def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
