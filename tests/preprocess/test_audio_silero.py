@@ -1,7 +1,8 @@
 """A real speech model from PyPI fed from WAV: Silero VAD, the ONNX graph its `silero-vad` wheel ships.
 
-The wheel is fetched once with pip (no dependencies) into a cache folder and only its ONNX file is used: the
-package's Python code needs torch. The oracle follows the package's own `OnnxWrapper.__call__` (utils_vad.py):
+The wheel is fetched once, without its dependencies, into the tests' model cache by tests/fetch_models.py (CI
+runs it before the tests, which never reach the network), and only its ONNX file is used: the package's
+Python code needs torch. The oracle follows the package's own `OnnxWrapper.__call__` (utils_vad.py):
 16 kHz mono chunks of 512 samples, each preceded by the last 64 samples of context (zeros for the first chunk),
 fed with a zero state [2, 1, 128] and `sr`. The checker must rebuild that tensor from the WAV exactly, and name
 a planted wrong rate.
@@ -11,11 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
-import sys
-import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +19,14 @@ import numpy as np
 import pytest
 import soundfile
 import soxr
+from fetch_models import cached
 from modelkit import run
 
 from checker.context import Options
 from checker.verify import verify_paths
 
 VERSION = "6.2.3"
-MEMBER = "silero_vad/data/silero_vad_16k_op15.onnx"
+MODEL = "silero_vad_16k_op15.onnx"
 CHUNK, CONTEXT, RATE = 512, 64, 16000
 STEPS: list[dict[str, Any]] = [
     {"decode": {}},
@@ -41,33 +38,13 @@ STEPS: list[dict[str, Any]] = [
 ]
 
 
-def _cache() -> Path:
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "onnx-release-checker-tests"
-
-
 @pytest.fixture(scope="session")
 def silero() -> Path:
-    """The ONNX file of the silero-vad wheel, downloaded once; the test skips when PyPI cannot be reached."""
-    target = _cache() / f"silero-vad-{VERSION}" / Path(MEMBER).name
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", tmp]
-        fetched = subprocess.run(
-            [*pip, f"silero-vad=={VERSION}"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        wheels = list(Path(tmp).glob("*.whl"))
-        if fetched.returncode != 0 or not wheels:
-            pytest.skip(f"silero-vad {VERSION} could not be downloaded: {fetched.stderr.strip()[-300:]}")
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            (Path(tmp) / "model.onnx").write_bytes(wheel.read(MEMBER))
-        os.replace(Path(tmp) / "model.onnx", target)  # atomic: parallel workers never see half a file
-    return target
+    """The ONNX file of the silero-vad wheel, from the tests' model cache (CI fills it before the tests)."""
+    path = cached(MODEL)
+    if path is None:
+        pytest.skip(f"{MODEL} is not in the model cache; fetch it with: python tests/fetch_models.py")
+    return path
 
 
 def write_wav(path: Path, seed: int) -> None:
