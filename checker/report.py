@@ -57,12 +57,14 @@ class Comparison:
     rules: list[RuleResult] = field(default_factory=list)
     skipped: str | None = None  # why it was not judged; None when it was
     diagnosis: dict[str, Any] | None = None
+    # Cases judged here whose files have comparison.case errors: a judgement resting on them is no pass.
+    case_errors: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
         if self.skipped is not None:
             return "not_assessed"
-        return "pass" if all(r.passed for r in self.rules) else "fail"
+        return "pass" if all(r.passed for r in self.rules) and not self.case_errors else "fail"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -73,6 +75,8 @@ class Comparison:
         }
         if self.skipped is not None:
             out["skipped"] = self.skipped
+        if self.case_errors:
+            out["case_errors"] = self.case_errors
         if self.diagnosis is not None:
             out["diagnosis"] = self.diagnosis
         return out

@@ -62,6 +62,7 @@ def _duplicate_names(ctx: Context) -> Iterator[Finding]:
     seen: set[str] = set()
     for case in ctx.cases or []:
         if case.name in seen:
+            ctx.faulty_cases.add(case.name)
             yield F.error(
                 F.COMPARISON_CASE,
                 f"two cases are named '{case.name}'; case names must be unique",
@@ -77,6 +78,8 @@ def _match_case(
     # An output the graph lacks is the rule's fault (reported once, by the comparison), not every case's.
     problems += _match_side(case.expected, outputs, "output", need=ruled & {s.name for s in outputs})
     problems += _named_dims(case, inputs + outputs)
+    if problems:
+        ctx.faulty_cases.add(case.name)
     for problem in problems:
         yield F.error(F.COMPARISON_CASE, f"case '{case.name}': {problem}", **ctx.where(*case.where), case=case.name)
 

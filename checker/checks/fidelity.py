@@ -15,10 +15,20 @@ import numpy as np
 from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.preprocess import audio_explain
 from checker.preprocess.difference import Difference, difference
 from checker.preprocess.errors import CannotReproduce, MissingExtra, MissingLibrary, PreprocessError
 from checker.preprocess.explain import explain, image_alternatives, text_alternatives
-from checker.preprocess.rebuild import REBUILT_KINDS, ImageSource, Inputs, Source, TextSource, open_source
+from checker.preprocess.rebuild import (
+    REBUILT_KINDS,
+    AudioSource,
+    ImageSource,
+    Inputs,
+    Source,
+    TextSource,
+    is_rebuilt_audio,
+    open_source,
+)
 from checker.preprocess.text import TextSpec
 
 UNEXPLAINED = (
@@ -57,8 +67,11 @@ class _Run:
             yield F.error(F.INPUTS_FIDELITY, msg, **self.ctx.where(*case.where, "raw", name))
             return
         path = self.ctx.path(rel) if isinstance(rel, str) else None
-        if self.inputs.kind(name) not in REBUILT_KINDS or path is None or not path.is_file():
-            return  # audio and custom raw files are kept for a reader; a missing file is reported already
+        kind = self.inputs.kind(name)
+        if kind not in REBUILT_KINDS or path is None or not path.is_file():
+            return  # custom raw files are kept for a reader; a missing file is reported already
+        if kind == "audio" and not is_rebuilt_audio(self.inputs, name):
+            return  # audio without `steps` keeps its old meaning: the raw file is kept for a reader
         try:
             if not self._usable_spec(name):
                 return
@@ -144,6 +157,8 @@ def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: 
         return
     if isinstance(source, ImageSource):
         explanation = explain(image_alternatives(source, stored, tolerance), stored)
+    elif isinstance(source, AudioSource):
+        explanation = audio_explain.explain_audio(source, stored, tolerance)
     else:
         explanation = explain(text_alternatives(source, target, stored), stored, first=True)
     yield F.error(
@@ -171,7 +186,8 @@ def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, explana
             f"(rebuilt {diff.rebuilt_value:.4g}, stored {diff.stored_value:.4g}; {diff.count} of {diff.size} "
             f"values beyond the tolerance {tolerance:.4g})"
         )
-    why = f"the stored tensor matches the declared {unit} {explanation}" if explanation else UNEXPLAINED
+    unexplained = audio_explain.UNEXPLAINED if isinstance(raw.source, AudioSource) else UNEXPLAINED
+    why = f"the stored tensor matches the declared {unit} {explanation}" if explanation else unexplained
     return f"{body}; {why}"
 
 

@@ -157,7 +157,8 @@ def _preprocessing_todo(meaning: str) -> list[str]:
         "image": "{kind: image, color: RGB, resize: {mode: shorter_side, size: 256, interpolation: bilinear}, "
         "crop: {mode: center, size: [224, 224]}, scale: 0.00392156862745098, mean: [...], std: [...]}",
         "text": "{kind: text, tokenizer: tokenizer.json, max_length: 128, padding: max_length, truncation: true}",
-        "audio": "{kind: audio, sample_rate: 16000, channels: 1, range: [-1, 1]}",
+        "audio": "{kind: audio, sample_rate: 16000, channels: 1, steps: [{decode: {library: soundfile}}, "
+        "{mix: mono}, {resample: {rate: 16000}}]}",
     }
     example = examples.get(meaning, "{kind: custom, description: how the application makes this tensor}")
     lines = [f"{TODO}preprocessing: how an application input becomes this tensor, e.g.", f"  preprocessing: {example}"]

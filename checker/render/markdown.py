@@ -692,6 +692,10 @@ def _comparison(comparison: Mapping[str, Any], detail: Detail, cuts: Cuts) -> It
     if comparison.get("skipped"):
         yield ""
         yield text(comparison["skipped"], detail.message_chars)
+    faulty = [str(n) for n in comparison.get("case_errors") or []]
+    if faulty:
+        yield ""
+        yield text(_case_errors(faulty), detail.message_chars)
     rules = _dicts(comparison.get("rules"))
     shown = rules if detail.passing_rules else [r for r in rules if r.get("passed") is not True]
     cuts.add("passing rules", len(rules) - len(shown))
@@ -700,6 +704,11 @@ def _comparison(comparison: Mapping[str, Any], detail: Detail, cuts: Cuts) -> It
     yield from _chart(comparison, rules, detail, cuts)
     yield from _cases(rules, detail, cuts)
     yield from _key_values("Diagnosis", comparison.get("diagnosis"))
+
+
+def _case_errors(names: list[str]) -> str:
+    shown = ", ".join(f"'{n}'" for n in names[:5]) + (" ..." if len(names) > 5 else "")
+    return f"Not a pass: {len(names)} case(s) have comparison.case errors ({shown})."
 
 
 def _rule_table(rules: list[Mapping[str, Any]]) -> Iterator[str]:

@@ -186,6 +186,10 @@ def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
     head = f"  {comparison.get('graph')} vs {comparison.get('against')}: {paint(status, status)}"
     if comparison.get("skipped"):
         return [head + f" ({comparison['skipped']})"]
+    faulty = [str(n) for n in comparison.get("case_errors") or []]
+    if faulty:
+        shown = ", ".join(f"'{n}'" for n in faulty[:5]) + (" ..." if len(faulty) > 5 else "")
+        head += f" ({len(faulty)} case(s) have comparison.case errors: {shown})"
     rows = [("", "output", "check", "parameters", "measured", "threshold", "at pass rate", "pass rate", "worst case")]
     for r in comparison.get("rules", []):
         mark = "✓" if r.get("passed") else "✗"

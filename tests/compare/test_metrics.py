@@ -204,7 +204,8 @@ def test_the_schema_and_the_rule_registry_agree() -> None:
         common = set.intersection(*(set(then["properties"]) for then in kinds.values()))
         for name, then in kinds.items():
             check = M.CHECKS[name]
-            assert set(then["properties"]) - common == set(check.defaults) | set(check.required), name
+            taken = set(check.defaults) | set(check.required) | set(check.optional)
+            assert set(then["properties"]) - common == taken, name
             assert set(then.get("required", [])) == set(check.required), name
 
 
