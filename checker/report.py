@@ -27,6 +27,10 @@ class RuleResult:
     cases: dict[str, float | None] = field(default_factory=dict)
     note: str | None = None
     line: int | None = None
+    # Per case, why it has no figure or failed beside it; and whether any case compared an element.
+    # With `cases` they let shard reports be joined into the whole set's result (report_merge).
+    case_notes: dict[str, str] = field(default_factory=dict)
+    compared: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +48,8 @@ class RuleResult:
             "cases": self.cases,
             **({"note": self.note} if self.note else {}),
             **({"line": self.line} if self.line is not None else {}),
+            **({"case_notes": self.case_notes} if self.case_notes else {}),
+            **({} if self.compared else {"compared": False}),
         }
 
 
@@ -78,6 +84,39 @@ class Comparison:
 
 
 @dataclass
+class RuntimeSet:
+    """The comparison repeated in one runtime environment (a package version and an execution provider)."""
+
+    runtime: str  # its label, e.g. "onnxruntime 1.17.0 CPU"
+    package: str
+    version: str
+    provider: str
+    comparisons: list[Comparison] = field(default_factory=list)
+    error: str | None = None  # why nothing could be judged there (install or load), or None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "fail"
+        if any(c.status == "fail" for c in self.comparisons):
+            return "fail"
+        return "pass" if self.comparisons else "not_assessed"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "runtime": self.runtime,
+            "package": self.package,
+            "version": self.version,
+            "provider": self.provider,
+            "status": self.status,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
 class BundleReport:
     """Everything `checker verify` concluded about one bundle."""
 
@@ -90,6 +129,9 @@ class BundleReport:
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     validation: dict[str, Any] | None = None
+    runtimes: list[RuntimeSet] = field(default_factory=list)
+    # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
+    shard: dict[str, Any] | None = None
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -114,6 +156,8 @@ class BundleReport:
             "findings": [f.to_dict() for f in self.findings],
             "comparisons": [c.to_dict() for c in self.comparisons],
             **({"validation": self.validation} if self.validation is not None else {}),
+            **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
+            **({"shard": self.shard} if self.shard is not None else {}),
         }
 
 

@@ -96,6 +96,10 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
     report.digest = ctx.digest
     report.comparisons = list(ctx.comparisons)
     report.validation = ctx.validation
+    report.runtimes = list(ctx.runtime_sets)
+    shard = ctx.options.shard
+    if shard is not None:
+        report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
         report.add(
             [

@@ -102,6 +102,12 @@ def not_run(ctx: Context) -> Finding | None:
             "the comparison did not run: the comparison cases could not be loaded (see the comparison.case findings)",
             **ctx.where("comparison", "cases"),
         )
+    if not ctx.cases and ctx.options.shard is not None and ctx.case_order:
+        return F.info(
+            F.COMPARISON_NOT_RUN,
+            f"shard {ctx.options.shard.label()} holds none of the {len(ctx.case_order)} cases",
+            shard_empty=True,
+        )
     if not ctx.cases:
         return F.error(
             F.COMPARISON_NOT_RUN,
