@@ -18,6 +18,7 @@ from checker.checks.labels import labels_stage
 from checker.checks.ranges import range_stage
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
+from checker.checks.runtimes import runtimes_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.findings import Finding
@@ -42,6 +43,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     range_stage,
     fidelity_stage,
     compare_stage,
+    runtimes_stage,
     validation_stage,
 )
 

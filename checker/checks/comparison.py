@@ -8,7 +8,7 @@ failed variant gets a diagnosis of where its intermediate tensors leave the base
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from checker.context import Case, Context
 
 Outputs = dict[str, dict[str, "np.ndarray"]]  # case -> output -> array
+# Opens a session on a graph file: onnxruntime's own here, a worker's in another runtime (runtimes.remote).
+Opener = Callable[[Path, Runtime, int], Any]
 Keys = tuple[str | int, ...]
 _SHOWN_FAILURES = 5
 _NO_EXPECTED = "the case has no expected outputs"
@@ -47,7 +49,7 @@ _NO_BASELINE = "the baseline gave no output for this case"
 
 
 @dataclass
-class _Run:
+class Run:
     """What the judging of one bundle shares: the context, the resolved runtime, and the results so far."""
 
     ctx: Context
@@ -57,6 +59,10 @@ class _Run:
     statuses: dict[str, str] = field(default_factory=dict)  # graph name -> pass | fail | not_assessed
     baseline_path: Path | None = None
     baseline_outputs: Outputs = field(default_factory=dict)  # only the outputs the variants' rules name
+    opener: Opener | None = None  # None: this process's onnxruntime
+    # In another runtime (--runtime): a graph it cannot load is runtime.load, and what the checker's own
+    # run already said (transform findings, the diagnosis, the baseline outputs it shares) is not repeated.
+    elsewhere: bool = False
 
     @property
     def cases(self) -> list[Case]:
@@ -75,7 +81,12 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
         yield blocked
         return
     runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers)
-    run = _Run(ctx, runtime, for_run(ctx.options.progress), comparisons)
+    yield from judge_all(Run(ctx, runtime, for_run(ctx.options.progress), comparisons))
+
+
+def judge_all(run: Run) -> Iterator[Finding]:
+    """The baseline, then every variant, in one runtime."""
+    ctx = run.ctx
     try:
         variants = _variants(ctx)
         run.progress.start("comparing", len(run.cases) * (1 + len(variants)))
@@ -126,7 +137,7 @@ def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
     return {str(place.rule.get("output")) for place in views.rules({"variants": variants})}
 
 
-def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
+def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     ctx = run.ctx
     entries, found = parse_entries(ctx, ("comparison", "rules"))
     yield from found
@@ -140,7 +151,8 @@ def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     yield from check_outputs(ctx, entries, _output_names(session), "the baseline graph")
     rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED)
     yield from _run_cases(run, "baseline", session, [rules], keep=_needed_outputs(variants))
-    ctx.outputs["baseline"] = run.baseline_outputs
+    if not run.elsewhere:
+        ctx.outputs["baseline"] = run.baseline_outputs
     comparison, found = judge_set(ctx, rules, run.names)
     run.comparisons.append(comparison)
     run.statuses["baseline"] = comparison.status
@@ -152,17 +164,19 @@ def _output_names(session: ort.InferenceSession) -> list[str]:
 
 
 def _open(
-    run: _Run, graph: str, path: Path | None, keys: Keys, model: Any
+    run: Run, graph: str, path: Path | None, keys: Keys, model: Any
 ) -> Generator[Finding, None, ort.InferenceSession | None]:
     if path is None:
         yield F.error(F.COMPARISON_RUNTIME, f"{graph}: the graph file is unusable", **run.ctx.where(*keys))
         return None
     try:
-        session = open_session(path, run.runtime, weight_bytes=weight_bytes(model))
+        if run.opener is not None:
+            session = run.opener(path, run.runtime, weight_bytes(model))
+        else:
+            session = open_session(path, run.runtime, weight_bytes=weight_bytes(model))
     except SessionError as exc:
-        yield F.error(
-            F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **run.ctx.where(*keys)
-        )
+        fid = F.RUNTIME_LOAD if run.elsewhere else F.COMPARISON_RUNTIME
+        yield F.error(fid, f"{graph}: onnxruntime cannot load the graph: {exc}", **run.ctx.where(*keys))
         return None
     for name in missing_providers(session, run.runtime):
         yield F.warning(
@@ -175,7 +189,7 @@ def _open(
 
 
 def _run_cases(
-    run: _Run, graph: str, session: ort.InferenceSession, sets: list[RuleSet], keep: set[str] | None = None
+    run: Run, graph: str, session: ort.InferenceSession, sets: list[RuleSet], keep: set[str] | None = None
 ) -> Iterator[Finding]:
     """Run every case once through the session and let each rule set judge it; keep only what is asked for."""
     failures: list[tuple[Case, str]] = []
@@ -207,7 +221,7 @@ def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]
     )
 
 
-def _blocked(run: _Run, name: str, variant: dict[str, Any]) -> str | None:
+def _blocked(run: Run, name: str, variant: dict[str, Any]) -> str | None:
     """Why a variant cannot be judged, or None."""
     if name in run.ctx.bad_graphs:
         return "its graph is not usable (see the findings about its graph)"
@@ -222,12 +236,13 @@ def _blocked(run: _Run, name: str, variant: dict[str, Any]) -> str | None:
     return f"variant '{parent}', which it derives from, {state}"
 
 
-def _variant(run: _Run, i: int, variant: dict[str, Any]) -> Generator[Finding, None, str]:
+def _variant(run: Run, i: int, variant: dict[str, Any]) -> Generator[Finding, None, str]:
     """Judge one variant; its status (pass, fail or not_assessed)."""
     ctx = run.ctx
     name = str(variant.get("name", f"variants[{i}]"))
     model = ctx.variant_models.get(name)
-    yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
+    if not run.elsewhere:
+        yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
     path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
     reason = _blocked(run, name, variant) or (None if path is not None else "its graph file is missing or refused")
     session = None
@@ -243,13 +258,13 @@ def _variant(run: _Run, i: int, variant: dict[str, Any]) -> Generator[Finding, N
     run.comparisons.extend(judged)
     if all(c.status == "pass" for c in judged):
         return "pass"
-    if path is not None:  # always so once a session is open on it
+    if path is not None and not run.elsewhere:  # a path is always there once a session is open on it
         yield from _diagnosis(run, name, model, path, judged)
     return "fail"
 
 
 def _judge_variant(
-    run: _Run, i: int, name: str, session: ort.InferenceSession
+    run: Run, i: int, name: str, session: ort.InferenceSession
 ) -> Generator[Finding, None, list[Comparison]]:
     ctx, keys = run.ctx, ("variants", i)
     ref_entries, found = parse_entries(ctx, (*keys, "rules"))
@@ -280,7 +295,7 @@ def _worst_case(judged: list[Comparison]) -> str | None:
     return None
 
 
-def _diagnosis(run: _Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
+def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
     """Where the failed variant's tensors leave the baseline's, on its worst case."""
     case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:
