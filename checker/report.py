@@ -31,6 +31,9 @@ class RuleResult:
     # With `cases` they let shard reports be joined into the whole set's result (report_merge).
     case_notes: dict[str, str] = field(default_factory=dict)
     compared: bool = True
+    # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
+    # merged rule can say which boundary broke it.
+    boundaries: dict[str, dict[str, float | None]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +53,7 @@ class RuleResult:
             **({"line": self.line} if self.line is not None else {}),
             **({"case_notes": self.case_notes} if self.case_notes else {}),
             **({} if self.compared else {"compared": False}),
+            **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
         }
 
 

@@ -14,14 +14,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from checker import findings as F
+from checker.compare.boundaries import sentence
 from checker.compare.metrics import CHECKS
 from checker.compare.rules import CaseResult, Rule, judge_rule
 from checker.compare.ruleset import rule_finding
 from checker.errors import Error
 from checker.report import RuleResult
 
+_EXTRA = "_boundary_sentence"  # a merged rule's boundary sentence, for its finding; removed before output
 HOST = ""  # the comparison set run by the checker's own onnxruntime (the bundle's `comparisons`)
-_FRESH = ("case_notes", "compared", "note")  # keys a merged rule sets anew
+_FRESH = ("case_notes", "compared", "note", "boundaries")  # keys a merged rule sets anew
 
 
 class MergeError(Error):
@@ -76,7 +78,7 @@ def _merge_bundle(parts: Sequence[Mapping[str, Any]], strict: bool) -> Json:
     order = _order(parts, label)
     found: list[Json] = []
     if counts:
-        count = counts.pop()
+        count = next(iter(counts))
         missing = sorted(set(range(1, count + 1)) - {s[0] for s in shards if s is not None})
         found += [_missing_shard(k, count) for k in missing]
     first = parts[0]
@@ -162,6 +164,9 @@ def _merge_set(
     else:
         merged = [_merge_comparison([s[i] for _, s in by_shard if i < len(s)], order) for i in range(_width(by_shard))]
     found = [f for c in merged for f in _rule_findings(c, label, manifest)] if order is not None else []
+    for comparison in merged:
+        for rule in comparison.get("rules") or []:
+            rule.pop(_EXTRA, None)
     return merged, found
 
 
@@ -208,7 +213,14 @@ def _merge_comparison(parts: Sequence[Mapping[str, Any]], order: list[str]) -> J
         out.update(status="not_assessed", rules=[], skipped=reason)
         return out
     width = max(len(p.get("rules") or []) for p in parts)
-    rules = [_merge_rule([p["rules"][i] for p in parts if i < len(p.get("rules") or [])], order) for i in range(width)]
+    # A variant's rules against the reference say which boundary broke them (compare.boundaries).
+    variant = (
+        str(first.get("graph")) if first.get("graph") != "baseline" and first.get("against") == "reference" else None
+    )
+    rules = [
+        _merge_rule([p["rules"][i] for p in parts if i < len(p.get("rules") or [])], order, variant)
+        for i in range(width)
+    ]
     out["status"] = "pass" if all(r.get("passed") for r in rules) else "fail"
     out["rules"] = rules
     diagnosis = _diagnosis(parts, rules)
@@ -227,7 +239,7 @@ def _diagnosis(parts: Sequence[Mapping[str, Any]], rules: Sequence[Mapping[str, 
     return next((p["diagnosis"] for p in parts if p.get("diagnosis")), None)
 
 
-def _merge_rule(parts: Sequence[Mapping[str, Any]], order: list[str]) -> Json:
+def _merge_rule(parts: Sequence[Mapping[str, Any]], order: list[str], variant: str | None) -> Json:
     """The rule over the whole set, judged again from every shard's per-case figures."""
     first = parts[0]
     check = CHECKS.get(str(first.get("check")))
@@ -250,7 +262,31 @@ def _merge_rule(parts: Sequence[Mapping[str, Any]], order: list[str]) -> Json:
     result = judge_rule(rule, names, results, line if isinstance(line, int) else None)
     out: Json = {k: v for k, v in first.items() if k not in _FRESH}
     out.update(result.to_dict())
+    if not result.passed and variant is not None:
+        extra = _boundary_sentence(parts, rule, names, variant)
+        if extra:
+            out["note"] = f"{result.note}; {extra}" if result.note else extra
+            out[_EXTRA] = extra
     return out
+
+
+def _boundary_sentence(parts: Sequence[Mapping[str, Any]], rule: Rule, names: list[str], variant: str) -> str | None:
+    """Which boundary broke the merged rule, from the shards' figures at each boundary."""
+    sides: dict[str, dict[str, float | None]] = {"export": {}, "transform": {}}
+    for part in parts:
+        found = part.get("boundaries")
+        if not isinstance(found, Mapping):
+            return None
+        for side, figures in sides.items():
+            figures.update(found.get(side) or {})
+    judged = []
+    for figures in sides.values():
+        results = {
+            n: CaseResult(f, f is not None and rule.check.passes(float(f), rule.params), compared=1)
+            for n, f in ((n, figures.get(n)) for n in names)
+        }
+        judged.append(judge_rule(rule, names, results, None))
+    return sentence(variant, judged[0], judged[1])
 
 
 def _rule_findings(comparison: Mapping[str, Any], label: str, manifest: object) -> list[Json]:
@@ -261,7 +297,10 @@ def _rule_findings(comparison: Mapping[str, Any], label: str, manifest: object) 
         result = _as_result(rule)
         file = str(manifest) if manifest else None
         graph, against = str(comparison.get("graph")), str(comparison.get("against"))
-        finding = rule_finding(graph, against, result, None, file, result.line)
+        extra = rule.get(_EXTRA)
+        if extra and result.note:  # the sentence is the finding's to add, as in a single run
+            result.note = None if result.note == extra else result.note.removesuffix(f"; {extra}")
+        finding = rule_finding(graph, against, result, extra, file, result.line)
         if label != HOST:
             finding = for_runtime(label, finding)
         out.append(finding.to_dict())

@@ -278,13 +278,24 @@ def _judge_variant(
     shadow_entries = [Entry(e.keys, e.raw, e.rule) for e in ref_entries]
     shadow = RuleSet(name, "baseline", shadow_entries, lambda c: base.get(c.name), _NO_BASELINE)
     yield from _run_cases(run, name, session, [reference, drift, shadow])
-    judged, found = judge_set(ctx, reference, run.names, Boundaries(name, shadow, run.cases, base))
+    boundaries = Boundaries(name, shadow, run.cases, base)
+    judged, found = judge_set(ctx, reference, run.names, boundaries)
     yield from found
+    if ctx.options.shard is not None:
+        _keep_boundaries(judged, ref_entries, boundaries)
     if not drift_entries:
         return [judged]
     drifted, found = judge_set(ctx, drift, run.names)
     yield from found
     return [judged, drifted]
+
+
+def _keep_boundaries(judged: Comparison, entries: list[Entry], boundaries: Boundaries) -> None:
+    """A shard's rules keep their per-case figures at both boundaries, for the merged rule's sentence."""
+    for result, entry in zip(judged.rules, entries):
+        pair = boundaries.judged(entry)
+        if pair is not None:
+            result.boundaries = {"export": pair[0].cases, "transform": pair[1].cases}
 
 
 def _worst_case(judged: list[Comparison]) -> str | None:

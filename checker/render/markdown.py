@@ -229,7 +229,25 @@ def _bundle(bundle: Mapping[str, Any], detail: Detail, cuts: Cuts) -> Iterator[s
     yield from _findings(bundle, detail, cuts)
     for comparison in _dicts(bundle.get("comparisons")):
         yield from _comparison(comparison, detail, cuts)
+    yield from _runtimes(bundle)
     yield from _key_values("Validation command", bundle.get("validation"))
+
+
+def _runtimes(bundle: Mapping[str, Any]) -> Iterator[str]:
+    """One row per runtime (--runtime), one column per rule: its verdict and measured figure."""
+    from checker.render.runtimes import runtime_table
+
+    table = runtime_table(bundle)
+    if table is None:
+        return
+    heads, rows = table
+    yield ""
+    yield "#### Rules in each runtime"
+    yield ""
+    yield "| " + " | ".join(text(h, 120) for h in heads) + " |"
+    yield "|" + " --- |" * len(heads)
+    for row in rows:
+        yield "| " + " | ".join(text(cell, 120) for cell in row) + " |"
 
 
 def _identity(bundle: Mapping[str, Any]) -> str:
