@@ -63,6 +63,8 @@ class Run:
     # In another runtime (--runtime): a graph it cannot load is runtime.load, and what the checker's own
     # run already said (transform findings, the diagnosis, the baseline outputs it shares) is not repeated.
     elsewhere: bool = False
+    # Sees every graph's outputs case by case (None when a case failed): how a provider is held to the CPU's.
+    observe: Callable[[str, Case, dict[str, np.ndarray] | None], None] | None = None
 
     @property
     def cases(self) -> list[Case]:
@@ -203,6 +205,8 @@ def _run_cases(
             failures.append((case, failure))
         for rules in sets:
             rules.add_case(case, outputs, failure)
+        if run.observe is not None:
+            run.observe(graph, case, outputs)
         if keep is not None and outputs is not None:
             run.baseline_outputs[case.name] = {k: v for k, v in outputs.items() if k in keep}
         run.progress.advance()

@@ -47,7 +47,7 @@ def _cell(comparisons: Sequence[Mapping[str, Any]], column: Column) -> str:
 
 def heading(column: Column) -> str:
     graph, against, output, check, _ = column
-    side = " vs baseline" if against == "baseline" else ""
+    side = "" if against == "reference" else f" vs {against.removesuffix('ExecutionProvider')}"
     return f"{graph}{side} {output}/{check}"
 
 
