@@ -102,7 +102,7 @@ class RuntimeSet:
     def status(self) -> str:
         if self.error is not None:
             return "fail"
-        if any(c.status == "fail" for c in self.comparisons):
+        if any(c.status != "pass" for c in self.comparisons):  # a graph it could not load or judge fails it
             return "fail"
         return "pass" if self.comparisons else "not_assessed"
 

@@ -197,7 +197,7 @@ def _merge_runtimes(
 
 
 def _set_status(comparisons: Sequence[Mapping[str, Any]], error: object) -> str:
-    if error or any(c.get("status") == "fail" for c in comparisons):
+    if error or any(c.get("status") != "pass" for c in comparisons):
         return "fail"
     return "pass" if comparisons else "not_assessed"
 

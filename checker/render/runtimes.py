@@ -72,5 +72,5 @@ def _status(comparisons: Sequence[Mapping[str, Any]], error: object) -> str:
     if any(c.get("status") == "fail" for c in comparisons):
         return "fail"
     if any(c.get("status") == "not_assessed" for c in comparisons) or not comparisons:
-        return "not assessed"
+        return "fail (not assessed)" if error is not None or comparisons else "not assessed"
     return "pass"
