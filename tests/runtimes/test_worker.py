@@ -37,7 +37,7 @@ def test_a_remote_session_gives_what_a_local_one_gives(tmp_path: Path) -> None:
         remote = run_case(session, {"x": x})  # type: ignore[arg-type]
         local = run_case(ort.InferenceSession(str(path), providers=[CPU]), {"x": x})
         np.testing.assert_array_equal(remote["y"], local["y"])
-        with pytest.raises(RuntimeError, match="double|float"):  # a wrong feed: the worker's onnxruntime says why
+        with pytest.raises(RuntimeError, match=r"double|float"):  # a wrong feed: the worker's onnxruntime says why
             session.run(None, {"x": x.astype(np.float64)})
         (tmp_path / "bad.onnx").write_bytes(b"not a graph")
         with pytest.raises(SessionError, match=r"bad\.onnx|INVALID_PROTOBUF|Protobuf"):
