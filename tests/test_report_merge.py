@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from checker.github.reportfile import validate
+
 RULES = """    rules:
       - {output: logits, check: topk, k: 1, min_agreement: 1.0}
       - {output: logits, check: score_drift, max: 0.01, apply: softmax, min_pass_rate: 0.6}
@@ -59,7 +61,9 @@ def test_merged_shards_equal_the_unsharded_run(cli: Cli, tightened: Path, tmp_pa
     ) == sorted(whole["comparisons"][0]["rules"][0]["cases"])
     code, _, err = cli("report", "merge", *[tmp_path / f"s{k}.json" for k in range(1, count + 1)],
                        "--format", "json", "-o", tmp_path / "merged.json")  # fmt: skip
-    merged = json.loads((tmp_path / "merged.json").read_text())["bundles"][0]
+    document = json.loads((tmp_path / "merged.json").read_text())
+    validate(document, tmp_path / "merged.json")  # the merged report is a report
+    merged = document["bundles"][0]
     assert code == 1 and merged["status"] == whole["status"] == "fail", err
 
     assert [c["status"] for c in merged["comparisons"]] == [c["status"] for c in whole["comparisons"]]
