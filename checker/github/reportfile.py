@@ -73,7 +73,7 @@ def read_reports(pattern: str, *, untrusted: bool = True) -> dict[str, Any]:
 
     if not glob.has_magic(pattern):
         return read_report(Path(pattern), untrusted=untrusted)
-    paths = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+    paths = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())  # noqa: PTH207  (absolute or relative patterns alike)
     if not paths:
         raise ReportError(f"no report matches {pattern}")
     reports = [read_report(p, untrusted=untrusted) for p in paths]
