@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import tempfile
 import time
@@ -20,8 +21,14 @@ from pathlib import Path
 from material import checker_command, measure, median, real_model, write_bundle
 
 
-def _shards(bundle: Path, count: int, folder: Path) -> float:
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _shards(bundle: Path, count: int, folder: Path) -> tuple[float, float]:
+    """Wall time until the last shard and the merge are done, and the CPU time they used together."""
+    start, cpu = time.perf_counter(), _children_cpu()
     procs = [
         subprocess.Popen(
             [*checker_command(), "verify", str(bundle), "--no-progress", "--shard", f"{k}/{count}",
@@ -40,7 +47,7 @@ def _shards(bundle: Path, count: int, folder: Path) -> float:
     )  # fmt: skip
     if any(c not in (0, 1) for c in codes) or merged.returncode not in (0, 1):
         raise SystemExit(f"a shard or the merge failed: {codes}, {merged.returncode}")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
 def main() -> None:
@@ -57,20 +64,27 @@ def main() -> None:
         default = write_bundle(Path(tmp) / "default-threads", model, args.cases, args.size).root
         cmd = [*checker_command(), "verify", "--no-progress"]
         measure([*cmd, str(one)])  # warm the page cache
-        walls: dict[str, list[float]] = {"one job, 1 thread": [], "one job, default threads": [], "shards": []}
+        runs: dict[str, list[tuple[float, float]]] = {
+            "one job, 1 thread": [],
+            "one job, default threads": [],
+            "shards": [],
+        }
         for _ in range(args.repeat):
-            walls["one job, 1 thread"].append(measure([*cmd, str(one)]).wall_s)
-            walls["one job, default threads"].append(measure([*cmd, str(default)]).wall_s)
-            walls["shards"].append(_shards(one, args.shards, Path(tmp)))
-    cores = os.cpu_count()
-    results = {k: median(v) for k, v in walls.items()}
-    print(f"{args.cases} cases of [1, 3, {args.size}, {args.size}] on {cores} cores, median of {args.repeat}:")
-    for name, wall in results.items():
-        print(f"  {name:28} {wall:7.2f} s")
+            for name, root in (("one job, 1 thread", one), ("one job, default threads", default)):
+                got = measure([*cmd, str(root)])
+                runs[name].append((got.wall_s, got.cpu_s))
+            runs["shards"].append(_shards(one, args.shards, Path(tmp)))
+    wall = {k: median([w for w, _ in v]) for k, v in runs.items()}
+    cpu = {k: median([c for _, c in v]) for k, v in runs.items()}
+    print(f"{args.cases} cases of [1, 3, {args.size}, {args.size}] on {os.cpu_count()} cores, median of {args.repeat}:")
+    for name in runs:
+        print(f"  {name:26} {wall[name]:7.2f} s wall  {cpu[name]:7.2f} s CPU")
+    label = f"{args.shards} shards + merge"
     print(
-        f"  gain of {args.shards} shards + merge: {results['one job, 1 thread'] / results['shards']:.2f}x against "
-        f"one job with 1 thread, {results['one job, default threads'] / results['shards']:.2f}x against the default"
+        f"  {label}: {wall['one job, 1 thread'] / wall['shards']:.2f}x the speed of one job with 1 thread, "
+        f"{wall['one job, default threads'] / wall['shards']:.2f}x with the default threads (wall)"
     )
+    print(f"  fixed cost per shard (CPU): {(cpu['shards'] - cpu['one job, 1 thread']) / max(args.shards - 1, 1):.2f} s")
 
 
 if __name__ == "__main__":
