@@ -114,3 +114,16 @@ def test_a_report_that_is_not_one_is_refused(cli: Cli, tmp_path: Path) -> None:
 def test_bad_shard_option_is_a_usage_error(cli: Cli, example: Path) -> None:
     code, _, err = cli("verify", example, "--shard", "3/2")
     assert code == 2 and "K must lie between 1 and N" in err
+
+
+def test_unsharded_reports_of_the_same_bundle_join_without_repeating_themselves(
+    cli: Cli, example: Path, tmp_path: Path
+) -> None:
+    whole = _verify(cli, example, tmp_path / "a.json")["bundles"][0]
+    _verify(cli, example, tmp_path / "b.json")
+    code, _, err = cli("report", "merge", tmp_path / "a.json", tmp_path / "b.json", "--format", "json",
+                       "-o", tmp_path / "m.json")  # fmt: skip
+    merged = json.loads((tmp_path / "m.json").read_text())["bundles"][0]
+    assert code == 0, err
+    assert merged["comparisons"] == whole["comparisons"]
+    assert merged["findings"] == whole["findings"] and merged["merged_from"] == 2

@@ -116,6 +116,15 @@ def test_the_openvino_provider_is_compared_with_the_cpu(cli: Cli, runtime_cache:
     missing = [f for f in report["findings"] if f["id"] == "runtime.provider" and f["severity"] == "info"]
     assert any("CUDAExecutionProvider is not available there" in f["message"] for f in missing)
 
+    from checker.render.markdown import render
+
+    markdown = render({"checker_version": "0", "status": "pass", "bundles": [report]})
+    table = markdown[markdown.index("#### Rules in each runtime") :].splitlines()[2:7]
+    assert table[0].startswith("| runtime | status | baseline logits/allclose |")
+    assert "int8 vs CPU logits/score_drift" in table[0]
+    assert table[2].startswith("| this checker's onnxruntime | pass |")
+    assert table[4].startswith("| onnxruntime-openvino 1.24.1 OpenVINO | pass | ✓ ")
+
 
 def test_sharded_runtime_reports_merge_into_the_unsharded_one(cli: Cli, runtime_cache: Path, tmp_path: Path) -> None:
     from bundlekit import EXAMPLE
