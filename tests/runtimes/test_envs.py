@@ -44,7 +44,10 @@ def _wheel(folder: Path, name: str) -> None:
     (folder / name).write_bytes(b"")
 
 
-def test_offline_oldest_and_newest_come_from_the_wheelhouse_and_the_cache(runtime_cache: Path, tmp_path: Path) -> None:
+def test_offline_oldest_and_newest_come_from_the_wheelhouse_and_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHECKER_CACHE_DIR", str(tmp_path / "cache"))  # empty: not the tests' shared cache
     house = tmp_path / "wheels"
     for version in ("1.16.3", "1.17.0", "1.18.1", "2.0.0"):
         _wheel(house, f"onnxruntime-{version}-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl")
@@ -61,10 +64,13 @@ def test_offline_oldest_and_newest_come_from_the_wheelhouse_and_the_cache(runtim
         choose(oldest, ">=3", True, [str(house)])
 
 
-def test_offline_without_the_environment_or_a_wheelhouse_is_refused(runtime_cache: Path) -> None:
+def test_offline_without_the_environment_or_a_wheelhouse_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHECKER_CACHE_DIR", str(tmp_path))
     with pytest.raises(RuntimeSpecError, match="not in the runtime cache"):
         ensure("onnxruntime", "1.17.3", offline=True, find_links=[])
-    assert cache_root() == runtime_cache / "runtimes"
+    assert cache_root() == tmp_path / "runtimes"
 
 
 def test_an_old_onnxruntime_gets_the_numpy_it_was_built_for() -> None:
