@@ -42,7 +42,10 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], strict: bool = False) ->
         for bundle in report.get("bundles") or []:
             groups.setdefault(_bundle_key(bundle), []).append(bundle)
     strict = strict or any(bool(r.get("strict")) for r in reports)
-    bundles = [_merge_bundle(parts, strict) for parts in groups.values()]
+    try:
+        bundles = [_merge_bundle(parts, strict) for parts in groups.values()]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a report that is well-formed JSON only
+        raise MergeError(f"a report holds a rule or comparison that is not as the checker writes it: {exc!r}") from None
     first = reports[0]
     out: Json = {
         "report_version": 1,

@@ -127,3 +127,13 @@ def test_unsharded_reports_of_the_same_bundle_join_without_repeating_themselves(
     assert code == 0, err
     assert merged["comparisons"] == whole["comparisons"]
     assert merged["findings"] == whole["findings"] and merged["merged_from"] == 2
+
+
+def test_a_shard_report_with_a_forged_rule_is_refused_not_a_crash(cli: Cli, example: Path, tmp_path: Path) -> None:
+    for k in (1, 2):
+        _verify(cli, example, tmp_path / f"s{k}.json", "--shard", f"{k}/2")
+    forged = json.loads((tmp_path / "s1.json").read_text())
+    forged["bundles"][0]["comparisons"][0]["rules"][0]["params"] = {"rtol": 0.001}  # no atol: schema-valid
+    (tmp_path / "s1.json").write_text(json.dumps(forged))
+    code, _, err = cli("report", "merge", tmp_path / "s1.json", tmp_path / "s2.json")
+    assert code == 2 and "not as the checker writes it" in err
