@@ -33,6 +33,8 @@ LABELS_INVALID = "labels.invalid"
 RUNTIME_OPSET = "runtime.opset"
 RUNTIME_VERSION = "runtime.version"
 RUNTIME_PROVIDER = "runtime.provider"
+RUNTIME_LOAD = "runtime.load"
+RUNTIME_INSTALL = "runtime.install"
 INPUTS_RANGE = "inputs.range"
 INPUTS_FIDELITY = "inputs.fidelity"
 INPUTS_NOT_REBUILT = "inputs.not_rebuilt"
@@ -48,6 +50,7 @@ VARIANT_DIAGNOSIS = "variant.diagnosis"
 VALIDATION_FAILED = "validation.failed"
 VALIDATION_NOT_RUN = "validation.not_run"
 STAGE_SKIPPED = "check.skipped"
+REPORT_MERGE = "report.merge"
 
 
 @dataclass(frozen=True)

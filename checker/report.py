@@ -28,6 +28,13 @@ class RuleResult:
     cases: dict[str, float | None] = field(default_factory=dict)
     note: str | None = None
     line: int | None = None
+    # Per case, why it has no figure or failed beside it; and whether any case compared an element.
+    # With `cases` they let shard reports be joined into the whole set's result (report_merge).
+    case_notes: dict[str, str] = field(default_factory=dict)
+    compared: bool = True
+    # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
+    # merged rule can say which boundary broke it.
+    boundaries: dict[str, dict[str, float | None]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +52,9 @@ class RuleResult:
             "cases": self.cases,
             **({"note": self.note} if self.note else {}),
             **({"line": self.line} if self.line is not None else {}),
+            **({"case_notes": self.case_notes} if self.case_notes else {}),
+            **({} if self.compared else {"compared": False}),
+            **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
         }
 
 
@@ -83,6 +93,39 @@ class Comparison:
 
 
 @dataclass
+class RuntimeSet:
+    """The comparison repeated in one runtime environment (a package version and an execution provider)."""
+
+    runtime: str  # its label, e.g. "onnxruntime 1.17.0 CPU"
+    package: str
+    version: str
+    provider: str
+    comparisons: list[Comparison] = field(default_factory=list)
+    error: str | None = None  # why nothing could be judged there (install or load), or None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "fail"
+        if any(c.status != "pass" for c in self.comparisons):  # a graph it could not load or judge fails it
+            return "fail"
+        return "pass" if self.comparisons else "not_assessed"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "runtime": self.runtime,
+            "package": self.package,
+            "version": self.version,
+            "provider": self.provider,
+            "status": self.status,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
 class BundleReport:
     """Everything `checker verify` concluded about one bundle."""
 
@@ -96,6 +139,9 @@ class BundleReport:
     comparisons: list[Comparison] = field(default_factory=list)
     validation: dict[str, Any] | None = None
     piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
+    runtimes: list[RuntimeSet] = field(default_factory=list)
+    # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
+    shard: dict[str, Any] | None = None
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -121,6 +167,8 @@ class BundleReport:
             "comparisons": [c.to_dict() for c in self.comparisons],
             **({"validation": self.validation} if self.validation is not None else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
+            **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
+            **({"shard": self.shard} if self.shard is not None else {}),
         }
 
 

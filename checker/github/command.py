@@ -76,13 +76,13 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from checker.github.publish import publish
-    from checker.github.reportfile import read_report
+    from checker.github.reportfile import read_reports
 
     keys = ("mode", "bundles", "comment", "fail_on", "report", "args", "compare_to")
     overrides = {k: getattr(args, k) for k in keys}
     config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
-    if config.mode == "comment-only":
-        report = read_report(Path(config.report), untrusted=True)
+    if config.mode == "comment-only":  # a glob (reports/*.json) joins the matrix jobs' reports into one
+        report = read_reports(config.report, untrusted=True)
     else:
         try:
             code, verified = _verify(config)
