@@ -22,7 +22,6 @@ COMMAND_MODULES = (
     "checker.diagnose.command",
     "checker.release.command",
     "checker.github.command",
-    "checker.changes.command",
 )
 
 
@@ -140,6 +139,9 @@ def _add_report(sub: Any) -> None:
     m.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports of `checker verify`")
     add_report_options(m)
     m.set_defaults(func=cmd_report_merge)
+    from checker.changes.command import add_diff
+
+    add_diff(rsub)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
