@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from checker import findings as F
-from checker.bundle.paths import BundlePathError, resolve_inside, walk_files
+from checker.bundle.paths import BundlePathError, check_relative, resolve_inside, walk_files
 from checker.context import Context
 from checker.findings import Finding
 from checker.manifest.load import field_path
@@ -18,6 +18,7 @@ MAX_WALK = 50_000
 
 
 def files_stage(ctx: Context) -> Iterator[Finding]:
+    yield from _test_data_globs(ctx)
     named = named_files(ctx.data, ctx.root)
     present: dict[str, Path] = {}
     for entry in named:
@@ -28,6 +29,20 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
     yield from _declared_digests(ctx, named)
     yield from _release_digest(ctx)
     yield from _unlisted(ctx, {n.rel for n in named})
+
+
+def _test_data_globs(ctx: Context) -> Iterator[Finding]:
+    """A glob that leaves the bundle is refused like any other path (the cases stage then skips it)."""
+    for i, case in enumerate((ctx.data.get("comparison") or {}).get("cases") or []):
+        pattern = case.get("onnx_test_data") if isinstance(case, dict) else None
+        if not isinstance(pattern, str):
+            continue
+        try:
+            check_relative(pattern)
+        except BundlePathError as exc:
+            ctx.unusable.add(pattern)
+            keys = ("comparison", "cases", i, "onnx_test_data")
+            yield F.error(F.BUNDLE_PATH, f"{field_path(keys)}: {exc}", **ctx.where(*keys))
 
 
 def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | None:
