@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import numpy as np
     import onnx
 
-    from checker.report import Comparison
+    from checker.report import Comparison, NotRun
 
 
 @dataclass
@@ -64,6 +64,7 @@ class Context:
     label_axes: dict[str, int] = field(default_factory=dict)  # output name -> labelled axis (labels stage)
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
+    not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
 
     @property
     def data(self) -> dict[str, Any]:

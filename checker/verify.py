@@ -96,6 +96,7 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
     report.digest = ctx.digest
     report.comparisons = list(ctx.comparisons)
     report.validation = ctx.validation
+    report.not_run = list(ctx.not_run)
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
         report.add(
             [

@@ -20,6 +20,7 @@ from checker.preprocess.errors import CannotReproduce, MissingExtra, PreprocessE
 from checker.preprocess.explain import explain, image_alternatives, text_alternatives
 from checker.preprocess.rebuild import REBUILT_KINDS, ImageSource, Inputs, Source, TextSource, open_source
 from checker.preprocess.text import TextSpec
+from checker.report import NotRun
 
 UNEXPLAINED = (
     "no single usual mistake (channel order, 0-255 against 0-1, normalisation, resize/crop/letterbox, "
@@ -92,9 +93,13 @@ class _Run:
         source = _safe_source_name(self.inputs, name)
         spec_where = self.ctx.where("inputs", self.inputs.index(source), "preprocessing")
         if isinstance(e, MissingExtra):
+            if e.extra not in self.reported:
+                self.ctx.not_run.append(NotRun(f"{e.extra} fidelity", f"needs {e.package} ([{e.extra}])"))
             yield from self.once(e.extra, F.warning(F.INPUTS_NOT_REBUILT, str(e), extra=e.extra))
         elif isinstance(e, CannotReproduce):
             msg = f"input '{source}' is not rebuilt from raw files: {e}"
+            if f"input:{source}" not in self.reported:
+                self.ctx.not_run.append(NotRun(f"fidelity of input '{source}'", f"cannot be reproduced here: {e}"))
             yield from self.once(f"input:{source}", F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, input=source))
         elif self._spec_failed(source):
             msg = f"input '{source}': the declared preprocessing cannot be applied: {e}"

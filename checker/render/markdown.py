@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
 
 from checker.render.escape import forget, mermaid, text
+from checker.report import not_run_line
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body
 SUMMARY_LIMIT = 1_048_576  # bytes in one step's job summary; over it GitHub drops the whole summary
@@ -222,7 +223,9 @@ def _bundle(bundle: Mapping[str, Any], detail: Detail, cuts: Cuts) -> Iterator[s
     status = bundle.get("status")
     verdict = "passed" if status == "pass" else "failed"
     version = f" {text(bundle['version'], 80)}" if bundle.get("version") else ""
-    yield f"### {_mark(status)} {_bundle_name(bundle)}{version} {verdict}"
+    skipped = not_run_line(list(_dicts(bundle.get("not_run"))))
+    suffix = f" — {text(skipped, 300)}" if skipped else ""
+    yield f"### {_mark(status)} {_bundle_name(bundle)}{version} {verdict}{suffix}"
     yield ""
     yield _identity(bundle)
     yield from _checklist(_pieces(bundle))

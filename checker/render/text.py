@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from checker.render.escape import printable
+from checker.report import not_run_line
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "warning": "33", "info": "36", "not_assessed": "33"}
 
@@ -45,14 +46,18 @@ def render(report: dict[str, Any], colour: bool = False, **_: Any) -> str:
     failed = sum(1 for b in report.get("bundles", []) if b.get("status") == "fail")
     verdict = paint(report.get("status", "fail").upper(), report.get("status", "fail"))
     noun = "bundle passes" if total - failed == 1 else "bundles pass"
-    blocks.append(f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')})")
+    skipped = not_run_line([n for b in report.get("bundles", []) for n in b.get("not_run") or []])
+    suffix = f" — {skipped}" if skipped else ""
+    blocks.append(f"{verdict}: {total - failed} of {total} {noun}{suffix} (checker {report.get('checker_version')})")
     return "\n\n".join(blocks) + "\n"
 
 
 def _bundle(bundle: dict[str, Any], paint: Painter) -> str:
     status = bundle.get("status", "fail")
     title = f"{bundle.get('name') or '?'} {bundle.get('version') or ''}".strip()
-    lines = [f"{paint(status.upper(), status)}  {title}  ({bundle.get('path')})"]
+    skipped = not_run_line(bundle.get("not_run") or [])
+    suffix = f" — {skipped}" if skipped else ""
+    lines = [f"{paint(status.upper(), status)}{suffix}  {title}  ({bundle.get('path')})"]
     if bundle.get("digest"):
         lines.append(f"  digest  {bundle['digest']}")
     pieces = bundle.get("pieces", {})
