@@ -85,9 +85,7 @@ def _declared_digests(ctx: Context, named: list[Named]) -> Iterator[Finding]:
             yield F.error(F.DIGEST, msg, **ctx.where(*keys), path=entry.rel, actual=actual, declared=entry.sha256)
 
 
-def _listed_digests(
-    ctx: Context, named: list[Named], listed: DigestList
-) -> Generator[Finding, None, list[str]]:
+def _listed_digests(ctx: Context, named: list[Named], listed: DigestList) -> Generator[Finding, None, list[str]]:
     """Each named file whose sha256 differs from the digest list's: named, at the manifest line naming it."""
     for problem, line in listed.problems:
         yield F.error(F.DIGEST, problem, DIGEST_LIST, line)
@@ -109,7 +107,9 @@ def _release_digest(ctx: Context, listed: DigestList | None, changed: list[str])
     actual = bundle_digest(ctx.digests)
     ctx.digest = actual
     if declared and declared != actual and not ctx.unusable:
-        msg = f"the bundle digest is {actual}, but release.digest says {declared}: {_what_changed(ctx, listed, changed)}"
+        msg = (
+            f"the bundle digest is {actual}, but release.digest says {declared}: {_what_changed(ctx, listed, changed)}"
+        )
         yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), actual=actual, declared=declared)
 
 

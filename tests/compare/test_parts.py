@@ -119,7 +119,8 @@ def test_transform_findings() -> None:
     assert "transform.settings is empty" in floaty[0].message
     assert "should hold QuantizeLinear" in floaty[1].message and "int8 or uint8 initializers" in floaty[1].message
     fp16 = transform_findings(
-        "half", {"tool": "onnxconverter_common.float16", "version": "1", "settings": {"keep_io_types": True}},
+        "half",
+        {"tool": "onnxconverter_common.float16", "version": "1", "settings": {"keep_io_types": True}},
         classifier(),
         where,
     )

@@ -47,7 +47,6 @@ def quantize_dynamic(src: Path, dest: Path) -> Path:
 
 def bundle_with_variant(root: Path, model: onnx.ModelProto, settings: dict[str, object]) -> Path:
     import onnxruntime
-
     from bundlekit import linear_model
 
     root = write_bundle(root, linear_model(), manifest())  # the same weights: the cases hold for `model` too
@@ -77,7 +76,9 @@ def test_a_quantization_that_quantized_nothing_fails(tmp_path: Path) -> None:
     found = [f for f in report.findings if f.id == F.VARIANT_TRANSFORM]
     assert [f.severity for f in found] == [F.Severity.ERROR], found
     assert "DynamicQuantizeLinear" in found[0].message and "int8 or uint8 initializers" in found[0].message
-    assert found[0].line is not None and "transform:" in (root / "bundle.yaml").read_text().splitlines()[found[0].line - 1]
+    assert (
+        found[0].line is not None and "transform:" in (root / "bundle.yaml").read_text().splitlines()[found[0].line - 1]
+    )
     assert report.status() == "fail"
 
 
