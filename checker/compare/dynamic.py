@@ -1,9 +1,9 @@
 """Dynamic axes proven: a graph that declares an axis dynamic must give each item of a stacked run its own output.
 
 For each dynamic batch axis of the inputs (axes sharing a `dim_param` name move together), two cases are stacked
-along it (or one case with itself, when no two cases can be stacked) and run once; each item's part of the stacked outputs
-must match that item's single run within the rules' tolerance. A graph that declares a symbolic batch but fixes
-it inside (a Reshape to [1, ...]) fails here, though every case of batch 1 passes.
+along it (or one case with itself, when no two cases can be stacked) and run once; each item's part of the
+stacked outputs must match that item's single run within the rules' tolerance. A graph that declares a symbolic
+batch but fixes it inside (a Reshape to [1, ...]) fails here, though every case of batch 1 passes.
 """
 
 from __future__ import annotations
