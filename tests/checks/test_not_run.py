@@ -60,3 +60,13 @@ def test_pack_refuses_a_bundle_whose_checks_did_not_all_run(
 def test_with_every_library_nothing_is_listed(example: Path, cli: Cli) -> None:
     code, out, _ = cli("verify", example, "--format", "json")
     assert code == 0 and json.loads(out)["bundles"][0]["not_run"] == []
+
+
+def test_junit_marks_it_skipped(example: Path, cli: Cli, without_pillow: None) -> None:
+    import xml.etree.ElementTree as ET
+
+    code, out, _ = cli("verify", example, "--format", "junit")
+    assert code == 0
+    case = next(c for c in ET.fromstring(out).iter("testcase") if c.get("name") == "image fidelity")
+    skipped = case.find("skipped")
+    assert skipped is not None and skipped.get("message") == "not run: needs Pillow ([image])"
