@@ -96,11 +96,11 @@ class NotRun:
 
 
 def not_run_line(not_run: Sequence[Mapping[str, Any]]) -> str:
-    """'1 check not run: image fidelity needs Pillow ([image])' — the verdict's suffix; empty when all ran."""
+    """'1 check not run: image fidelity: needs Pillow ([image])', as the renderers word it; empty when all ran."""
     if not not_run:
         return ""
     noun = "check" if len(not_run) == 1 else "checks"
-    shown = "; ".join(f"{n.get('check')} {n.get('reason')}" for n in not_run[:3])
+    shown = "; ".join(f"{n.get('check')}: {n.get('reason')}" for n in not_run[:3])
     more = f"; and {len(not_run) - 3} more" if len(not_run) > 3 else ""
     return f"{len(not_run)} {noun} not run: {shown}{more}"
 
