@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import onnx
 
     from checker.compare.sharding import Shard
-    from checker.report import Comparison, RuntimeSet
+    from checker.report import Comparison, NotRun, RuntimeSet
 
 
 @dataclass
@@ -74,6 +74,7 @@ class Context:
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
+    not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
 
     @property
     def data(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -92,6 +93,28 @@ class Comparison:
         return out
 
 
+@dataclass(frozen=True)
+class NotRun:
+    """A check that could not run here (a library missing, a step this checker cannot reproduce): shown in the
+    verdict, failed by --strict, refused by `checker pack`."""
+
+    check: str  # what did not run, as a reader names it: "image fidelity"
+    reason: str  # why, with the remedy where there is one: "needs Pillow ([image])"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"check": self.check, "reason": self.reason}
+
+
+def not_run_line(not_run: Sequence[Mapping[str, Any]]) -> str:
+    """'1 check not run: image fidelity: needs Pillow ([image])', as the renderers word it; empty when all ran."""
+    if not not_run:
+        return ""
+    noun = "check" if len(not_run) == 1 else "checks"
+    shown = "; ".join(f"{n.get('check')}: {n.get('reason')}" for n in not_run[:3])
+    more = f"; and {len(not_run) - 3} more" if len(not_run) > 3 else ""
+    return f"{len(not_run)} {noun} not run: {shown}{more}"
+
+
 @dataclass
 class RuntimeSet:
     """The comparison repeated in one runtime environment (a package version and an execution provider)."""
@@ -138,6 +161,7 @@ class BundleReport:
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     validation: dict[str, Any] | None = None
+    not_run: list[NotRun] = field(default_factory=list)
     piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
     runtimes: list[RuntimeSet] = field(default_factory=list)
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
@@ -150,7 +174,7 @@ class BundleReport:
         return sum(1 for f in self.findings if f.severity is severity)
 
     def status(self, strict: bool = False) -> str:
-        if self.count(Severity.ERROR) or (strict and self.count(Severity.WARNING)):
+        if self.count(Severity.ERROR) or (strict and (self.count(Severity.WARNING) or self.not_run)):
             return "fail"
         return "pass"
 
@@ -165,6 +189,7 @@ class BundleReport:
             "pieces": {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES},
             "findings": [f.to_dict() for f in self.findings],
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "not_run": [n.to_dict() for n in self.not_run],
             **({"validation": self.validation} if self.validation is not None else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),

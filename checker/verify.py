@@ -104,6 +104,7 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
     shard = ctx.options.shard
     if shard is not None:
         report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}
+    report.not_run = list(ctx.not_run)
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
         report.add(
             [

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.compare.boundaries import Boundaries
+from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
 from checker.compare.progress import Progress, for_run
 from checker.compare.ruleset import Entry, RuleSet, check_outputs, judge_set, parse_entries
 from checker.compare.session import (
@@ -162,6 +163,47 @@ def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     run.comparisons.append(comparison)
     run.statuses["baseline"] = comparison.status
     yield from found
+    yield from _dynamic_axes(run, session)
+
+
+def _dynamic_axes(run: _Run, session: ort.InferenceSession) -> Iterator[Finding]:
+    """graph.dynamic_axes: along each dynamic batch axis, stacked cases give each item its own output."""
+    ctx = run.ctx
+    if ctx.graph is None:
+        return
+    declared = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
+    by_name = {str(e.get("name")): e for e in declared}
+    failures = prove_axes(ctx.graph, session, run.cases, by_name, _tolerance(ctx), ctx.options.case_timeout_s)
+    for failure in failures:
+        name = failure.axis.axes[0][0]
+        where = [i for i, e in enumerate(declared) if e.get("name") == name][:1]
+        axes = ", ".join(f"'{n}' axis {a}" for n, a in failure.axis.axes)
+        fixing = f"; {failure.fixing_node} fixes its size" if failure.fixing_node else ""
+        one, two = failure.cases
+        stacked = f"cases '{one}' and '{two}'" if one != two else f"case '{one}' twice"
+        yield F.error(
+            F.GRAPH_DYNAMIC_AXES,
+            f"the graph declares dim '{failure.axis.name}' ({axes}) dynamic, but with {stacked} stacked along it "
+            f"{failure.problem}{fixing}",
+            **(ctx.where("inputs", where[0], "shape") if where else ctx.where("inputs")),
+            axis=failure.axis.name,
+            node=failure.fixing_node,
+        )
+
+
+def _tolerance(ctx: Context) -> Any:
+    """An output's tolerance for the stacked run: its first allclose or max_abs rule's, else a small default."""
+    rules = [r for r in (ctx.data.get("comparison") or {}).get("rules") or [] if isinstance(r, dict)]
+
+    def tolerance(output: str) -> tuple[float, float]:
+        for rule in rules:
+            if rule.get("output") == output and rule.get("check") == "allclose":
+                return float(rule.get("atol", 1e-5)), float(rule.get("rtol", 1e-3))
+            if rule.get("output") == output and rule.get("check") == "max_abs" and "max" in rule:
+                return float(rule["max"]), 0.0
+        return DEFAULT_ATOL, DEFAULT_RTOL
+
+    return tolerance
 
 
 def _output_names(session: ort.InferenceSession) -> list[str]:
