@@ -166,7 +166,7 @@ def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     yield from _dynamic_axes(run, session)
 
 
-def _dynamic_axes(run: _Run, session: ort.InferenceSession) -> Iterator[Finding]:
+def _dynamic_axes(run: Run, session: ort.InferenceSession) -> Iterator[Finding]:
     """graph.dynamic_axes: along each dynamic batch axis, stacked cases give each item its own output."""
     ctx = run.ctx
     if ctx.graph is None:
