@@ -212,9 +212,14 @@ def test_the_comment_is_what_checker_verify_prints_locally(runner: Runner, githu
     assert local.returncode == 1
     body = github.ours(2)[0]["body"]
     header, visible = body.split("\n", 2)[:2], body.split("\n", 2)[2]
-    assert header[0].startswith("<!-- onnx-release-checker:sticky set=")
+    assert header[0].startswith("<!-- onnx-release-checker:sticky key=")
     assert header[1] == f"<!-- onnx-release-checker:run head={HEAD} run=101.1 -->"
-    assert visible == local.stdout
+    # The same report, and one line more: which run verified which commit, with links.
+    trailer = (
+        "<sub>Verified by [run 101](https://github.com/octo-org/octo-repo/actions/runs/101) at commit "
+        f"[`{HEAD[:12]}`](https://github.com/octo-org/octo-repo/commit/{HEAD}).</sub>"
+    )
+    assert visible.replace(trailer + "\n\n", "") == local.stdout
 
 
 def test_fail_on_never_reports_without_failing(runner: Runner) -> None:
@@ -229,12 +234,12 @@ def test_inputs_are_never_executed(runner: Runner, tmp_path: Path, github: FakeG
     paths = runner.run(bundles=f"models/good; touch {marks[0]}\n$(touch {marks[1]}) `touch {marks[2]}`")
     options = runner.run(bundles="models/good", args=f"--strict; touch {marks[3]}", report=f"r.json$(touch {marks[4]})")
     assert not any(mark.exists() for mark in marks)
-    assert paths.code == 2 and "no such path: models/good;" in paths.stderr
+    assert paths.code == 2 and "models/good;: no such path" in paths.stderr
     assert options.code == 2 and "unrecognized arguments: --strict;" in options.stderr
     for run in (paths, options):
         assert run.outputs["status"] == "fail"
-        assert "not run (a usage error" in run.summary
-    assert github.seen == []
+        assert "ONNX release check: not verified" in run.summary
+    assert [s.method for s in github.seen if s.method != "GET"] == []  # no comment yet: none is made
 
 
 def test_verify_only_never_calls_the_api(runner: Runner, github: FakeGitHub) -> None:

@@ -68,12 +68,12 @@ def test_another_authors_comment_with_our_marker_is_never_taken_over(
     assert github.requests("PATCH") == [] and github.requests("DELETE") == []
 
 
-def test_another_bundle_set_gets_its_own_comment(github: FakeGitHub, make_client: Callable[..., Client]) -> None:
+def test_another_comment_key_gets_its_own_comment(github: FakeGitHub, make_client: Callable[..., Client]) -> None:
     github.add_pull(2, HEAD)
-    sticky(make_client(github), bundle_set="a/bundle.yaml").sync(Target(2, HEAD), "## a", create=True)
-    sticky(make_client(github), bundle_set="b/bundle.yaml").sync(Target(2, HEAD), "## b", create=True)
+    sticky(make_client(github), bundle_set="ci\nimages").sync(Target(2, HEAD), "## a", create=True)
+    sticky(make_client(github), bundle_set="ci\ntexts").sync(Target(2, HEAD), "## b", create=True)
     assert sorted(c["body"][-4:] for c in github.ours(2)) == ["## a", "## b"]
-    assert marker("b/bundle.yaml a/bundle.yaml") == marker("a/bundle.yaml\nb/bundle.yaml")
+    assert marker("ci  images") == marker("ci\nimages")
 
 
 def test_the_token_owners_login_is_used_when_the_token_may_read_it(
