@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 SPEC_INPUTS = {"bundles", "comment", "github-token", "fail-on", "mode", "report", "args", "python-version"}
+NEW_INPUTS = {"pr-number", "comment-key", "comment-mode", "hide-when-passing"}
 SPEC_OUTPUTS = {"status", "report", "failed", "comment-url"}
 
 
@@ -62,10 +63,12 @@ class Runner:
         self.temp.mkdir()
         self.github, self.event = github, event
         self.runs = 0
-        checker = self.temp / "onnx-release-checker" / "bin" / "checker"
-        checker.parent.mkdir(parents=True)
-        checker.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m checker "$@"\n', encoding="utf-8")
-        checker.chmod(checker.stat().st_mode | stat.S_IEXEC)
+        # The install step's stand-in: this test's Python, where the checker is installed (editable).
+        self.python = self.temp / "onnx-release-checker" / "bin" / "python"
+        self.python.parent.mkdir(parents=True)
+        self.python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+        self.python.chmod(self.python.stat().st_mode | stat.S_IEXEC)
+        self.extra_env: dict[str, str] = {}
 
     def environment(self, run_id: int) -> dict[str, str]:
         return {
@@ -86,13 +89,18 @@ class Runner:
             "GITHUB_WORKSPACE": str(self.workspace),
             "RUNNER_TEMP": str(self.temp),
             "RUNNER_OS": "Linux",
+            "GITHUB_WORKFLOW": "Release check",
+            "GITHUB_JOB": "check",
+            "GITHUB_ACTION": "__octo-org_onnx-release-checker",
+            **self.extra_env,
         }
 
     def run(self, **inputs: str) -> Run:
         self.runs += 1
         values = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
         values.update({k.replace("_", "-"): v for k, v in inputs.items()})
-        context = {"inputs": {k: self.evaluate(v, {}) for k, v in values.items()}, "steps": {}}
+        runner = {"temp": str(self.temp), "os": "Linux", "arch": "X64"}
+        context = {"inputs": {k: self.evaluate(v, {}) for k, v in values.items()}, "steps": {}, "runner": runner}
         result = Run(0, {})
         for step in ACTION["runs"]["steps"]:
             if not self.play(step, context, result):
@@ -101,10 +109,12 @@ class Runner:
         return result
 
     def play(self, step: dict[str, Any], context: dict[str, Any], result: Run) -> bool:
-        if "uses" in step:  # actions/setup-python: this Python stands in
-            context["steps"][step["id"]] = {"outputs": {"python-path": sys.executable}}
+        if "uses" in step:  # actions/setup-python: this Python stands in; actions/cache: nothing cached
+            if step.get("id"):
+                context["steps"][step["id"]] = {"outputs": {"python-path": sys.executable}}
             return True
         if step.get("id") == "install":  # stands in: the wrapper made in __init__
+            context["steps"]["install"] = {"outputs": {"python": str(self.python)}}
             return True
         n = self.runs * 10 + len(context["steps"])
         files = {"GITHUB_OUTPUT": self.temp / f"output-{n}", "GITHUB_STEP_SUMMARY": self.temp / f"summary-{n}"}
@@ -114,9 +124,10 @@ class Runner:
         env.update({k: self.evaluate(str(v), context) for k, v in step.get("env", {}).items()})
         script = self.temp / f"step-{n}.sh"
         script.write_text(step["run"], encoding="utf-8")
+        where = self.evaluate(step["working-directory"], context) if "working-directory" in step else self.workspace
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=self.workspace,
+            cwd=where,
             env=env,
             capture_output=True,
             text=True,
@@ -253,17 +264,17 @@ def test_verify_only_never_calls_the_api(runner: Runner, github: FakeGitHub) -> 
 
 
 def test_action_yml_keeps_the_contract() -> None:
-    assert set(ACTION["inputs"]) == SPEC_INPUTS
+    assert set(ACTION["inputs"]) == SPEC_INPUTS | NEW_INPUTS
     assert set(ACTION["outputs"]) == SPEC_OUTPUTS
     assert ACTION["runs"]["using"] == "composite"
     assert ACTION["branding"]["icon"] and ACTION["branding"]["color"]
     for step in ACTION["runs"]["steps"]:
         if "uses" in step:
-            assert re.fullmatch(r"actions/setup-python@[0-9a-f]{40}", step["uses"])
-            assert step["with"]["update-environment"] is False
+            assert re.fullmatch(r"actions/(setup-python|cache)@[0-9a-f]{40}", step["uses"])
+            assert step["with"].get("update-environment", False) is False
         else:
             assert "${{" not in step["run"], "an expression inside run: is a template injection"
     given = " ".join(str(v) for s in ACTION["runs"]["steps"] for v in s.get("env", {}).values())
-    for name in SPEC_INPUTS - {"python-version"}:
+    for name in (SPEC_INPUTS | NEW_INPUTS) - {"python-version"}:
         assert f"${{{{ inputs.{name} }}}}" in given
     assert shutil.which("bash")
