@@ -32,6 +32,10 @@ MINIMIZE = "mutation($id: ID!, $why: ReportedContentClassifiers!) { minimizeComm
 UNMINIMIZE = "mutation($id: ID!) { unminimizeComment(input: {subjectId: $id}) { unminimizedComment { isMinimized } } }"
 
 
+class _NotOurs(Exception):
+    """A comment with our marker that the API does not let us edit: another app's."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What happened to the comment: created, updated, unchanged, skipped (with why), or planned (dry run)."""
@@ -82,23 +86,33 @@ class Sticky:
             return Outcome("skipped", why=why + ", so its result is out of date")
         body = header(self.key, target.head_sha, self.run) + markdown
         ours = self._ours(target.number)
-        if not ours:
+        outcome = None
+        while ours and outcome is None:
+            keep = ours.pop(0)
+            try:
+                outcome = self._refresh(target.number, keep, body)
+            except _NotOurs:  # another app's comment with our marker: never taken over
+                continue
+            if self._login is None:
+                self._login = _login(keep)  # it took our edit, so its author is us
+        if outcome is None:
             if not create:
                 return Outcome("skipped", why="no earlier comment to update, and this result needs none")
             return self._create(target.number, body)
-        keep = ours[0]
-        newer = self._newer_run(keep, target.head_sha)
-        if newer:
-            outcome = Outcome("skipped", keep.get("html_url"), newer, keep)
-        elif _unchanged(keep, body):
-            outcome = Outcome("unchanged", keep.get("html_url"), comment=keep)
-        elif self.mode == "update":
-            outcome = self._update(target.number, keep, body)
-        else:
-            outcome = self._replace(target.number, keep, body)
-        for duplicate in ours[1:]:
-            self._delete(duplicate)
+        for duplicate in ours:
+            if _login(duplicate) == self._login:
+                self._delete(duplicate)
         return outcome
+
+    def _refresh(self, number: int, keep: Mapping[str, Any], body: str) -> Outcome:
+        newer = self._newer_run(keep, _head_of_body(body) if _head_of_body(body) != "-" else None)
+        if newer:
+            return Outcome("skipped", _str(keep.get("html_url")), newer, keep)
+        if _unchanged(keep, body):
+            return Outcome("unchanged", _str(keep.get("html_url")), comment=keep)
+        if self.mode == "update":
+            return self._update(keep, body)
+        return self._replace(number, keep, body)
 
     def hide(self, outcome: Outcome, hidden: bool) -> None:
         """Minimize the comment as resolved (a passing result), or show it again."""
@@ -192,14 +206,14 @@ class Sticky:
             self._delete(duplicate)
         return Outcome("created", _str(keep.get("html_url")), "a concurrent run's duplicate was removed", keep)
 
-    def _update(self, number: int, comment: Mapping[str, Any], body: str) -> Outcome:
+    def _update(self, comment: Mapping[str, Any], body: str) -> Outcome:
         try:
             updated = self.client.write("PATCH", self._comment_path(comment), {"body": body})
         except ApiError as exc:
             if exc.status not in (403, 404) or self._login is not None:
                 raise
-            # A bot's comment with our marker that we may not edit is another app's: leave it, write ours.
-            return self._create(number, body)
+            # A bot's comment with our marker that we may not edit is another app's: leave it.
+            raise _NotOurs from None
         self._learn(updated)
         return Outcome("planned" if self.client.dry_run else "updated", _str(comment.get("html_url")), comment=comment)
 
@@ -210,7 +224,9 @@ class Sticky:
         if not isinstance(created, Mapping):
             return Outcome("planned")
         self._learn(created)
-        if self.mode == "recreate":
+        if _login(old) != self._login:  # the old one was another app's: it stays as it is
+            pass
+        elif self.mode == "recreate":
             self._delete(old)
         else:
             text = retired(self.key) + str(old.get("body", ""))[len(marker(self.key)) :]

@@ -58,7 +58,7 @@ def pip_commands(python: Path, lock: Path, project: Path) -> list[list[str]]:
 def needs_torch(bundles: str, workspace: Path) -> bool:
     """Whether any manifest the bundles input can reach names torchvision (read as text, bounded)."""
     for word in bundles.split():
-        pattern = word if os.path.isabs(word) else str(workspace / word)
+        pattern = word if Path(word).is_absolute() else str(workspace / word)
         for match in glob.glob(pattern, recursive=True)[:1000]:  # noqa: PTH207
             path = Path(match)
             manifests = [path] if path.is_file() else [path / n for n in ("bundle.yaml", "bundle.yml", "bundle.json")]

@@ -197,18 +197,22 @@ def _overview(bundles: list[Mapping[str, Any]]) -> str:
     if not bundles:
         return ""
     rows = ["| | bundle | version | errors | warnings | pieces |", "| --- | --- | --- | ---: | ---: | ---: |"]
+    names = [b.get("name") for b in bundles]
     for b in bundles:
         pieces = _pieces(b)
         present = sum(1 for v in pieces.values() if v == "present")
         rows.append(
-            f"| {_mark(b.get('status'))} | {_bundle_name(b)} | {text(b.get('version') or '—', 80)} "
+            f"| {_mark(b.get('status'))} | {_bundle_name(b, names.count(b.get('name')) > 1)} "
+            f"| {text(b.get('version') or '—', 80)} "
             f"| {_severity_count(b, 'error')} | {_severity_count(b, 'warning')} | {present}/{len(pieces)} |"
         )
     return "\n".join(rows)
 
 
-def _bundle_name(bundle: Mapping[str, Any]) -> str:
-    return text(bundle.get("name") or bundle.get("path") or "(unnamed bundle)", 120)
+def _bundle_name(bundle: Mapping[str, Any], with_path: bool = False) -> str:
+    """The bundle's name; with its path too where two bundles share the name."""
+    name = text(bundle.get("name") or bundle.get("path") or "(unnamed bundle)", 120)
+    return f"{name} ({text(bundle['path'], 200)})" if with_path and bundle.get("path") else name
 
 
 def _severity_count(bundle: Mapping[str, Any], severity: str) -> int:
