@@ -3,9 +3,9 @@
 `pull_request` and `pull_request_target` name it (none once closed); `push` of a branch finds the
 commit's open pull requests (a tag push has none); `workflow_run` (the privileged half of the fork
 pattern) gets numbers from the event or from the open pull requests of the head branch, and accepts
-one only when its head commit is the run's head commit. A number in a report (untrusted) never picks a pull request: it is only checked against
-these.
-The `pr-number` input (the workflow's own, so trusted) names one for any other event.
+one only when its head commit is the run's head commit. A number in a report (untrusted) never
+picks a pull request: it is only checked against these. The `pr-number` input (the workflow's own,
+so trusted) names one for any other event.
 """
 
 from __future__ import annotations
