@@ -94,15 +94,25 @@ def install(venv: Path, lock: Path, project: Path, bundles: str, workspace: Path
 
 def _torch(python: Path) -> None:
     command = [str(python), "-I", "-m", "pip", "install", "--quiet", "--only-binary=:all:", *ON_DEMAND]
-    if subprocess.run(command, check=False).returncode != 0:
+    if subprocess.run(command, check=False, env=clean_environment(dict(os.environ))).returncode != 0:
         print(
             "::warning title=torchvision not installed::A bundle's preprocessing names torchvision, and "
             "torch and torchvision could not be installed: that bundle's preprocessing check cannot run."
         )
 
 
+def clean_environment(env: dict[str, str]) -> dict[str, str]:
+    """The environment for every Python started here: no PYTHON* variable that could add a path.
+
+    pip runs the build backend in a Python of its own, which does not inherit `-I`: PYTHONSAFEPATH
+    and PYTHONNOUSERSITE give it the same protection.
+    """
+    kept = {k: v for k, v in env.items() if not k.upper().startswith("PYTHON")}
+    return {**kept, "PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"}
+
+
 def _run(command: Sequence[str]) -> None:
-    done = subprocess.run(list(command), check=False)
+    done = subprocess.run(list(command), check=False, env=clean_environment(dict(os.environ)))
     if done.returncode != 0:
         raise SystemExit(f"install step failed ({done.returncode}): {' '.join(command[:6])} ...")
 
