@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.errors import Error
-from checker.github.config import COMMENT, FAIL_ON, MODES, Config
+from checker.github.config import COMMENT, COMMENT_MODES, FAIL_ON, MODES, Config
 from checker.render.escape import printable
 
 if TYPE_CHECKING:
@@ -44,6 +44,12 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--fail-on", dest="fail_on", choices=FAIL_ON, help="what fails the step")
     p.add_argument("--report", help="the JSON report to write (verify) or read (comment-only)")
     p.add_argument("--args", help="extra `checker verify` options, e.g. --args='--run-validation'")
+    p.add_argument("--pr-number", dest="pr_number", type=int, help="the pull request, for events that name none")
+    p.add_argument("--comment-key", dest="comment_key", help="what names the sticky comment")
+    p.add_argument("--comment-mode", dest="comment_mode", choices=COMMENT_MODES, help="how a new result replaces it")
+    p.add_argument(
+        "--hide-when-passing", dest="hide_when_passing", action="store_const", const=True, help="hide it while passing"
+    )
     p.add_argument("--dry-run", action="store_true", help="send no write to GitHub; print what would be sent")
     p.set_defaults(func=cmd_run)
 
@@ -75,7 +81,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from checker.github.publish import not_verified, publish
     from checker.github.reportfile import read_report
 
-    overrides = {k: getattr(args, k) for k in ("mode", "bundles", "comment", "fail_on", "report", "args")}
+    names = ("mode", "bundles", "comment", "fail_on", "report", "args", "pr_number", "comment_key", "comment_mode")
+    overrides = {k: getattr(args, k) for k in (*names, "hide_when_passing")}
     config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
     needs_api = config.mode != "verify-only" and config.comment != "never"
     notes: list[str] = []

@@ -487,3 +487,20 @@ def test_a_hostile_workspace_runs_none_of_its_modules(runner: Runner, github: Fa
     assert run.code == 0, run.stderr
     assert not ran.exists(), ran.read_text(encoding="utf-8")
     assert len(github.ours(2)) == 1
+
+
+def test_a_closed_pull_request_and_a_tag_push_get_no_comment(
+    runner: Runner, github: FakeGitHub, event_file: Any
+) -> None:
+    closed = event_file("pull_request.synchronize", pull_request__state="closed")
+    runner.extra_env = {"GITHUB_EVENT_PATH": str(closed)}
+    assert runner.run(bundles="models/good").code == 0
+    tag = event_file("push.tag")
+    tagged = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
+    github.add_pull(5, tagged)
+    github.commit_pulls[tagged] = [5]  # an open pull request whose head is the tagged commit
+    runner.extra_env = {"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(tag), "GITHUB_SHA": tagged}
+    run = runner.run(bundles="models/good")
+    assert run.code == 0 and "No pull request to comment on for this push event." in run.stdout
+    assert github.comments[2] == [] and github.comments[5] == []
+    assert github.requests("POST") == []
