@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -141,14 +140,11 @@ def test_the_install_step_ignores_a_hostile_workspace_and_is_cached(tmp_path: Pa
     env["PYTHONPATH"] = str(workspace)  # even this is ignored by isolated mode
     argv = [sys.executable, "-I", str(INSTALL), "install", "--project", str(ROOT), "--venv", str(venv)]
     argv += ["--lock", str(lock)]
-    timings = []
-    for _ in range(2):
-        started = time.monotonic()
+    for _ in range(2):  # the second run finds the environment for this lock in place (a cache hit)
         done = subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=600, check=False)
-        timings.append(time.monotonic() - started)
         assert done.returncode == 0, done.stdout + done.stderr
     assert not ran.exists(), ran.read_text(encoding="utf-8")
-    assert "cached" in done.stdout and timings[1] < 5.0, timings
+    assert "cached" in done.stdout
     python = venv_python(venv)
     assert f"python={python}" in output.read_text(encoding="utf-8")
     where = subprocess.run(
