@@ -86,23 +86,29 @@ class Sticky:
             return Outcome("skipped", why=why + ", so its result is out of date")
         body = header(self.key, target.head_sha, self.run) + markdown
         ours = self._ours(target.number)
-        outcome = None
+        outcome, owner = None, None
         while ours and outcome is None:
             keep = ours.pop(0)
             try:
                 outcome = self._refresh(target.number, keep, body)
             except _NotOurs:  # another app's comment with our marker: never taken over
                 continue
-            if self._login is None:
-                self._login = _login(keep)  # it took our edit, so its author is us
+            owner = self._login or _login(keep)
         if outcome is None:
             if not create:
                 return Outcome("skipped", why="no earlier comment to update, and this result needs none")
             return self._create(target.number, body)
-        for duplicate in ours:
-            if _login(duplicate) == self._login:
-                self._delete(duplicate)
+        for duplicate in ours:  # a concurrent run's second comment, by the same author
+            if _login(duplicate) == owner:
+                self._remove_duplicate(duplicate)
         return outcome
+
+    def _remove_duplicate(self, comment: Mapping[str, Any]) -> None:
+        try:
+            self._delete(comment)
+        except ApiError as exc:
+            if exc.status not in (403, 404) or self._login is not None:
+                raise  # our own comment that we may not delete: a real permission problem
 
     def _refresh(self, number: int, keep: Mapping[str, Any], body: str) -> Outcome:
         newer = self._newer_run(keep, _head_of_body(body) if _head_of_body(body) != "-" else None)
