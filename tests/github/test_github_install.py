@@ -153,3 +153,32 @@ def test_the_install_step_ignores_a_hostile_workspace_and_is_cached(tmp_path: Pa
     )  # fmt: skip
     assert where.stdout.strip().startswith(str(venv))
     assert (venv / ".onnx-release-checker-lock").read_text(encoding="utf-8").strip() == lock_digest(lock, ROOT)
+
+
+def test_torch_is_installed_only_for_a_bundle_that_names_torchvision(tmp_path: Path) -> None:
+    from checker.github.install import needs_torch
+
+    (tmp_path / "models" / "vision").mkdir(parents=True)
+    (tmp_path / "models" / "plain").mkdir(parents=True)
+    (tmp_path / "models" / "plain" / "bundle.yaml").write_text("preprocessing: {kind: image}\n", encoding="utf-8")
+    assert not needs_torch("models/*", tmp_path)
+    (tmp_path / "models" / "vision" / "bundle.yaml").write_text(
+        "preprocessing: {library: torchvision}\n", encoding="utf-8"
+    )
+    assert needs_torch("models/*", tmp_path)
+    assert not needs_torch("models/plain", tmp_path)
+
+
+def test_every_python_the_action_starts_is_isolated_and_runs_outside_the_workspace() -> None:
+    from ruamel.yaml import YAML
+
+    action = YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    runs = [s for s in action["runs"]["steps"] if "run" in s]
+    assert len(runs) == 3
+    for step in runs:
+        assert re.search(r'"\$(PYTHON|CHECKER_PYTHON)" -I ', step["run"]), step["run"]
+    for step in runs[:2]:  # the verify step runs in the workspace, where the bundles are; -I keeps it off sys.path
+        assert step["working-directory"] == "${{ runner.temp }}"
+    assert "${{ steps.install.outputs.python }}" in runs[2]["env"].values()
+    cache = next(s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/cache@"))
+    assert "runner.os" in cache["with"]["key"] and "steps.key.outputs.key" in cache["with"]["key"]
