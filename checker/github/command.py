@@ -83,7 +83,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     names = ("mode", "bundles", "comment", "fail_on", "report", "args", "pr_number", "comment_key", "comment_mode")
     overrides = {k: getattr(args, k) for k in (*names, "hide_when_passing")}
-    config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
+    try:
+        config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
+    except Error as exc:  # a bad input: the summary and outputs still say that nothing was verified
+        sys.stderr.write(f"checker: {printable(str(exc))}\n")
+        plain = Config.from_env({k: v for k, v in os.environ.items() if not k.startswith("INPUT_")})
+        published = not_verified(plain, str(exc), None, "")
+        _print(published.lines)
+        return published.code
     needs_api = config.mode != "verify-only" and config.comment != "never"
     notes: list[str] = []
     try:

@@ -504,3 +504,12 @@ def test_a_closed_pull_request_and_a_tag_push_get_no_comment(
     assert run.code == 0 and "No pull request to comment on for this push event." in run.stdout
     assert github.comments[2] == [] and github.comments[5] == []
     assert github.requests("POST") == []
+
+
+def test_a_bad_input_value_still_writes_the_summary_and_outputs(runner: Runner, github: FakeGitHub) -> None:
+    for inputs in ({"comment_mode": "sometimes"}, {"hide_when_passing": "maybe"}, {"mode": "comment-first"}):
+        run = runner.run(bundles="models/good", **inputs)
+        assert run.code == 2, inputs
+        assert run.outputs["status"] == "fail" and run.outputs["failed"] == "0"
+        assert "ONNX release check: not verified" in run.summary and "must be" in run.summary
+    assert github.seen == []
