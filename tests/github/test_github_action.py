@@ -274,7 +274,7 @@ def test_action_yml_keeps_the_contract() -> None:
     assert ACTION["branding"]["icon"] and ACTION["branding"]["color"]
     for step in ACTION["runs"]["steps"]:
         if "uses" in step:
-            assert re.fullmatch(r"actions/(setup-python|cache)@[0-9a-f]{40}", step["uses"])
+            assert re.fullmatch(r"actions/(setup-python|cache/restore|cache/save)@[0-9a-f]{40}", step["uses"])
             assert step["with"].get("update-environment", False) is False
         else:
             assert "${{" not in step["run"], "an expression inside run: is a template injection"

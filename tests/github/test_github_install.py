@@ -180,5 +180,8 @@ def test_every_python_the_action_starts_is_isolated_and_runs_outside_the_workspa
     for step in runs[:2]:  # the verify step runs in the workspace, where the bundles are; -I keeps it off sys.path
         assert step["working-directory"] == "${{ runner.temp }}"
     assert "${{ steps.install.outputs.python }}" in runs[2]["env"].values()
-    cache = next(s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/cache@"))
-    assert "runner.os" in cache["with"]["key"] and "steps.key.outputs.key" in cache["with"]["key"]
+    caches = [s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/cache/")]
+    assert [s["uses"].split("@")[0] for s in caches] == ["actions/cache/restore", "actions/cache/save"]
+    assert caches[0]["with"] == caches[1]["with"]  # saved right after the install, under the key restored
+    assert "runner.os" in caches[0]["with"]["key"] and "steps.key.outputs.key" in caches[0]["with"]["key"]
+    assert caches[1]["if"] == "steps.cache.outputs.cache-hit != 'true'"
