@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "checker.diagnose.command",
     "checker.release.command",
     "checker.github.command",
+    "checker.changes.command",
 )
 
 
@@ -81,6 +82,12 @@ def _add_verify(sub: Any) -> None:
         action="store_true",
         help="run each bundle's validation.command (never without this flag: a manifest is untrusted)",
     )
+    p.add_argument(
+        "--compare-to",
+        type=Path,
+        metavar="BASE.json",
+        help="a JSON report of the same bundles on the base branch: add what changed since it",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
         "--case-timeout",
@@ -130,12 +137,17 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
     from checker.render import render
 
     fmt = args.format or "text"
+    options: dict[str, Any] = {}
+    if fmt == "markdown":  # in a workflow, files, the commit and the run link as in the pull-request comment
+        from checker.render.links import Links
+
+        options["links"] = Links.from_env(os.environ)
     if args.output is not None:
-        args.output.write_text(render(fmt, report), encoding="utf-8")
+        args.output.write_text(render(fmt, report, **options), encoding="utf-8")
         if fmt != "text":
             sys.stdout.write(render("text", report, colour=colour_wanted(args, sys.stdout)))
         return
-    sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text"))
+    sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text", **options))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -147,7 +159,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     options = Options(
         strict=args.strict, run_validation=args.run_validation, progress=progress, case_timeout_s=args.case_timeout
     )
+    from checker.changes.command import read
+
+    base = read(args.compare_to) if args.compare_to is not None else None
     report = verify_paths(args.paths, options)
+    if base is not None:
+        from checker.changes import diff
+
+        report.changes = diff(base, report.to_dict())
     emit_report(args, report.to_dict())
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
 

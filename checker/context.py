@@ -56,10 +56,12 @@ class Context:
     graph_path: Path | None = None
     labels: dict[str, list[str]] = field(default_factory=dict)  # output name -> labels
     cases: list[Case] | None = None
+    faulty_cases: set[str] = field(default_factory=set)  # loaded cases with comparison.case errors (cases stage)
     # graph name ("baseline" or a variant) -> case name -> output name -> array
     outputs: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
     digest: str | None = None  # the bundle digest as computed (files stage)
-    bad_graphs: set[str] = field(default_factory=set)  # graphs that failed to parse or check (graph stage)
+    # Graphs that did not parse or pass the ONNX checker (graph stage); a graph.io mismatch alone is not one.
+    bad_graphs: set[str] = field(default_factory=set)
     variant_models: dict[str, onnx.ModelProto] = field(default_factory=dict)  # parsed variant graphs (graph stage)
     label_axes: dict[str, int] = field(default_factory=dict)  # output name -> labelled axis (labels stage)
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage

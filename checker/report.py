@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from checker.findings import PIECES, Finding, Severity
@@ -56,12 +57,14 @@ class Comparison:
     rules: list[RuleResult] = field(default_factory=list)
     skipped: str | None = None  # why it was not judged; None when it was
     diagnosis: dict[str, Any] | None = None
+    # Cases judged here whose files have comparison.case errors: a judgement resting on them is no pass.
+    case_errors: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
         if self.skipped is not None:
             return "not_assessed"
-        return "pass" if all(r.passed for r in self.rules) else "fail"
+        return "pass" if all(r.passed for r in self.rules) and not self.case_errors else "fail"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -72,6 +75,8 @@ class Comparison:
         }
         if self.skipped is not None:
             out["skipped"] = self.skipped
+        if self.case_errors:
+            out["case_errors"] = self.case_errors
         if self.diagnosis is not None:
             out["diagnosis"] = self.diagnosis
         return out
@@ -90,6 +95,7 @@ class BundleReport:
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     validation: dict[str, Any] | None = None
+    piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -114,6 +120,7 @@ class BundleReport:
             "findings": [f.to_dict() for f in self.findings],
             "comparisons": [c.to_dict() for c in self.comparisons],
             **({"validation": self.validation} if self.validation is not None else {}),
+            **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
         }
 
 
@@ -127,6 +134,8 @@ class Report:
     environment: dict[str, str] = field(default_factory=dict)
     # Free context for renderers (the GitHub code records the pull request and head commit here).
     context: dict[str, Any] = field(default_factory=dict)
+    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    changes: dict[str, Any] | None = None  # against a base report (checker.changes.diff)
 
     @property
     def status(self) -> str:
@@ -142,9 +151,12 @@ class Report:
             "checker_version": self.checker_version,
             "status": self.status,
             "strict": self.strict,
+            "created_at": self.created_at,
             "environment": self.environment,
             "bundles": [b.to_dict(self.strict) for b in self.bundles],
         }
         if self.context:
             out["context"] = self.context
+        if self.changes is not None:
+            out["changes"] = self.changes
         return out

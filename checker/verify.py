@@ -22,6 +22,7 @@ from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.findings import Finding
 from checker.manifest.load import MANIFEST_NAMES, load_manifest
+from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.report import BundleReport, Report
 
@@ -94,6 +95,7 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
         report.add(stage(ctx))
         report.pieces = dict(ctx.pieces)
     report.digest = ctx.digest
+    report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
     report.comparisons = list(ctx.comparisons)
     report.validation = ctx.validation
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):

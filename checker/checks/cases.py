@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.readers.casefiles import load_cases
 from checker.readers.graphinfo import TensorSpec, graph_inputs, graph_outputs
 
@@ -53,16 +54,15 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
 
 
 def _ruled_outputs(ctx: Context) -> set[str]:
-    rules = list((ctx.data.get("comparison") or {}).get("rules") or [])
-    for variant in ctx.data.get("variants") or []:
-        rules += variant.get("rules") or []
-    return {r["output"] for r in rules}
+    """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's)."""
+    return {str(place.rule["output"]) for place in views.rules(ctx.data) if place.against == "reference"}
 
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:
     seen: set[str] = set()
     for case in ctx.cases or []:
         if case.name in seen:
+            ctx.faulty_cases.add(case.name)
             yield F.error(
                 F.COMPARISON_CASE,
                 f"two cases are named '{case.name}'; case names must be unique",
@@ -78,6 +78,8 @@ def _match_case(
     # An output the graph lacks is the rule's fault (reported once, by the comparison), not every case's.
     problems += _match_side(case.expected, outputs, "output", need=ruled & {s.name for s in outputs})
     problems += _named_dims(case, inputs + outputs)
+    if problems:
+        ctx.faulty_cases.add(case.name)
     for problem in problems:
         yield F.error(F.COMPARISON_CASE, f"case '{case.name}': {problem}", **ctx.where(*case.where), case=case.name)
 
@@ -143,6 +145,8 @@ def _label_axes(ctx: Context) -> Iterator[Finding]:
                 f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
                 f"but its label mapping has {len(labels)} labels",
                 **ctx.where("outputs", index, "labels"),
+                expected=size,
+                actual=len(labels),
             )
 
 

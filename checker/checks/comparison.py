@@ -27,9 +27,11 @@ from checker.compare.session import (
     run_case,
     weight_bytes,
 )
+from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.diagnose import divergence as D
 from checker.findings import Finding
+from checker.manifest import views
 from checker.report import Comparison
 
 if TYPE_CHECKING:
@@ -111,17 +113,12 @@ def not_run(ctx: Context) -> Finding | None:
 
 
 def _variants(ctx: Context) -> list[dict[str, Any]]:
-    return [v for v in ctx.data.get("variants") or [] if isinstance(v, dict)]
+    return views.variants(ctx.data)
 
 
 def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
     """Baseline outputs the variants' rules name: kept for drift rules and to tell the boundaries apart."""
-    names = set()
-    for variant in variants:
-        for rule in (variant.get("rules") or []) + (variant.get("drift_rules") or []):
-            if isinstance(rule, dict) and isinstance(rule.get("output"), str):
-                names.add(rule["output"])
-    return names
+    return {str(place.rule.get("output")) for place in views.rules({"variants": variants})}
 
 
 def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
@@ -137,9 +134,11 @@ def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
         return
     yield from check_outputs(ctx, entries, _output_names(session), "the baseline graph")
     rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED)
-    yield from _run_cases(run, "baseline", session, [rules], keep=_needed_outputs(variants))
+    shapes = watch(ctx, "the baseline", ctx.graph)
+    yield from _run_cases(run, "baseline", session, [rules], shapes, keep=_needed_outputs(variants))
     ctx.outputs["baseline"] = run.baseline_outputs
     comparison, found = judge_set(ctx, rules, run.names)
+    comparison.case_errors = _faulty(run)
     run.comparisons.append(comparison)
     run.statuses["baseline"] = comparison.status
     yield from found
@@ -172,10 +171,23 @@ def _open(
     return session
 
 
+def _faulty(run: _Run) -> list[str]:
+    """The judged cases whose files have comparison.case errors, in case order."""
+    return [n for n in run.names if n in run.ctx.faulty_cases]
+
+
 def _run_cases(
-    run: _Run, graph: str, session: ort.InferenceSession, sets: list[RuleSet], keep: set[str] | None = None
+    run: _Run,
+    graph: str,
+    session: ort.InferenceSession,
+    sets: list[RuleSet],
+    shapes: ShapeWatch,
+    keep: set[str] | None = None,
 ) -> Iterator[Finding]:
-    """Run every case once through the session and let each rule set judge it; keep only what is asked for."""
+    """Run every case once through the session and let each rule set judge it; keep only what is asked for.
+
+    The shapes onnxruntime returns are held against the declared ones (graph.io when they differ).
+    """
     failures: list[tuple[Case, str]] = []
     run.progress.describe(f"comparing {graph}")
     for case in run.cases:
@@ -187,11 +199,14 @@ def _run_cases(
             failures.append((case, failure))
         for rules in sets:
             rules.add_case(case, outputs, failure)
+        if outputs is not None:
+            shapes.add(case.name, outputs)
         if keep is not None and outputs is not None:
             run.baseline_outputs[case.name] = {k: v for k, v in outputs.items() if k in keep}
         run.progress.advance()
     if failures:
         yield _failures_finding(run.ctx, graph, failures)
+    yield from shapes.findings(run.ctx)
 
 
 def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]) -> Finding:
@@ -208,13 +223,15 @@ def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]
 def _blocked(run: _Run, name: str, variant: dict[str, Any]) -> str | None:
     """Why a variant cannot be judged, or None."""
     if name in run.ctx.bad_graphs:
-        return "its graph is not usable (see the findings about its graph)"
+        return "its graph could not be parsed or checked (see the findings about its graph)"
     parent = str(variant.get("derived_from", "baseline"))
     if parent not in run.statuses:
         return f"derived_from names '{parent}', which is neither 'baseline' nor an earlier variant"
     if run.statuses[parent] == "pass":
         return None
     if parent == "baseline":
+        if run.ctx.faulty_cases & set(run.names):
+            return "the baseline failed (its cases have comparison.case errors), so a variant's error cannot be read"
         return "the baseline failed, so a variant's error cannot be read against it"
     state = "failed" if run.statuses[parent] == "fail" else "was not judged"
     return f"variant '{parent}', which it derives from, {state}"
@@ -260,12 +277,15 @@ def _judge_variant(
     # The variant's own rules against the baseline's outputs: the error the transform alone introduced.
     shadow_entries = [Entry(e.keys, e.raw, e.rule) for e in ref_entries]
     shadow = RuleSet(name, "baseline", shadow_entries, lambda c: base.get(c.name), _NO_BASELINE)
-    yield from _run_cases(run, name, session, [reference, drift, shadow])
+    model = ctx.variant_models.get(name)
+    yield from _run_cases(run, name, session, [reference, drift, shadow], watch(ctx, f"variant '{name}'", model))
     judged, found = judge_set(ctx, reference, run.names, Boundaries(name, shadow, run.cases, base))
+    judged.case_errors = _faulty(run)
     yield from found
     if not drift_entries:
         return [judged]
     drifted, found = judge_set(ctx, drift, run.names)
+    drifted.case_errors = _faulty(run)
     yield from found
     return [judged, drifted]
 

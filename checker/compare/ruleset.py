@@ -161,6 +161,7 @@ def judge_set(
                     against=rules.against,
                     output=result.output,
                     check=result.check,
+                    worst_case=result.worst_case,
                 )
             )
     found.extend(nan_findings(ctx, rules, names))

@@ -20,6 +20,7 @@ from checker.render.escape import printable
 
 if TYPE_CHECKING:
     from checker.github.api import Client
+    from checker.github.event import Event
 
 EXIT_USAGE = 2
 
@@ -49,6 +50,9 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--comment-mode", dest="comment_mode", choices=COMMENT_MODES, help="how a new result replaces it")
     p.add_argument(
         "--hide-when-passing", dest="hide_when_passing", action="store_const", const=True, help="hide it while passing"
+    )
+    p.add_argument(
+        "--compare-to", dest="compare_to", help="a base report's path, or base (verify the pull request's base commit)"
     )
     p.add_argument("--dry-run", action="store_true", help="send no write to GitHub; print what would be sent")
     p.set_defaults(func=cmd_run)
@@ -81,8 +85,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from checker.github.publish import not_verified, publish
     from checker.github.reportfile import read_report
 
-    names = ("mode", "bundles", "comment", "fail_on", "report", "args", "pr_number", "comment_key", "comment_mode")
-    overrides = {k: getattr(args, k) for k in (*names, "hide_when_passing")}
+    inputs = ("mode", "bundles", "comment", "fail_on", "report", "args", "compare_to")
+    ours = ("pr_number", "comment_key", "comment_mode", "hide_when_passing")
+    overrides = {k: getattr(args, k) for k in (*inputs, *ours)}
     try:
         config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
     except Error as exc:  # a bad input: the summary and outputs still say that nothing was verified
@@ -133,8 +138,25 @@ def _verify(config: Config) -> tuple[dict[str, Any], str]:
         _print([render("text", report)])
     finally:
         _print([f"::{fence}::"] if fence else [])
+    if config.compare_to:
+        _compare(config, event, report)
     Path(config.report).write_text(render("json", report), encoding="utf-8")
     return report, resolved.note()
+
+
+def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
+    """Add what changed since the base; a base that cannot be had is said in the log, never a failure."""
+    import shlex
+
+    from checker.changes import diff
+    from checker.github.base import base_report
+
+    try:
+        base = base_report(config, event, shlex.split(config.bundles), shlex.split(config.args))
+    except Error as exc:
+        _print([f"::warning title=compare-to::No comparison with the base: {exc}"])
+        return
+    report["changes"] = diff(base, report)
 
 
 # ----- checker github comment
@@ -166,6 +188,7 @@ def _post(config: Config, client: Client, report: dict[str, Any], pr: int | None
     """Create or update the comment on the given pull request, or on the event's."""
     from checker.github.comment import Sticky
     from checker.github.event import Target, find_targets, load_event
+    from checker.github.publish import links
     from checker.render.markdown import render
 
     if pr is not None:
@@ -173,7 +196,7 @@ def _post(config: Config, client: Client, report: dict[str, Any], pr: int | None
     else:
         targets = find_targets(client, config.owner_repo, load_event(config.event_name, config.event_path), config.sha)
     sticky = Sticky(client, config.owner_repo, config.sticky_key, config.run, config.comment_mode, config.graphql)
-    markdown = render(report)
+    markdown = render(report, links=links(report))
     return [f"#{t.number}: {_outcome(sticky.sync(t, markdown, create=True))}" for t in targets]
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from checker.github.api import ApiError, Client
 from checker.github.event import Target
+from checker.render.markdown import FOOTER_MARK
 
 _RUN_LINE = re.compile(r"<!-- onnx-release-checker:run head=([0-9a-f]{7,64}|-) run=(\d+)\.(\d+) -->")
 PROVENANCE = "<sub>Verified by "  # the footer line naming the run: a re-run alone does not re-send the comment
@@ -284,8 +285,9 @@ def _login(comment: Mapping[str, Any]) -> str | None:
 
 
 def _visible(body: str) -> str:
-    """The body without its two hidden header lines and the line naming the run (both change every run)."""
+    """The body without its hidden header lines, its footer and the line naming the run (they change every run)."""
     visible = body.split("\n", 2)[2] if body.count("\n") >= 2 else body
+    visible = visible.split(FOOTER_MARK, 1)[0]
     return "\n".join(line for line in visible.split("\n") if not line.startswith(PROVENANCE))
 
 

@@ -75,6 +75,7 @@ class Config:
     comment_key: str = ""
     comment_mode: str = "update"
     hide_when_passing: bool = False
+    compare_to: str = ""  # a base report's path, or "base" (verify the pull request's base commit)
     dry_run: bool = False
     timeout: float = 15.0
 
@@ -149,7 +150,7 @@ def _inputs(env: Mapping[str, str]) -> dict[str, Any]:
     """The action's inputs (INPUT_<NAME>, as the runner names them); unset or empty keeps the default."""
     names = {"mode": "MODE", "bundles": "BUNDLES", "comment": "COMMENT", "fail_on": "FAIL_ON",
              "report": "REPORT", "args": "ARGS", "comment_key": "COMMENT_KEY",
-             "comment_mode": "COMMENT_MODE"}  # fmt: skip
+             "comment_mode": "COMMENT_MODE", "compare_to": "COMPARE_TO"}  # fmt: skip
     values: dict[str, Any] = {}
     for key, name in names.items():
         raw = env.get(f"INPUT_{name}")

@@ -10,6 +10,7 @@ standard output.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from checker.github.config import Config
 from checker.github.event import Event, Target, as_number, find_targets, head_sha, load_event
 from checker.github.files import append_summary, write_outputs
 from checker.render.escape import text
+from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, TITLE, render
 
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
@@ -127,7 +129,9 @@ def _summary(config: Config, report: Mapping[str, Any], notes: list[str]) -> Non
         return
     notes = [n for n in notes if n]
     limit = SUMMARY_LIMIT - SUMMARY_RESERVE
-    markdown = render(report, limit=limit, notes=notes, limit_name="GitHub's 1 MiB job-summary limit")
+    markdown = render(
+        report, limit=limit, notes=notes, limit_name="GitHub's 1 MiB job-summary limit", links=links(report)
+    )
     append_summary(config.step_summary, markdown)
 
 
@@ -268,7 +272,7 @@ def _comment_targets(
             )
             return ""
     sticky = _sticky(config, client)
-    markdown = render(report, notes=[n for n in notes if n])
+    markdown = render(report, notes=[n for n in notes if n], links=links(report))
     passing = status == "pass"
     create = (config.comment == "always" or not passing) and not (passing and config.hide_when_passing)
     url = ""
@@ -288,6 +292,13 @@ def _sticky(config: Config, client: Client) -> Sticky:
 
 def _numbers(targets: list[Target]) -> str:
     return ", ".join(f"#{t.number}" for t in targets)
+
+
+def links(report: Mapping[str, Any]) -> Links | None:
+    """Links into the repository at the commit the report is about (a pull request's head, not the merge)."""
+    found = report.get("context")
+    head = found.get("head_sha") if isinstance(found, Mapping) else None
+    return Links.from_env(os.environ, sha=head if isinstance(head, str) else None)
 
 
 def _describe(target: Target, outcome: Outcome) -> str:

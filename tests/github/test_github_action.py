@@ -26,12 +26,14 @@ from ruamel.yaml import YAML
 
 from checker.github.comment import marker
 from checker.github.reportfile import read_report
+from checker.render.markdown import FOOTER_MARK
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 SPEC_INPUTS = {"bundles", "comment", "github-token", "fail-on", "mode", "report", "args", "python-version"}
 NEW_INPUTS = {"pr-number", "comment-key", "comment-mode", "hide-when-passing"}
+ADDED_INPUTS = {"compare-to"}  # beyond the contract: what changed since the base (docs/action.md)
 SPEC_OUTPUTS = {"status", "report", "failed", "comment-url"}
 
 
@@ -216,12 +218,14 @@ def test_a_failing_bundle_twice_annotates_comments_once_and_fails(runner: Runner
 def test_the_comment_is_what_checker_verify_prints_locally(runner: Runner, github: FakeGitHub) -> None:
     run = runner.run(bundles="models/bad")
     assert run.code == 1
+    # Locally, the same GitHub variables (with the pull request's head as GITHUB_SHA) give the same links.
+    github_env = {**runner.environment(101), "GITHUB_SHA": HEAD}
     local = subprocess.run(
         [sys.executable, "-m", "checker", "verify", "models/bad", "--format", "markdown"],
         cwd=runner.workspace,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, **github_env, "PYTHONPATH": str(ROOT)},
         check=False,
     )
     assert local.returncode == 1
@@ -229,12 +233,18 @@ def test_the_comment_is_what_checker_verify_prints_locally(runner: Runner, githu
     header, visible = body.split("\n", 2)[:2], body.split("\n", 2)[2]
     assert header[0].startswith("<!-- onnx-release-checker:sticky key=")
     assert header[1] == f"<!-- onnx-release-checker:run head={HEAD} run=101.1 -->"
-    # The same report, and one line more: which run verified which commit, with links.
+    # Up to our line naming the run, then the footer, whose minute may differ; both link the commit and run.
     trailer = (
         "<sub>Verified by [run 101](https://github.com/octo-org/octo-repo/actions/runs/101) at commit "
         f"[`{HEAD[:12]}`](https://github.com/octo-org/octo-repo/commit/{HEAD}).</sub>"
     )
-    assert visible.replace(trailer + "\n\n", "") == local.stdout
+    assert trailer in visible
+    assert visible.replace(trailer + "\n\n", "").split(FOOTER_MARK)[0] == local.stdout.split(FOOTER_MARK)[0]
+    blob = f"](https://github.com/octo-org/octo-repo/blob/{HEAD}/models/bad/bundle.yaml)"
+    assert blob in visible
+    footer = visible.split(FOOTER_MARK)[1]
+    assert f"[`{HEAD[:7]}`](https://github.com/octo-org/octo-repo/commit/{HEAD})" in footer
+    assert "[run 101](https://github.com/octo-org/octo-repo/actions/runs/101)" in footer
 
 
 def test_fail_on_never_reports_without_failing(runner: Runner) -> None:
@@ -268,7 +278,7 @@ def test_verify_only_never_calls_the_api(runner: Runner, github: FakeGitHub) -> 
 
 
 def test_action_yml_keeps_the_contract() -> None:
-    assert set(ACTION["inputs"]) == SPEC_INPUTS | NEW_INPUTS
+    assert set(ACTION["inputs"]) == SPEC_INPUTS | NEW_INPUTS | ADDED_INPUTS
     assert set(ACTION["outputs"]) == SPEC_OUTPUTS
     assert ACTION["runs"]["using"] == "composite"
     assert ACTION["branding"]["icon"] and ACTION["branding"]["color"]
@@ -279,7 +289,7 @@ def test_action_yml_keeps_the_contract() -> None:
         else:
             assert "${{" not in step["run"], "an expression inside run: is a template injection"
     given = " ".join(str(v) for s in ACTION["runs"]["steps"] for v in s.get("env", {}).values())
-    for name in (SPEC_INPUTS | NEW_INPUTS) - {"python-version"}:
+    for name in (SPEC_INPUTS | NEW_INPUTS | ADDED_INPUTS) - {"python-version"}:
         assert f"${{{{ inputs.{name} }}}}" in given
     assert shutil.which("bash")
 
@@ -333,8 +343,8 @@ def test_a_bundle_named_twice_is_verified_once_and_namesakes_are_told_apart(runn
     assert run.code == 0, run.stderr
     report = read_report(runner.workspace / "checker-report.json")
     assert [b["path"] for b in report["bundles"]] == ["models/good", "other/good"]
-    body = github.ours(2)[0]["body"]
-    assert "| good-model (models/good) |" in body and "| good-model (other/good) |" in body
+    rows = [line for line in github.ours(2)[0]["body"].splitlines() if line.startswith("| ✅ | good-model")]
+    assert len(rows) == 2 and "models/good" in rows[0] and "other/good" in rows[1]
 
 
 def test_help_in_args_is_a_usage_error_not_a_green_step(runner: Runner) -> None:
