@@ -9,10 +9,13 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker import __version__
 from checker.errors import Error, UsageError
+
+if TYPE_CHECKING:
+    from checker.context import Options
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -200,13 +203,11 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
     sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text", **options))
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
+    """What a parsed `checker verify` command line asks for (the GitHub action parses its `args` with it too)."""
     from checker.context import Options
-    from checker.verify import verify_paths
 
-    check_paths(args.paths)
-    progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
-    options = Options(
+    return Options(
         strict=args.strict,
         run_validation=args.run_validation,
         progress=progress,
@@ -216,6 +217,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         offline=args.offline,
         find_links=list(args.find_links),
     )
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from checker.verify import verify_paths
+
+    check_paths(args.paths)
+    progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
+    options = verify_options(args, progress)
     from checker.changes.command import read
 
     base = read(args.compare_to) if args.compare_to is not None else None
