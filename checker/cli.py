@@ -148,8 +148,35 @@ def cmd_verify(args: argparse.Namespace) -> int:
         strict=args.strict, run_validation=args.run_validation, progress=progress, case_timeout_s=args.case_timeout
     )
     report = verify_paths(args.paths, options)
-    emit_report(args, report.to_dict())
+    try:
+        emit_report(args, report.to_dict())
+    except Exception as exc:  # a renderer's bug: still leave a report, with the verdict it could not render
+        emit_report(args, unrendered(report, exc).to_dict())
+    crashed = internal_errors(report)
+    if crashed:
+        sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")
+        for finding in crashed:
+            sys.stderr.write(str(finding.details.get("traceback", finding.message)))
+        return EXIT_INTERNAL
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
+
+
+def internal_errors(report: Any) -> list[Any]:
+    from checker.findings import INTERNAL_ERROR
+
+    return [f for b in report.bundles for f in b.findings if f.id == INTERNAL_ERROR]
+
+
+def unrendered(report: Any, exc: Exception) -> Any:
+    """The report cut to what cannot fail to render: each bundle's identity and an internal.error finding."""
+    from checker.report import BundleReport, Report
+    from checker.verify import internal_error
+
+    out = Report(checker_version=report.checker_version, strict=report.strict, environment=report.environment)
+    for bundle in report.bundles:
+        out.bundles.append(BundleReport(path=bundle.path, manifest_file=bundle.manifest_file))
+        out.bundles[-1].add([internal_error("report", exc)])
+    return out
 
 
 def cmd_lock(args: argparse.Namespace) -> int:

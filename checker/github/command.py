@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from checker.github.api import Client
 
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
 
 
 def register(subparsers: Any) -> None:
@@ -76,6 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     overrides = {k: getattr(args, k) for k in ("mode", "bundles", "comment", "fail_on", "report", "args")}
     config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
+    code = 0
     if config.mode == "comment-only":
         report = read_report(Path(config.report), untrusted=True)
     else:
@@ -93,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     published = publish(config, report, config.report, client)
     _print(published.lines)
     _print_planned(config, client)
-    return published.code
+    return EXIT_INTERNAL if code == EXIT_INTERNAL else published.code
 
 
 def _verify(config: Config) -> tuple[int, dict[str, Any] | None]:
@@ -109,11 +111,13 @@ def _verify(config: Config) -> tuple[int, dict[str, Any] | None]:
     # The verdict text quotes the manifest: a line in it must not act as a workflow command.
     fence = secrets.token_hex(16) if os.environ.get("GITHUB_ACTIONS") == "true" else None
     _print([f"::stop-commands::{fence}"] if fence else [])
+    report_path.unlink(missing_ok=True)  # an internal error leaves a report only if this run wrote one
     try:
         code = cli.main(argv)
     finally:
         _print([f"::{fence}::"] if fence else [])
-    if code not in (cli.EXIT_PASS, cli.EXIT_FAIL):
+    # Exit 3 still writes the report (an internal.error finding naming the stage): post it all the same.
+    if code not in (cli.EXIT_PASS, cli.EXIT_FAIL) and not (code == cli.EXIT_INTERNAL and report_path.is_file()):
         return code, None
     report = read_report(report_path, untrusted=False)
     found = report.get("context")

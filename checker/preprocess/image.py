@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from checker.preprocess import geometry
+from checker.preprocess.bounds import check_image_size
 from checker.preprocess.decode import Decoded, decode, to_pixels
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.fields import MAX_SIDE
@@ -40,14 +41,14 @@ def build_decoded(spec: ImageSpec, image: Decoded, layout: str, dtype: str) -> n
 def geometric(spec: ImageSpec, pixels: np.ndarray) -> np.ndarray:
     """Resize, crop and pad, in pixel units."""
     size = geometry.resize_size(spec.resize, *pixels.shape[:2])
-    _check_size(size, "resize")
+    _check_size(size, "resize", spec.channels)
     out = resample(pixels, size, spec.resize.interpolation, spec.resize.library)
     if spec.crop.mode == "center":
-        _check_size(spec.crop.size, "crop")
+        _check_size(spec.crop.size, "crop", spec.channels)
         out = geometry.center_crop(out, spec.crop)
     if spec.pad.mode == "none":
         return out
-    _check_size(spec.pad.size, "pad")
+    _check_size(spec.pad.size, "pad", spec.channels)
     if spec.pad.mode == "letterbox":
         inner = geometry.letterbox_size(spec.pad.size, *out.shape[:2])
         out = resample(out, inner, spec.resize.interpolation, spec.resize.library)
@@ -70,10 +71,11 @@ def normalised(spec: ImageSpec, hwc: np.ndarray) -> np.ndarray:
     return (x * spec.scale - mean) / std
 
 
-def _check_size(size: tuple[int, int], step: str) -> None:
+def _check_size(size: tuple[int, int], step: str, channels: int) -> None:
     h, w = size
     if h > MAX_SIDE or w > MAX_SIDE or h * w > MAX_OUTPUT_PIXELS:
         raise PreprocessError(f"the {step} step would make a {h}x{w} image, more than {MAX_OUTPUT_PIXELS} pixels")
+    check_image_size(h, w, channels, step)
 
 
 def describe(spec: ImageSpec) -> dict[str, Any]:
