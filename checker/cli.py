@@ -150,8 +150,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     report = verify_paths(args.paths, options)
     try:
         emit_report(args, report.to_dict())
-    except Exception as exc:  # a renderer's bug: still leave a report, with the verdict it could not render
-        emit_report(args, unrendered(report, exc).to_dict())
+    except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
+        report = unrendered(report, exc)
+        emit_report(args, report.to_dict())
     crashed = internal_errors(report)
     if crashed:
         sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")

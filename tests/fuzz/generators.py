@@ -186,6 +186,7 @@ def mutated_manifests(draw: st.DrawFn) -> FuzzInput:
 
 # ----- manifests from the schema
 
+
 def _branch(schema: dict[str, Any], index: int, key: str) -> dict[str, Any]:
     """One if/then branch of an allOf as a schema of its own (the const that selects it, and its fields)."""
     branch = schema["allOf"][index]
@@ -236,7 +237,7 @@ def schema_manifests(draw: st.DrawFn) -> FuzzInput:
     """The example's manifest with parts replaced by values the schema admits: every such manifest must be
     verified, in seconds, without a crash."""
     data = copy.deepcopy(BASE)
-    for key in draw(st.sets(st.sampled_from(WHOLE + ("outputs", "rules", "preprocessing")), min_size=1)):
+    for key in draw(st.sets(st.sampled_from((*WHOLE, "outputs", "rules", "preprocessing")), min_size=1)):
         if key in WHOLE:
             data[key] = draw(from_schema(PROPS[key]))
         elif key == "outputs":
@@ -250,6 +251,7 @@ def schema_manifests(draw: st.DrawFn) -> FuzzInput:
 
 
 # ----- byte mutations, shared by archives, tensor files and graphs
+
 
 @st.composite
 def mutated_bytes(draw: st.DrawFn, data: bytes) -> bytes:
@@ -278,6 +280,7 @@ def mutated_bytes(draw: st.DrawFn, data: bytes) -> bytes:
 
 
 # ----- archives
+
 
 @functools.cache
 def _packed(kind: str) -> bytes:
@@ -331,6 +334,7 @@ def archives(draw: st.DrawFn) -> FuzzInput:
 
 
 # ----- tensor files: .npy, .npz, .pb
+
 
 def _case_array(name: str) -> np.ndarray:
     return np.asarray(np.load(EXAMPLE / "cases" / KEPT_CASES[0] / f"{name}.npy"))
@@ -421,6 +425,7 @@ def tensor_files(draw: st.DrawFn) -> FuzzInput:
 
 
 # ----- graphs
+
 
 def _graph_bytes() -> bytes:
     return (EXAMPLE / "model.onnx").read_bytes()
