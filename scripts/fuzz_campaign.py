@@ -189,7 +189,11 @@ def campaign(args: argparse.Namespace) -> dict[str, Any]:
             def batch(item: FuzzInput) -> None:
                 one(item)
 
-            batch()
+            try:
+                batch()
+            except Exception as exc:  # a generator's own bug: note it and go on with fresh inputs
+                stats["generator_errors"] += 1
+                failures.write(json.dumps({"kind": "generator", "family": family, "error": repr(exc)[:2000]}) + "\n")
             if turn % 20 == 0:
                 print(json.dumps({"elapsed_s": round(time.monotonic() - deadline + args.minutes * 60), **stats}))
     finally:
@@ -203,6 +207,7 @@ def campaign(args: argparse.Namespace) -> dict[str, Any]:
         "hangs": stats["hang"],
         "schema_violations": stats["schema"],
         "unwritable_inputs": stats["unwritable"],
+        "generator_errors": stats["generator_errors"],
         "per_family": dict(per_family),
         "signatures": dict(signatures.most_common()),
         "slowest_s": slowest[0],

@@ -427,6 +427,14 @@ def tensor_files(draw: st.DrawFn) -> FuzzInput:
 # ----- graphs
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _graph_bytes() -> bytes:
     return (EXAMPLE / "model.onnx").read_bytes()
 
@@ -457,7 +465,7 @@ def structured_graph(draw: st.DrawFn) -> bytes:
         tensor = graph.initializer[0]
         tensor.data_location = onnx.TensorProto.EXTERNAL
         tensor.ClearField("raw_data")
-        location = draw(NASTY_STRINGS | st.just("weights.bin"))
+        location = draw(NASTY_STRINGS.filter(_encodable) | st.just("weights.bin"))  # protobuf holds UTF-8 only
         for key, v in (("location", location), ("offset", str(value)), ("length", str(abs(value)))):
             entry = tensor.external_data.add()
             entry.key, entry.value = key, v
