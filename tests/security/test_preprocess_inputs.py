@@ -27,7 +27,7 @@ def test_postscript_is_not_handed_to_ghostscript(tmp_path: Path) -> None:
     assert "Ghostscript" not in str(caught.value)
 
 
-@pytest.mark.parametrize("field", [{"scale": 1e30, "std": [1e-20] * 3}, {"std": [1e-320, 0.224, 0.225]}])
+@pytest.mark.parametrize("field", [{"scale": 1e30, "std": [1e-300] * 3}, {"std": [1e-320, 0.224, 0.225]}])
 def test_normalisation_that_overflows_fails_fidelity(
     example: Path, verify: Callable[..., BundleReport], field: dict[str, object]
 ) -> None:
@@ -35,7 +35,7 @@ def test_normalisation_that_overflows_fails_fidelity(
     rewrite_manifest(example, lambda d: d["inputs"][0]["preprocessing"].update(field))
     report = verify(example)
     assert report.status() == "fail"
-    assert any("overflow" in m or "up to inf" in m for m in messages(report, "inputs.fidelity"))
+    assert any("overflow" in m for m in messages(report, "inputs.fidelity"))
 
 
 def _backtracking_tokenizer(path: Path, pattern: str) -> Path:
