@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 CASE_TIMEOUT_S = "20"  # the CLI's --case-timeout for fuzz runs; the example's graph runs a case in milliseconds
 
 
-def fuzz_seconds(default: float = 2.0) -> float:
+def fuzz_seconds(default: float = 1.0) -> float:
     """Seconds per input family: CHECKER_FUZZ_SECONDS, short by default so the test run stays fast."""
     return float(os.environ.get("CHECKER_FUZZ_SECONDS", default))
 
@@ -90,7 +90,7 @@ def fuzz(strategy: st.SearchStrategy[FuzzInput], seconds: float, check: Callable
     runs = [0]
 
     @settings(
-        max_examples=5,
+        max_examples=3,
         deadline=None,
         database=None,
         phases=[Phase.generate, Phase.shrink],
