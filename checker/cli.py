@@ -9,10 +9,14 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker import __version__
 from checker.errors import Error, UsageError
+
+if TYPE_CHECKING:
+    from checker.findings import Finding
+    from checker.report import Report
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -162,20 +166,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
 
 
-def internal_errors(report: Any) -> list[Any]:
+def internal_errors(report: Report) -> list[Finding]:
     from checker.findings import INTERNAL_ERROR
 
     return [f for b in report.bundles for f in b.findings if f.id == INTERNAL_ERROR]
 
 
-def unrendered(report: Any, exc: Exception) -> Any:
+def unrendered(report: Report, exc: Exception) -> Report:
     """The report cut to what cannot fail to render: each bundle's identity and an internal.error finding."""
-    from checker.report import BundleReport, Report
+    from checker import report as reports
     from checker.verify import internal_error
 
-    out = Report(checker_version=report.checker_version, strict=report.strict, environment=report.environment)
+    out = reports.Report(checker_version=report.checker_version, strict=report.strict, environment=report.environment)
     for bundle in report.bundles:
-        out.bundles.append(BundleReport(path=bundle.path, manifest_file=bundle.manifest_file))
+        out.bundles.append(reports.BundleReport(path=bundle.path, manifest_file=bundle.manifest_file))
         out.bundles[-1].add([internal_error("report", exc)])
     return out
 
