@@ -35,7 +35,10 @@ class ExternalRef:
 def dtype_name(elem_type: int) -> str:
     import onnx
 
-    raw: str = onnx.TensorProto.DataType.Name(elem_type)
+    try:
+        raw: str = onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:  # a type this onnx does not know (newer, or made up): named by its number
+        return f"type {elem_type}"
     return DTYPE_NAMES.get(raw, raw.lower())
 
 

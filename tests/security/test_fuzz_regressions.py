@@ -326,3 +326,16 @@ def test_a_renderer_bug_still_writes_a_report(example: Path, cli: Cli, monkeypat
     monkeypatch.setattr(markdown, "render", once)
     code, out = _report_of(example, cli, "markdown")
     assert code == 3 and "internal error in the 'report' stage: KeyError" in out.read_text(encoding="utf-8")
+
+
+def test_an_element_type_onnx_does_not_know_is_a_graph_finding(example: Path, verify: Verify) -> None:
+    # Found by the campaign: elem_type 29 passes the ONNX checker, and naming it raised ValueError.
+    import onnx
+
+    model = onnx.load(example / "model.onnx")
+    model.graph.input[0].type.tensor_type.elem_type = 29
+    onnx.save(model, example / "model.onnx")
+    rewrite_manifest(example, lambda d: None)
+    report = verify(example)
+    assert "internal.error" not in ids(report)
+    assert any("type 29" in m for m in messages(report, "graph.io"))
