@@ -16,6 +16,8 @@ from checker.errors import Error, UsageError
 
 if TYPE_CHECKING:
     from checker.context import Options
+    from checker.findings import Finding
+    from checker.report import Report
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -233,8 +235,36 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from checker.changes import diff
 
         report.changes = diff(base, report.to_dict())
-    emit_report(args, report.to_dict())
+    try:
+        emit_report(args, report.to_dict())
+    except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
+        report = unrendered(report, exc)
+        emit_report(args, report.to_dict())
+    crashed = internal_errors(report)
+    if crashed:
+        sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")
+        for finding in crashed:
+            sys.stderr.write(str(finding.details.get("traceback", finding.message)))
+        return EXIT_INTERNAL
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
+
+
+def internal_errors(report: Report) -> list[Finding]:
+    from checker.findings import INTERNAL_ERROR
+
+    return [f for b in report.bundles for f in b.findings if f.id == INTERNAL_ERROR]
+
+
+def unrendered(report: Report, exc: Exception) -> Report:
+    """The report cut to what cannot fail to render: each bundle's identity and an internal.error finding."""
+    from checker import report as reports
+    from checker.verify import internal_error
+
+    out = reports.Report(checker_version=report.checker_version, strict=report.strict, environment=report.environment)
+    for bundle in report.bundles:
+        out.bundles.append(reports.BundleReport(path=bundle.path, manifest_file=bundle.manifest_file))
+        out.bundles[-1].add([internal_error("report", exc)])
+    return out
 
 
 def cmd_report_merge(args: argparse.Namespace) -> int:

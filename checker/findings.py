@@ -52,6 +52,29 @@ VALIDATION_FAILED = "validation.failed"
 VALIDATION_NOT_RUN = "validation.not_run"
 STAGE_SKIPPED = "check.skipped"
 REPORT_MERGE = "report.merge"
+RUNTIME_THREADS = "runtime.threads"
+INTERNAL_ERROR = "internal.error"
+
+# The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,
+# with a note, so that no check has to count characters and no report breaks its own schema.
+MAX_MESSAGE_CHARS = 20_000
+MAX_FILE_CHARS = 1024
+
+
+def printable_text(text: str) -> str:
+    """`text` with lone surrogates (undecodable file names, `\\ud800` escapes) written as `\\udXXX`: UTF-8 cannot
+    encode them, and every renderer writes UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def bounded(text: str, limit: int) -> str:
+    """`text`, printable and cut to at most `limit` characters, the cut said in words."""
+    text = printable_text(text)
+    if len(text) <= limit:
+        return text
+    note = f" ... [cut: {len(text) - limit} more characters]"
+    keep = limit - len(note) - 8  # the count in the note may grow by a digit or two once the cut is made
+    return text[:keep] + f" ... [cut: {len(text) - keep} more characters]"
 
 
 @dataclass(frozen=True)
@@ -64,6 +87,11 @@ class Finding:
     file: str | None = None
     line: int | None = None
     details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", bounded(self.message, MAX_MESSAGE_CHARS))
+        if self.file is not None:
+            object.__setattr__(self, "file", bounded(self.file, MAX_FILE_CHARS))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "severity": self.severity.value, "message": self.message}

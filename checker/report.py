@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from checker.findings import PIECES, Finding, Severity
+from checker.findings import PIECES, Finding, Severity, printable_text
+
+# How a figure that is not a finite number is written in the JSON report (JSON has no such numbers).
+NON_FINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
+
+
+def printable_tree(value: Any) -> Any:
+    """Plain report data with every string printable: a lone surrogate (from a file name that is not UTF-8)
+    is written as `\\udXXX`, since no renderer could encode it."""
+    if isinstance(value, str):
+        return printable_text(value)
+    if isinstance(value, dict):
+        return {printable_tree(k): printable_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_tree(v) for v in value]
+    return value
+
+
+def json_figures(value: Any) -> Any:
+    """Report data as JSON can hold it: a non-finite float becomes the string "inf", "-inf" or "nan"
+    (docs/manifest.md, "The report"; the report schema admits these strings wherever a figure may stand)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: json_figures(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_figures(v) for v in value]
+    return value
 
 
 @dataclass
@@ -232,4 +260,4 @@ class Report:
             out["context"] = self.context
         if self.changes is not None:
             out["changes"] = self.changes
-        return out
+        return dict(printable_tree(out))

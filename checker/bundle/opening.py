@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import lzma
 import shutil
 import stat
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -111,11 +113,35 @@ def extract(archive: Path, dest: Path) -> list[Finding]:
         return []
     except _Refused as exc:
         fid, problem = exc.fid, str(exc)
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        fid, problem = F.BUNDLE_PATH, f"cannot be read ({exc})"
+    except UNREADABLE as exc:
+        fid, problem = F.BUNDLE_PATH, f"cannot be read ({_why(exc)})"
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(exist_ok=True)
     return [F.error(fid, f"{archive.name}: archive refused: {problem}", archive.name)]
+
+
+# What a corrupt, truncated, encrypted or exotic archive raises while it is read: the compressors' own errors
+# (zlib, lzma, bz2 raise OSError), zipfile's RuntimeError (encrypted members), NotImplementedError (a
+# compression method it lacks) and ValueError (undecodable names, inconsistent flags).
+UNREADABLE = (
+    OSError,
+    EOFError,
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    RuntimeError,
+    NotImplementedError,
+    ValueError,
+)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RuntimeError) and "encrypted" in str(exc):
+        return "a member is encrypted; bundles are not"
+    if isinstance(exc, NotImplementedError):
+        return f"a member uses a compression method this checker does not read ({exc}); use deflate"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _extract_tar(archive: Path, dest: Path, budget: _Budget) -> None:

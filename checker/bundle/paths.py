@@ -8,6 +8,9 @@ import stat
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
+MAX_PATH_BYTES = 4095  # PATH_MAX less its NUL
+MAX_NAME_BYTES = 255  # NAME_MAX of every common file system
+
 
 class BundlePathError(ValueError):
     """A manifest path that is absolute, leaves the bundle, or goes through a link that leaves it."""
@@ -32,6 +35,11 @@ def check_relative(rel: str) -> PurePosixPath:
         raise BundlePathError(f"'{rel}' is absolute; paths are relative to the manifest's folder")
     if ".." in pure.parts:
         raise BundlePathError(f"'{rel}' uses '..'; paths must stay inside the bundle")
+    # The file system's own limits, checked here so that no open or stat fails with "file name too long".
+    if len(rel.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
+        raise BundlePathError(f"'{rel[:60]}...' is longer than {MAX_PATH_BYTES} bytes")
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in pure.parts):
+        raise BundlePathError(f"'{rel[:60]}...' has a name longer than {MAX_NAME_BYTES} bytes")
     return pure
 
 

@@ -400,6 +400,6 @@ def load_graph(path: Path) -> Any:
     import onnx
 
     try:
-        return onnx.load(str(path), load_external_data=False)
+        return onnx.load(str(path), format="protobuf", load_external_data=False)
     except Exception as exc:  # protobuf's decode errors share no narrower base
         raise D.DiagnosisError(f"'{path.name}' cannot be parsed: {exc}") from exc

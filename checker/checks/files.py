@@ -54,10 +54,12 @@ def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | N
         return None
     try:
         path = resolve_inside(ctx.root, entry.rel)
-    except BundlePathError as exc:
+        is_file = path.is_file()
+    except (BundlePathError, OSError) as exc:  # OSError: a name the file system refuses (too long, no access)
         ctx.unusable.add(entry.rel)
-        return F.error(F.BUNDLE_PATH, f"{field_path(entry.keys)}: {exc}", **ctx.where(*entry.keys))
-    if not path.is_file():
+        why = exc if isinstance(exc, BundlePathError) else f"'{entry.rel}' cannot be looked up ({exc.strerror})"
+        return F.error(F.BUNDLE_PATH, f"{field_path(entry.keys)}: {why}", **ctx.where(*entry.keys))
+    if not is_file:
         ctx.unusable.add(entry.rel)
         return F.error(F.FILE_MISSING, f"'{entry.rel}' {_not_a_file(path)}", **ctx.where(*entry.keys), path=entry.rel)
     present[entry.rel] = path

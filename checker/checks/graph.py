@@ -90,7 +90,9 @@ def _parse(path: Path) -> tuple[Any, str]:
     if size >= MAX_PROTO_BYTES:
         return None, f"is {size} bytes: one .onnx file cannot exceed 2 GiB; store the weights as external data"
     try:
-        return onnx.load(str(path), load_external_data=False), ""
+        # Always binary protobuf, as onnxruntime and the ONNX checker read it: by its extension onnx.load would
+        # parse a graph named .json or .txtpb as text, which raises errors of other kinds.
+        return onnx.load(str(path), format="protobuf", load_external_data=False), ""
     except (DecodeError, ValueError, RuntimeError, OSError) as exc:
         return None, f"cannot be parsed as an ONNX model ({type(exc).__name__}: {exc})"
 

@@ -17,6 +17,7 @@ from checker.readers.support import Release, admitted, oldest_loading, releases
 
 def runtime_stage(ctx: Context) -> Iterator[Finding]:
     runtime = ctx.data.get("runtime") or {}
+    yield from threads_findings(ctx, runtime.get("session_options") or {})
     if not runtime.get("version"):
         return
     try:
@@ -31,6 +32,18 @@ def runtime_stage(ctx: Context) -> Iterator[Finding]:
     yield from _opset(ctx, spec, runtime["version"])
     yield from _installed(ctx, spec, runtime["version"])
     yield from providers_findings(ctx)
+
+
+def threads_findings(ctx: Context, options: dict[str, Any]) -> Iterator[Finding]:
+    """Thread counts above this machine's CPUs are lowered to them when the graphs run; say so."""
+    from checker.compare.session import clamped_threads
+
+    for key, (asked, used) in clamped_threads(options).items():
+        yield F.info(
+            F.RUNTIME_THREADS,
+            f"runtime.session_options.{key} is {asked}, but this machine has {used} CPUs: the graphs run with {used}",
+            **ctx.where("runtime", "session_options", key),
+        )
 
 
 def _graphs(ctx: Context) -> Iterator[tuple[str, Any]]:

@@ -48,11 +48,24 @@ class CaseResult:
 
 def _number(raw: Mapping[str, Any], key: str, low: float | None = None, high: float | None = None) -> float:
     value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise RuleError(f"'{key}' must be a finite number, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
+        raise RuleError(f"'{key}' must be a finite number, not {_short(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         raise RuleError(f"'{key}' must lie in [{low}, {high}], not {value!r}")
     return float(value)
+
+
+def _finite(value: float) -> bool:
+    """Whether a number fits a float and is finite: an integer like 10**400 does not (math.isfinite raises)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:20] + "..." + text[-8:]
 
 
 def _integer(raw: Mapping[str, Any], key: str, low: int | None = None) -> int:

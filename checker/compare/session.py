@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,10 +88,31 @@ def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _LEVELS.get(level, "ORT_ENABLE_ALL"))
     if "execution_mode" in options:
         so.execution_mode = getattr(ort.ExecutionMode, _MODES[options["execution_mode"]])
-    for key in ("intra_op_num_threads", "inter_op_num_threads"):
+    for key in THREAD_OPTIONS:
         if key in options:
-            setattr(so, key, int(options[key]))
+            setattr(so, key, min(int(options[key]), machine_threads()))
     return so
+
+
+THREAD_OPTIONS = ("intra_op_num_threads", "inter_op_num_threads")
+
+
+def machine_threads() -> int:
+    """The CPUs this process may run on: a manifest may ask for fewer threads, never for more. Hundreds of
+    spinning threads on two cores make a small graph run for many minutes."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity else (os.cpu_count() or 1))
+
+
+def clamped_threads(options: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """The thread options above what this machine has: option -> (asked, used)."""
+    limit = machine_threads()
+    out = {}
+    for key in THREAD_OPTIONS:
+        asked = options.get(key)
+        if isinstance(asked, int) and not isinstance(asked, bool) and asked > limit:
+            out[key] = (asked, limit)
+    return out
 
 
 def open_session(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from checker.github.event import Event
 
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
 
 
 def register(subparsers: Any) -> None:
@@ -98,6 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return published.code
     needs_api = config.mode != "verify-only" and config.comment != "never"
     notes: list[str] = []
+    report: dict[str, Any] | None = None
     try:
         if config.mode == "comment-only":  # a glob (reports/*.json) joins the matrix jobs' reports into one
             report = read_reports(config.report, untrusted=True)
@@ -113,7 +115,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         published = publish(config, report, config.report, client, notes)
     _print(published.lines)
     _print_planned(config, client)
-    return published.code
+    # A bug in a stage still leaves a report (an internal.error finding naming the stage), posted as usual.
+    crashed = report is not None and config.mode != "comment-only" and _crashed(report)
+    return EXIT_INTERNAL if crashed else published.code
+
+
+def _crashed(report: dict[str, Any]) -> bool:
+    from checker.findings import INTERNAL_ERROR
+
+    def items(value: object) -> list[Any]:
+        return value if isinstance(value, list) else []
+
+    bundles = [b for b in items(report.get("bundles")) if isinstance(b, dict)]
+    return any(isinstance(f, dict) and f.get("id") == INTERNAL_ERROR for b in bundles for f in items(b.get("findings")))
 
 
 def _verify(config: Config) -> tuple[dict[str, Any], str]:

@@ -60,7 +60,9 @@ def validate(data: object, path: Path) -> None:
 
 
 def write_report(path: Path, report: Mapping[str, Any]) -> None:
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    from checker.report import json_figures
+
+    path.write_text(json.dumps(json_figures(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def read_reports(pattern: str, *, untrusted: bool = True) -> dict[str, Any]:

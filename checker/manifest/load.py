@@ -12,6 +12,7 @@ from typing import Any
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
 from checker.findings import Finding
+from checker.manifest.strings import unencodable_findings
 
 MAX_MANIFEST_BYTES = 16 << 20  # a release with tens of thousands of cases; the node count bounds the work
 MAX_NODES = 2_000_000  # the parsed tree's size: what an attacker could make us build
@@ -143,6 +144,9 @@ def load_manifest(path: Path) -> tuple[Manifest | None, list[Finding]]:
     if tree is None:
         return None, found
     manifest = Manifest(data=to_plain(tree), file=path.name, tree=tree)
+    unencodable = unencodable_findings(manifest)
+    if unencodable:
+        return None, unencodable  # no later stage may see a string that cannot be written out
     version = check_version(manifest)
     if version:
         return None, version

@@ -21,9 +21,16 @@ def choice(prep: dict[str, Any], key: str, allowed: tuple[str, ...], default: st
 
 
 def number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise PreprocessError(f"{where} is {value!r}; expected a finite number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
+        raise PreprocessError(f"{where} is {str(value)[:40]}; expected a finite number")
     return float(value)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)  # OverflowError for an integer no float holds, such as 10**400
+    except OverflowError:
+        return False
 
 
 def numbers(value: Any, where: str) -> tuple[float, ...]:

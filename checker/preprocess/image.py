@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from checker.preprocess.bounds import check_image_size
 from checker.preprocess.decode import Decoded, decode
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.fields import MAX_SIDE
@@ -39,7 +40,8 @@ def build_decoded(spec: ImageSpec, image: Decoded, layout: str, dtype: str, memo
     return run(spec_steps(spec), image, layout, dtype, memo, float64=spec.steps is None)
 
 
-def _check_size(size: tuple[int, int], step: str) -> None:
+def _check_size(size: tuple[int, int], step: str, channels: int) -> None:
     h, w = size
     if h > MAX_SIDE or w > MAX_SIDE or h * w > MAX_OUTPUT_PIXELS:
         raise PreprocessError(f"the {step} step would make a {h}x{w} image, more than {MAX_OUTPUT_PIXELS} pixels")
+    check_image_size(h, w, channels, step)

@@ -126,24 +126,24 @@ def apply(step: Step, state: Pixels | None, decoded: Decoded) -> Pixels:
 def _spatial(step: Step, img: np.ndarray) -> np.ndarray:
     if isinstance(step, Resize):
         size = geo.resize_size(step, *img.shape[:2])
-        check_size(size, "resize")
+        check_size(size, "resize", img.shape[2])
         return resize_with(img, size, step.library, step.filter_name, step.antialias)
     if isinstance(step, Crop):
         if step.center is not None:
-            check_size(step.center, "crop")
+            check_size(step.center, "crop", img.shape[2])
         return geo.crop(img, step)
     if isinstance(step, Pad):
         _check_values(step.value, img.shape[2], "pad.value")
-        check_size(geo.pad_amounts(step, *img.shape[:2]), "pad")
+        check_size(geo.pad_amounts(step, *img.shape[:2]), "pad", img.shape[2])
         return geo.pad(img, step)
     raise PreprocessError(f"unknown step {step!r}")
 
 
-def check_size(size: tuple[int, int], step: str) -> None:
+def check_size(size: tuple[int, int], step: str, channels: int) -> None:
     """The bound on what a manifest can make us allocate (image.py holds it)."""
     from checker.preprocess.image import _check_size
 
-    _check_size(size, step)
+    _check_size(size, step, channels)
 
 
 def _check_batch(repeat: int, size: tuple[int, ...]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,10 @@ class ExternalRef:
 def dtype_name(elem_type: int) -> str:
     import onnx
 
-    raw: str = onnx.TensorProto.DataType.Name(elem_type)
+    try:
+        raw: str = onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:  # a type this onnx does not know (newer, or made up): named by its number
+        return f"type {elem_type}"
     return DTYPE_NAMES.get(raw, raw.lower())
 
 
@@ -108,7 +112,7 @@ def _nbytes(tensor: Any) -> int | None:
         itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
     except (KeyError, TypeError, ValueError):
         return None
-    count = int(np.prod([int(d) for d in tensor.dims], dtype=np.int64)) if len(tensor.dims) else 1
+    count = math.prod(int(d) for d in tensor.dims)  # Python integers: dims of 2**62 must not wrap around
     if tensor.data_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4):
         return (count + 1) // 2
     return count * itemsize

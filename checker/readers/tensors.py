@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import zipfile
+import zlib
 from pathlib import Path
+from tokenize import TokenError
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,6 +21,25 @@ MAX_NPZ_RATIO = 1000  # zero-filled arrays compress well, but not a thousandfold
 
 class TensorFileError(ValueError):
     """A tensor file that cannot be read safely; the message says why."""
+
+
+# What NumPy and zipfile raise on a damaged file: a .npy header is a Python literal (a zeroed or cut one
+# fails in the tokenizer or the parser), and an .npz member can be corrupt, encrypted or use a compression
+# method zipfile lacks.
+UNREADABLE = (
+    ValueError,
+    OSError,
+    EOFError,
+    SyntaxError,
+    TokenError,
+    TypeError,
+    OverflowError,
+    RecursionError,
+    zlib.error,
+    RuntimeError,
+    NotImplementedError,
+    zipfile.BadZipFile,
+)
 
 
 def _check_size(path: Path) -> int:
@@ -40,7 +61,7 @@ def load_npy(path: Path) -> np.ndarray:
     try:
         # Large files are mapped, not read: onnxruntime copies the pages it needs, so a case costs no up-front read.
         array = np.load(path, allow_pickle=False, mmap_mode="r" if size >= MMAP_FROM_BYTES else None)
-    except (ValueError, OSError, EOFError) as exc:
+    except UNREADABLE as exc:
         raise TensorFileError(f"{path.name} is not a readable .npy file without pickles ({exc})") from exc
     if not isinstance(array, np.ndarray):
         raise TensorFileError(f"{path.name} holds no array")
@@ -60,7 +81,7 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
             return {info.filename.removesuffix(".npy"): native(_npz_member(zf, info, path.name)) for info in infos}
     except TensorFileError:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except UNREADABLE as exc:
         raise TensorFileError(f"{path.name} is not a readable .npz file without pickles ({exc})") from exc
 
 

@@ -68,7 +68,7 @@ def _load(path: Path) -> Any:
             f"{path} is {size} bytes: one .onnx file cannot exceed 2 GiB; store the weights as external data"
         )
     try:
-        return onnx.load(str(path), load_external_data=False)
+        return onnx.load(str(path), format="protobuf", load_external_data=False)
     except (DecodeError, ValueError, RuntimeError, OSError) as exc:
         raise GraphReadError(f"{path} cannot be parsed as an ONNX model ({type(exc).__name__}: {exc})") from exc
 

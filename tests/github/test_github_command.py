@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -130,3 +130,29 @@ def test_the_command_module_imports_nothing_heavy() -> None:
     code = "import sys, checker.github.command; print(sorted({'requests', 'onnx', 'onnxruntime'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _crashing_stage(ctx: object) -> Iterator[object]:
+    raise ZeroDivisionError("a bug")
+    yield  # a stage is a generator
+
+
+def test_an_internal_error_still_posts_the_report(
+    env: pytest.MonkeyPatch, tmp_path: Path, example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Exit 3 writes the report with an internal.error finding naming the stage: the action summarises it.
+    from checker import verify as verify_module
+
+    _crashing_stage.__name__ = "runtime_stage"
+    env.setattr(verify_module, "AFTER_SCHEMA", (*verify_module.AFTER_SCHEMA[:4], _crashing_stage))
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    env.setenv("GITHUB_OUTPUT", str(outputs))
+    env.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    env.setenv("INPUT_MODE", "verify-only")
+    env.setenv("INPUT_BUNDLES", str(example))
+    env.setenv("INPUT_REPORT", str(tmp_path / "checker-report.json"))
+    assert main(["github", "run"]) == 3
+    assert "internal error in the 'runtime' stage" in summary.read_text(encoding="utf-8")
+    report = json.loads((tmp_path / "checker-report.json").read_text(encoding="utf-8"))
+    assert report["bundles"][0]["findings"][-1]["id"] == "internal.error"
+    assert "ZeroDivisionError" in capsys.readouterr().err

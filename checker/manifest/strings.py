@@ -1,0 +1,60 @@
+"""Text a manifest may hold: every key and string must be Unicode that UTF-8 can write.
+
+YAML's `\\u` escapes (and JSON's) can spell a lone surrogate such as `\\ud800`. No file name, tensor name or
+message can carry one: the file system, the renderers and the JSON report would fail on it far from the
+manifest. So a manifest holding one is refused where it is loaded, naming the field, and no later stage
+ever sees such a string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.findings import Finding
+
+if TYPE_CHECKING:
+    from checker.manifest.load import Manifest
+
+MAX_REPORTED = 20  # a manifest full of them needs no more than this many findings to be fixed
+
+
+def is_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _bad_strings(node: Any, keys: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    """The key paths of every key or string value that UTF-8 cannot encode."""
+    if isinstance(node, str):
+        if not is_encodable(node):
+            yield keys
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, str) and not is_encodable(key):
+                yield (*keys, key)
+            else:
+                yield from _bad_strings(value, (*keys, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _bad_strings(value, (*keys, i))
+
+
+def unencodable_findings(manifest: Manifest) -> list[Finding]:
+    """A `manifest.schema` error for each field whose key or text is not valid Unicode (at most MAX_REPORTED)."""
+    from checker.manifest.load import field_path
+
+    out = []
+    for keys in _bad_strings(manifest.data):
+        msg = (
+            f"{field_path(keys)}: holds a lone surrogate (a '\\ud800'-style escape), which is not Unicode text; "
+            "write the character itself"
+        )
+        out.append(F.error(F.MANIFEST_SCHEMA, msg, manifest.file, manifest.line(*keys)))
+        if len(out) >= MAX_REPORTED:
+            break
+    return out
