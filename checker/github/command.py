@@ -55,6 +55,7 @@ def _add_run(sub: Any) -> None:
     p.add_argument(
         "--compare-to", dest="compare_to", help="a base report's path, or base (verify the pull request's base commit)"
     )
+    p.add_argument("--runtimes", help="onnxruntime releases to verify in as well (each a --runtime SPEC)")
     p.add_argument("--dry-run", action="store_true", help="send no write to GitHub; print what would be sent")
     p.set_defaults(func=cmd_run)
 
