@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verify(sub)
     _add_lock(sub)
     _add_schema(sub)
+    _add_report(sub)
     for name in COMMAND_MODULES:
         try:
             importlib.import_module(name).register(sub)
@@ -85,6 +86,12 @@ def _add_verify(sub: Any) -> None:
         action="store_true",
         help="run each bundle's validation.command (never without this flag: a manifest is untrusted)",
     )
+    p.add_argument(
+        "--compare-to",
+        type=Path,
+        metavar="BASE.json",
+        help="a JSON report of the same bundles on the base branch: add what changed since it",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
         "--case-timeout",
@@ -93,7 +100,57 @@ def _add_verify(sub: Any) -> None:
         metavar="SECONDS",
         help="stop a graph that runs longer than this on one case (default: 600)",
     )
+    p.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="K/N",
+        help="judge only shard K of N of the cases (split by a hash of each case name); join with `report merge`",
+    )
+    p.add_argument(
+        "--runtime",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        dest="runtimes",
+        help="also run the comparison in this onnxruntime, in a cached environment of its own: a version "
+        "(1.17.3), oldest or newest of those runtime.version admits, or PACKAGE==VERSION; repeatable",
+    )
+    p.add_argument("--offline", action="store_true", help="runtime environments only from the cache or --find-links")
+    p.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of wheels to install runtime environments from (repeatable)",
+    )
     p.set_defaults(func=cmd_verify)
+
+
+def _shard(text: str) -> Any:
+    from checker.compare.sharding import ShardError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_report(sub: Any) -> None:
+    p = sub.add_parser("report", help="work on JSON reports")
+    rsub = p.add_subparsers(dest="report_command", parser_class=_Parser)
+    p.set_defaults(func=lambda args: _usage(p))
+    m = rsub.add_parser("merge", help="join the reports of --shard jobs (and of jobs per runtime) into one")
+    m.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports of `checker verify`")
+    add_report_options(m)
+    m.set_defaults(func=cmd_report_merge)
+    from checker.changes.command import add_diff
+
+    add_diff(rsub)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
 
 
 def _positive_seconds(text: str) -> float:
@@ -134,12 +191,17 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
     from checker.render import render
 
     fmt = args.format or "text"
+    options: dict[str, Any] = {}
+    if fmt == "markdown":  # in a workflow, files, the commit and the run link as in the pull-request comment
+        from checker.render.links import Links
+
+        options["links"] = Links.from_env(os.environ)
     if args.output is not None:
-        args.output.write_text(render(fmt, report), encoding="utf-8")
+        args.output.write_text(render(fmt, report, **options), encoding="utf-8")
         if fmt != "text":
             sys.stdout.write(render("text", report, colour=colour_wanted(args, sys.stdout)))
         return
-    sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text"))
+    sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text", **options))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -149,9 +211,23 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_paths(args.paths)
     progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
     options = Options(
-        strict=args.strict, run_validation=args.run_validation, progress=progress, case_timeout_s=args.case_timeout
+        strict=args.strict,
+        run_validation=args.run_validation,
+        progress=progress,
+        case_timeout_s=args.case_timeout,
+        shard=args.shard,
+        runtimes=list(args.runtimes),
+        offline=args.offline,
+        find_links=list(args.find_links),
     )
+    from checker.changes.command import read
+
+    base = read(args.compare_to) if args.compare_to is not None else None
     report = verify_paths(args.paths, options)
+    if base is not None:
+        from checker.changes import diff
+
+        report.changes = diff(base, report.to_dict())
     try:
         emit_report(args, report.to_dict())
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
@@ -182,6 +258,16 @@ def unrendered(report: Report, exc: Exception) -> Report:
         out.bundles.append(reports.BundleReport(path=bundle.path, manifest_file=bundle.manifest_file))
         out.bundles[-1].add([internal_error("report", exc)])
     return out
+
+
+def cmd_report_merge(args: argparse.Namespace) -> int:
+    from checker.github.reportfile import read_report
+    from checker.report_merge import merge_reports
+
+    check_paths([str(p) for p in args.reports])
+    merged = merge_reports([read_report(p, untrusted=True) for p in args.reports], strict=args.strict)
+    emit_report(args, merged)
+    return EXIT_PASS if merged["status"] == "pass" else EXIT_FAIL
 
 
 def cmd_lock(args: argparse.Namespace) -> int:

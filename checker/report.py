@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from checker.findings import PIECES, Finding, Severity, printable_text
@@ -55,6 +56,13 @@ class RuleResult:
     cases: dict[str, float | None] = field(default_factory=dict)
     note: str | None = None
     line: int | None = None
+    # Per case, why it has no figure or failed beside it; and whether any case compared an element.
+    # With `cases` they let shard reports be joined into the whole set's result (report_merge).
+    case_notes: dict[str, str] = field(default_factory=dict)
+    compared: bool = True
+    # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
+    # merged rule can say which boundary broke it.
+    boundaries: dict[str, dict[str, float | None]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +80,9 @@ class RuleResult:
             "cases": self.cases,
             **({"note": self.note} if self.note else {}),
             **({"line": self.line} if self.line is not None else {}),
+            **({"case_notes": self.case_notes} if self.case_notes else {}),
+            **({} if self.compared else {"compared": False}),
+            **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
         }
 
 
@@ -84,12 +95,14 @@ class Comparison:
     rules: list[RuleResult] = field(default_factory=list)
     skipped: str | None = None  # why it was not judged; None when it was
     diagnosis: dict[str, Any] | None = None
+    # Cases judged here whose files have comparison.case errors: a judgement resting on them is no pass.
+    case_errors: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
         if self.skipped is not None:
             return "not_assessed"
-        return "pass" if all(r.passed for r in self.rules) else "fail"
+        return "pass" if all(r.passed for r in self.rules) and not self.case_errors else "fail"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -100,8 +113,43 @@ class Comparison:
         }
         if self.skipped is not None:
             out["skipped"] = self.skipped
+        if self.case_errors:
+            out["case_errors"] = self.case_errors
         if self.diagnosis is not None:
             out["diagnosis"] = self.diagnosis
+        return out
+
+
+@dataclass
+class RuntimeSet:
+    """The comparison repeated in one runtime environment (a package version and an execution provider)."""
+
+    runtime: str  # its label, e.g. "onnxruntime 1.17.0 CPU"
+    package: str
+    version: str
+    provider: str
+    comparisons: list[Comparison] = field(default_factory=list)
+    error: str | None = None  # why nothing could be judged there (install or load), or None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "fail"
+        if any(c.status != "pass" for c in self.comparisons):  # a graph it could not load or judge fails it
+            return "fail"
+        return "pass" if self.comparisons else "not_assessed"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "runtime": self.runtime,
+            "package": self.package,
+            "version": self.version,
+            "provider": self.provider,
+            "status": self.status,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+        if self.error is not None:
+            out["error"] = self.error
         return out
 
 
@@ -118,6 +166,10 @@ class BundleReport:
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     validation: dict[str, Any] | None = None
+    piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
+    runtimes: list[RuntimeSet] = field(default_factory=list)
+    # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
+    shard: dict[str, Any] | None = None
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -142,6 +194,9 @@ class BundleReport:
             "findings": [f.to_dict() for f in self.findings],
             "comparisons": [c.to_dict() for c in self.comparisons],
             **({"validation": self.validation} if self.validation is not None else {}),
+            **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
+            **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
+            **({"shard": self.shard} if self.shard is not None else {}),
         }
 
 
@@ -155,6 +210,8 @@ class Report:
     environment: dict[str, str] = field(default_factory=dict)
     # Free context for renderers (the GitHub code records the pull request and head commit here).
     context: dict[str, Any] = field(default_factory=dict)
+    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    changes: dict[str, Any] | None = None  # against a base report (checker.changes.diff)
 
     @property
     def status(self) -> str:
@@ -170,9 +227,12 @@ class Report:
             "checker_version": self.checker_version,
             "status": self.status,
             "strict": self.strict,
+            "created_at": self.created_at,
             "environment": self.environment,
             "bundles": [b.to_dict(self.strict) for b in self.bundles],
         }
         if self.context:
             out["context"] = self.context
+        if self.changes is not None:
+            out["changes"] = self.changes
         return dict(printable_tree(out))

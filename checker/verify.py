@@ -20,11 +20,13 @@ from checker.checks.labels import labels_stage
 from checker.checks.ranges import range_stage
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
+from checker.checks.runtimes import runtimes_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
 from checker.manifest.load import MANIFEST_NAMES, load_manifest
+from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.report import BundleReport, Report
 
@@ -45,6 +47,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     range_stage,
     fidelity_stage,
     compare_stage,
+    runtimes_stage,
     validation_stage,
 )
 
@@ -141,8 +144,13 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool, where: _Where) -> 
         report.digest = ctx.digest
     where.stage = "report"
     report.digest = ctx.digest
+    report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
     report.comparisons = list(ctx.comparisons)
     report.validation = ctx.validation
+    report.runtimes = list(ctx.runtime_sets)
+    shard = ctx.options.shard
+    if shard is not None:
+        report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
         report.add(
             [

@@ -1,19 +1,57 @@
-"""Writing small bundles in tests: a graph, cases as .npy, and a complete manifest around them."""
+"""The one bundle builder of the tests: files put into a bundle folder, a manifest written beside them, and the
+`Context` a stage sees; plus a small linear graph with cases and a complete manifest around it."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
 import yaml
 from onnx import TensorProto, helper, numpy_helper
 
+if TYPE_CHECKING:
+    from checker.context import Context, Options
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "mobilenet-tiny"
+
+
+def put(path: Path, content: Any) -> Path:
+    """Write one bundle file: an array as .npy, a graph as .onnx, a Path copied, text or bytes as they are."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, np.ndarray):
+        np.save(path, content)
+    elif isinstance(content, onnx.ModelProto):
+        onnx.save(content, str(path))
+    elif isinstance(content, Path):
+        shutil.copyfile(content, path)
+    elif isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def write_manifest(root: Path, data: dict[str, Any], name: str = "bundle.yaml") -> Path:
+    """The manifest as YAML (or JSON, by its name), in the bundle folder."""
+    text = json.dumps(data, indent=2) if name.endswith(".json") else yaml.safe_dump(data, sort_keys=False)
+    return put(root / name, text)
+
+
+def context_for(root: Path, name: str = "bundle.yaml", options: Options | None = None) -> Context:
+    """The Context the stages share, for the manifest `name` in `root`, loaded with line marks as verify does."""
+    from checker.context import Context, Options
+    from checker.manifest.load import load_manifest
+
+    loaded, found = load_manifest(root / name)
+    assert loaded is not None, found
+    return Context(root, loaded, options or Options())
 
 
 def build_wheel(dest: Path) -> Path:
@@ -84,14 +122,13 @@ def write_bundle(
         )
         data["graph"]["external_data"] = [{"path": "model.onnx.data"}]
     else:
-        onnx.save(model, str(root / "model.onnx"))
+        put(root / "model.onnx", model)
     rng = np.random.default_rng(1)
     if not data["comparison"]["cases"]:
         for i in range(n_cases):
             x = rng.standard_normal((2, 4)).astype(np.float32)
-            (root / "cases").mkdir(exist_ok=True)
-            np.save(root / f"cases/x{i}.npy", x)
-            np.save(root / f"cases/y{i}.npy", linear_forward(model, x))
+            put(root / f"cases/x{i}.npy", x)
+            put(root / f"cases/y{i}.npy", linear_forward(model, x))
             data["comparison"]["cases"].append(
                 {
                     "name": f"c{i}",
@@ -100,5 +137,5 @@ def write_bundle(
                     "expected": {"y": f"cases/y{i}.npy"},
                 }
             )
-    (root / "bundle.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    write_manifest(root, data)
     return root

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+from bundlekit import context_for, put, write_manifest
 from onnx import TensorProto, helper, numpy_helper
 
 CLASSES = 10
@@ -93,13 +94,11 @@ def quantize(float_path: Path, out_path: Path, calibration: Sequence[np.ndarray]
 
 
 def write_case(root: Path, name: str, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> dict[str, Any]:
-    folder = root / "comparison" / name
-    folder.mkdir(parents=True, exist_ok=True)
     entry: dict[str, Any] = {"name": name, "inputs": {}, "expected": {}}
     for side, arrays in (("inputs", inputs), ("expected", expected)):
         for key, array in arrays.items():
-            np.save(folder / f"{key}.npy", array)
             entry[side][key] = f"comparison/{name}/{key}.npy"
+            put(root / entry[side][key], array)
     return entry
 
 
@@ -111,18 +110,10 @@ def make_context(
     options: Any = None,
 ) -> Any:
     """A verify Context as the earlier stages leave it: manifest with line marks, graphs and cases loaded."""
-    import json
-
-    from checker.context import Context, Options
-    from checker.manifest.load import Manifest, parse_text, to_plain
-
     for rel, model in models.items():
-        onnx.save(model, str(root / rel))
-    text = json.dumps(manifest, indent=2)
-    (root / "bundle.json").write_text(text)
-    tree, found = parse_text(text, "bundle.json")
-    assert not found
-    ctx = Context(root, Manifest(to_plain(tree), "bundle.json", tree), options or Options())
+        put(root / rel, model)
+    write_manifest(root, manifest, "bundle.json")
+    ctx = context_for(root, "bundle.json", options)
     ctx.graph = models[manifest["graph"]["path"]]
     ctx.graph_path = root / manifest["graph"]["path"]
     variants = manifest.get("variants") or []
@@ -193,12 +184,10 @@ def write_bundle(
     runtime: dict[str, Any] | None = None,
 ) -> Path:
     """A complete bundle on disk (all seven pieces) around the classifier, for whole-command tests."""
-    import json
 
-    root.mkdir(parents=True, exist_ok=True)
     for rel, model in models.items():
-        onnx.save(model, str(root / rel))
-    (root / "labels.txt").write_text("".join(f"class-{i}\n" for i in range(CLASSES)))
+        put(root / rel, model)
+    put(root / "labels.txt", "".join(f"class-{i}\n" for i in range(CLASSES)))
     entries = [write_case(root, c.name, c.inputs, c.expected) for c in cases]
     entries[0]["tags"] = ["edge"]
     data = {
@@ -229,5 +218,5 @@ def write_bundle(
     }
     if variants:
         data["variants"] = variants
-    (root / "bundle.json").write_text(json.dumps(data, indent=2))
+    write_manifest(root, data, "bundle.json")
     return root

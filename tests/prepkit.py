@@ -3,18 +3,16 @@ small bundles."""
 
 from __future__ import annotations
 
-import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import skimage.data
+from bundlekit import context_for, put, write_manifest
 from PIL import Image
 
-from checker.context import Context, Options
-from checker.manifest.load import load_manifest
+from checker.context import Context
 from checker.readers.casefiles import load_cases
 
 PHOTOS = Path(skimage.data.__file__).parent
@@ -68,13 +66,10 @@ def bundle_maker(tmp_path: Path) -> BundleMaker:
         root = tmp_path / "bundle"
         root.mkdir(exist_ok=True)
         for rel, content in (files or {}).items():
-            _put(root / rel, content)
+            put(root / rel, content)
         manifest_cases = [_write_case(root, case) for case in cases]
-        manifest = {"manifest_version": 1, "inputs": inputs, "comparison": {"cases": manifest_cases}}
-        (root / "bundle.yaml").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        loaded, found = load_manifest(root / "bundle.yaml")
-        assert loaded is not None, found
-        ctx = Context(root, loaded, Options())
+        write_manifest(root, {"manifest_version": 1, "inputs": inputs, "comparison": {"cases": manifest_cases}})
+        ctx = context_for(root)
         ctx.cases = load_cases(ctx, [i["name"] for i in inputs], ["out"]).cases
         assert len(ctx.cases) == len(cases)
         return ctx
@@ -82,31 +77,15 @@ def bundle_maker(tmp_path: Path) -> BundleMaker:
     return make
 
 
-def _put(path: Path, content: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, Path):
-        shutil.copyfile(content, path)
-    elif isinstance(content, str):
-        path.write_text(content, encoding="utf-8")
-    else:
-        path.write_bytes(content)
-
-
 def _write_case(root: Path, case: dict[str, Any]) -> dict[str, Any]:
     name = case["name"]
-    entry: dict[str, Any] = {
-        "name": name,
-        "inputs": {},
-        "expected": {"out": f"cases/{name}/out.npy"},
-        "raw": {},
-    }
-    (root / "cases" / name).mkdir(parents=True, exist_ok=True)
-    np.save(root / "cases" / name / "out.npy", np.zeros(1, np.float32))
+    entry: dict[str, Any] = {"name": name, "inputs": {}, "expected": {"out": f"cases/{name}/out.npy"}, "raw": {}}
+    put(root / entry["expected"]["out"], np.zeros(1, np.float32))
     for input_name, array in case["inputs"].items():
-        np.save(root / "cases" / name / f"{input_name}.npy", array)
         entry["inputs"][input_name] = f"cases/{name}/{input_name}.npy"
+        put(root / entry["inputs"][input_name], array)
     for input_name, source in case.get("raw", {}).items():
         rel = f"raw/{name}-{input_name}" + (source.suffix if isinstance(source, Path) else ".txt")
-        _put(root / rel, source)
+        put(root / rel, source)
         entry["raw"][input_name] = rel
     return entry

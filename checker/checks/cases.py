@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.readers.casefiles import load_cases
 from checker.readers.graphinfo import TensorSpec, graph_inputs, graph_outputs
 
@@ -50,19 +51,32 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
         yield from _match_case(ctx, case, inputs, outputs, ruled)
     yield from _label_axes(ctx)
     yield from _coverage(ctx, ruled)
+    _keep_shard(ctx)
+
+
+def _keep_shard(ctx: Context) -> None:
+    """With --shard, the later stages see only this shard's cases; the whole set's order is kept for merging.
+
+    Every case is loaded and matched first, so the findings about the set as a whole (coverage, duplicate
+    names, mismatched files) are the same in every shard and merge into one.
+    """
+    shard = ctx.options.shard
+    if shard is None or ctx.cases is None:
+        return
+    ctx.case_order = [c.name for c in ctx.cases]
+    ctx.cases = [c for c in ctx.cases if shard.holds(c.name)]
 
 
 def _ruled_outputs(ctx: Context) -> set[str]:
-    rules = list((ctx.data.get("comparison") or {}).get("rules") or [])
-    for variant in ctx.data.get("variants") or []:
-        rules += variant.get("rules") or []
-    return {r["output"] for r in rules}
+    """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's)."""
+    return {str(place.rule["output"]) for place in views.rules(ctx.data) if place.against == "reference"}
 
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:
     seen: set[str] = set()
     for case in ctx.cases or []:
         if case.name in seen:
+            ctx.faulty_cases.add(case.name)
             yield F.error(
                 F.COMPARISON_CASE,
                 f"two cases are named '{case.name}'; case names must be unique",
@@ -78,6 +92,8 @@ def _match_case(
     # An output the graph lacks is the rule's fault (reported once, by the comparison), not every case's.
     problems += _match_side(case.expected, outputs, "output", need=ruled & {s.name for s in outputs})
     problems += _named_dims(case, inputs + outputs)
+    if problems:
+        ctx.faulty_cases.add(case.name)
     for problem in problems:
         yield F.error(F.COMPARISON_CASE, f"case '{case.name}': {problem}", **ctx.where(*case.where), case=case.name)
 
@@ -143,6 +159,8 @@ def _label_axes(ctx: Context) -> Iterator[Finding]:
                 f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
                 f"but its label mapping has {len(labels)} labels",
                 **ctx.where("outputs", index, "labels"),
+                expected=size,
+                actual=len(labels),
             )
 
 

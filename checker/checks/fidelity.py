@@ -1,7 +1,7 @@
 """inputs.fidelity: each raw input, preprocessed as declared, reproduces the case's stored tensor.
 
-When it does not, the finding gives the largest difference, where it is, the tolerance, and the usual mistake
-that explains it when one does (channels reversed, 0-255 against 0-1, a missing template, ...).
+When it does not, the finding gives the largest difference, where it is, the tolerance, and the edit of the
+declared preprocessing that explains it when one does (two steps swapped, a rounding, a missing template, ...).
 """
 
 from __future__ import annotations
@@ -15,16 +15,26 @@ import numpy as np
 from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.preprocess import audio_explain
 from checker.preprocess.difference import Difference, difference
-from checker.preprocess.errors import CannotReproduce, MissingExtra, PreprocessError
+from checker.preprocess.errors import CannotReproduce, MissingExtra, MissingLibrary, PreprocessError
 from checker.preprocess.explain import explain, image_alternatives, text_alternatives
-from checker.preprocess.rebuild import REBUILT_KINDS, ImageSource, Inputs, Source, TextSource, open_source
+from checker.preprocess.rebuild import (
+    REBUILT_KINDS,
+    AudioSource,
+    ImageSource,
+    Inputs,
+    Source,
+    TextSource,
+    is_rebuilt_audio,
+    open_source,
+)
 from checker.preprocess.text import TextSpec
 
 UNEXPLAINED = (
-    "no single usual mistake (channel order, 0-255 against 0-1, normalisation, resize/crop/letterbox, "
-    "interpolation, EXIF orientation, layout; for text: template, special tokens, padding, truncation) "
-    "explains it"
+    "no single usual mistake explains it (for images: no one edit of the declared steps, i.e. two adjacent "
+    "steps swapped, a step left out or added, one parameter or the pad value changed, nor a letterbox or "
+    "another layout; for text: template, special tokens, padding, truncation)"
 )
 
 
@@ -57,8 +67,11 @@ class _Run:
             yield F.error(F.INPUTS_FIDELITY, msg, **self.ctx.where(*case.where, "raw", name))
             return
         path = self.ctx.path(rel) if isinstance(rel, str) else None
-        if self.inputs.kind(name) not in REBUILT_KINDS or path is None or not path.is_file():
-            return  # audio and custom raw files are kept for a reader; a missing file is reported already
+        kind = self.inputs.kind(name)
+        if kind not in REBUILT_KINDS or path is None or not path.is_file():
+            return  # custom raw files are kept for a reader; a missing file is reported already
+        if kind == "audio" and not is_rebuilt_audio(self.inputs, name):
+            return  # audio without `steps` keeps its old meaning: the raw file is kept for a reader
         try:
             if not self._usable_spec(name):
                 return
@@ -79,7 +92,9 @@ class _Run:
         its digest: the files stage has said so already."""
         source = self.inputs.source_name(name)
         prep = (self.inputs.entry(source) or {}).get("preprocessing") or {}
+        imported = prep.get("import")
         named = [prep.get(key) for key in ("config", "tokenizer")]
+        named.append(imported.get("path") if isinstance(imported, dict) else None)
         if any(isinstance(rel, str) and rel in self.ctx.unusable for rel in named):
             return False
         spec = self.inputs.spec(source)
@@ -95,7 +110,11 @@ class _Run:
             yield from self.once(e.extra, F.warning(F.INPUTS_NOT_REBUILT, str(e), extra=e.extra))
         elif isinstance(e, CannotReproduce):
             msg = f"input '{source}' is not rebuilt from raw files: {e}"
-            yield from self.once(f"input:{source}", F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, input=source))
+            details: dict[str, Any] = {"input": source}
+            if isinstance(e, MissingLibrary):
+                details["extra"] = e.extra  # the extra that installs the library a step names
+            finding = F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, **details)
+            yield from self.once(f"input:{source}", finding)
         elif self._spec_failed(source):
             msg = f"input '{source}': the declared preprocessing cannot be applied: {e}"
             yield from self.once(f"input:{source}", F.error(F.INPUTS_FIDELITY, msg, **spec_where, input=source))
@@ -138,6 +157,8 @@ def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: 
         return
     if isinstance(source, ImageSource):
         explanation = explain(image_alternatives(source, stored, tolerance), stored)
+    elif isinstance(source, AudioSource):
+        explanation = audio_explain.explain_audio(source, stored, tolerance)
     else:
         explanation = explain(text_alternatives(source, target, stored), stored, first=True)
     yield F.error(
@@ -165,7 +186,8 @@ def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, explana
             f"(rebuilt {diff.rebuilt_value:.4g}, stored {diff.stored_value:.4g}; {diff.count} of {diff.size} "
             f"values beyond the tolerance {tolerance:.4g})"
         )
-    why = f"the stored tensor matches the declared {unit} {explanation}" if explanation else UNEXPLAINED
+    unexplained = audio_explain.UNEXPLAINED if isinstance(raw.source, AudioSource) else UNEXPLAINED
+    why = f"the stored tensor matches the declared {unit} {explanation}" if explanation else unexplained
     return f"{body}; {why}"
 
 

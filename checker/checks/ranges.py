@@ -89,6 +89,8 @@ def _image_bounds(ctx: Context, prep: dict[str, Any], entry: dict[str, Any]) -> 
         layout = image_layout(entry.get("layout"), entry.get("shape"))
     except PreprocessError:
         return None  # the fidelity stage reports an unusable preprocessing
+    if spec.steps is not None:
+        return _step_bounds(spec.steps, layout)
     if spec.resize.library == "torch" and spec.resize.interpolation in ("bicubic", "lanczos"):
         return None  # torch does not clamp: bicubic overshoots 0-255
     n = max(len(spec.mean), len(spec.std))
@@ -100,6 +102,21 @@ def _image_bounds(ctx: Context, prep: dict[str, Any], entry: dict[str, Any]) -> 
     if axis is None:
         low, high = low.min(keepdims=True), high.max(keepdims=True)
     why = f"scale {spec.scale:g}, mean {_list(spec.mean)}, std {_list(spec.std)}"
+    slack = IMPLIED_SLACK * float(np.max(high - low))
+    return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, why, slack)
+
+
+def _step_bounds(steps: tuple[Any, ...], layout: str) -> Bounds | None:
+    from checker.preprocess.pipeline import implied_range
+
+    found = implied_range(steps)
+    if found is None:
+        return None
+    low, high = found
+    axis = layout.index("C") if len(low) > 1 and "C" in layout else None
+    if axis is None:
+        low, high = low.min(keepdims=True), high.max(keepdims=True)
+    why = "the declared steps (0-255 through their scale, normalize and pad values)"
     slack = IMPLIED_SLACK * float(np.max(high - low))
     return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, why, slack)
 

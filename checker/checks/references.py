@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
 
 
 def references_stage(ctx: Context) -> Iterator[Finding]:
@@ -30,21 +30,12 @@ def _unique(ctx: Context, part: str, what: str) -> Iterator[Finding]:
         seen.add(name)
 
 
-def _rules(ctx: Context) -> Iterator[tuple[dict[str, Any], tuple[str | int, ...]]]:
-    for i, rule in enumerate((ctx.data.get("comparison") or {}).get("rules") or []):
-        yield rule, ("comparison", "rules", i)
-    for v, variant in enumerate(ctx.data.get("variants") or []):
-        for group in ("rules", "drift_rules"):
-            for i, rule in enumerate(variant.get(group) or []):
-                yield rule, ("variants", v, group, i)
-
-
 def _ruled_outputs_declared(ctx: Context) -> Iterator[Finding]:
     """`outputs` holds one entry per output a rule names: its meaning decides whether labels are required."""
     declared = {str(entry.get("name")) for entry in ctx.data.get("outputs") or []}
     reported: set[str] = set()
-    for rule, keys in _rules(ctx):
-        output = str(rule.get("output"))
+    for place in views.rules(ctx.data):
+        output, keys = str(place.rule.get("output")), place.keys
         if output not in declared and output not in reported:
             reported.add(output)
             yield F.error(

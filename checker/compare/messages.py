@@ -25,20 +25,17 @@ def _worst(result: RuleResult, case_notes: dict[str, str]) -> str:
 
 
 def would_pass_text(result: RuleResult) -> str:
-    check = CHECKS[result.check]
-    if check.threshold_key is None:
-        return ""
-    if result.would_pass_at is None:
-        return "; no threshold would pass, since a case could not be measured"
-    sign = "<=" if result.direction == "min" else ">="
-    return f"; would pass at {check.threshold_key} {sign} {_fmt(result.would_pass_at)}"
+    """Empty: a failure message states the measured figure, never a threshold to move to (that figure stays
+    in the report's `would_pass_at`), so the message does not invite loosening the rule."""
+    return ""
 
 
 def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[str, str]) -> str:
     """E.g. "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by ..."."""
     total = len(result.cases)
     failed = total - round(result.pass_rate * total)
-    where = " against the baseline's outputs" if against == "baseline" else ""
+    sides = {"reference": "", "baseline": " against the baseline's outputs"}
+    where = sides.get(against, f" against {against}'s outputs")  # another provider's: CPUExecutionProvider's
     if failed == 0 and result.note:  # every case passed, yet the rule did not: its note says why
         return f"{graph}: rule {result.output}/{result.check} failed{where}: {result.note}"
     return (

@@ -115,6 +115,7 @@ class Check:
     wording: str  # how the worst case's figure reads: {v} is the figure, {t} the threshold, and the parameters
     ranking: bool = False  # compares positions of the largest entries rather than element values
     numeric: bool = True  # needs numbers (exact also compares strings and booleans)
+    optional: tuple[str, ...] = ()  # parameters taken when stated, absent from the report otherwise
 
     def threshold(self, params: Params) -> float:
         return 0.0 if self.threshold_key is None else float(params[self.threshold_key])
@@ -141,15 +142,26 @@ def mean_abs_figure(x: Pair, p: Params) -> float:
     return x.diff_stats[1]
 
 
-def _items(x: np.ndarray) -> np.ndarray:
-    """Batch items as rows: axis 0 is the batch when there is one (rank >= 2)."""
+def _items(x: np.ndarray, batch_axis: int = 0) -> np.ndarray:
+    """Batch items as rows: `batch_axis` is the batch when there is one (rank >= 2).
+
+    A CTC recogniser's [T, N, C] output has its batch on axis 1: with axis 0 each row would be a time step.
+    """
+    if x.ndim < 2:
+        return x.reshape(1, x.size)
+    x = np.moveaxis(x, batch_axis, 0)
     # Sizes, not -1: NumPy cannot infer an axis beside a zero-length one.
-    return x.reshape(x.shape[0], math.prod(x.shape[1:])) if x.ndim >= 2 else x.reshape(1, x.size)
+    return x.reshape(x.shape[0], math.prod(x.shape[1:]))
+
+
+def batch_axis(p: Params) -> int:
+    """The rule's `batch_axis` (0 unless stated)."""
+    return int(p.get("batch_axis", 0))
 
 
 def cosine_figure(x: Pair, p: Params) -> float:
     """The lowest cosine similarity over batch items. Two zero vectors agree (1); one alone does not (0)."""
-    ra, re_ = _items(x.a64), _items(x.e64)
+    ra, re_ = _items(x.a64, batch_axis(p)), _items(x.e64, batch_axis(p))
     if ra.shape[0] == 0:
         return 1.0
     # Scaling each row by its largest magnitude keeps the products finite for huge values.
@@ -192,9 +204,31 @@ def topk_agreement(a: np.ndarray, e: np.ndarray, k: int, axis: int) -> np.ndarra
     return agree
 
 
+def _per_item(x: np.ndarray, class_axis: int, p: Params) -> tuple[np.ndarray, int]:
+    """`x` with the stated `batch_axis` moved first (so item rows come in batch order), and the class axis.
+
+    Without `batch_axis` every position outside the class axis is an item, as it always was.
+    """
+    if "batch_axis" not in p or x.ndim < 2:
+        return x, class_axis
+    batch, cls = batch_axis(p) % x.ndim, class_axis % x.ndim
+    return np.moveaxis(x, batch, 0), cls + (1 if cls < batch else 0)
+
+
+def _item_count(x: np.ndarray, p: Params) -> int:
+    """How many items the rows of _class_rows make: positions along `batch_axis`, else every row."""
+    return int(x.shape[batch_axis(p)]) if "batch_axis" in p and x.ndim >= 2 else 0
+
+
 def topk_figure(x: Pair, p: Params) -> float:
-    """The share of items whose top-k sets agree."""
-    agree = topk_agreement(x.a, x.e, int(p["k"]), int(p["axis"]))
+    """The share of items whose top-k sets agree; with `batch_axis`, an item agrees when every one of its
+    positions does (a CTC sequence decodes alike only when each time step ranks alike)."""
+    a, axis = _per_item(x.a, int(p["axis"]), p)
+    e, _ = _per_item(x.e, int(p["axis"]), p)
+    agree = topk_agreement(a, e, int(p["k"]), axis)
+    items = _item_count(x.a, p)
+    if items and agree.size:
+        return float(np.mean(agree.reshape(items, -1).all(axis=1)))
     return float(agree.mean()) if agree.size else 1.0
 
 
@@ -232,7 +266,7 @@ CHECKS: dict[str, Check] = {
     for c in (
         Check(
             "allclose", {"atol": 1e-5, "rtol": 1e-3}, (), "atol", "max", allclose_figure,
-            wording="needs atol {v:.4g} at rtol {rtol:g} (atol {t:g})",
+            wording="measured atol {v:.4g} at rtol {rtol:g} (threshold atol {t:g})",
         ),
         Check(
             "max_abs", {}, ("max",), "max", "max", max_abs_figure,
@@ -243,7 +277,7 @@ CHECKS: dict[str, Check] = {
             wording="differs by {v:.4g} on average (max {t:g})",
         ),
         Check(
-            "cosine", {"min": 0.999}, (), "min", "min", cosine_figure,
+            "cosine", {"min": 0.999}, (), "min", "min", cosine_figure, optional=("batch_axis",),
             wording="has a cosine similarity of {v:.6g} (min {t:g})",
         ),
         Check(
@@ -253,10 +287,12 @@ CHECKS: dict[str, Check] = {
         Check(
             "topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure,
             wording="agrees on the top {k} for a share of {v:.4g} of its items (min {t:g})", ranking=True,
+            optional=("batch_axis",),
         ),
         Check(
             "score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure,
             wording="changed the top score by {v:.4g} (max {t:g})", ranking=True,
+            optional=("batch_axis",),
         ),
         Check(
             "exact", {}, (), None, "max", exact_figure,

@@ -78,7 +78,7 @@ def _integer(raw: Mapping[str, Any], key: str, low: int | None = None) -> int:
 def _param(raw: Mapping[str, Any], key: str) -> Any:
     if key == "k":
         return _integer(raw, key, 1)
-    if key == "axis":
+    if key in ("axis", "batch_axis"):
         return _integer(raw, key)
     if key == "apply":
         if raw[key] not in _APPLY:
@@ -98,7 +98,8 @@ def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
     check = CHECKS.get(name) if isinstance(name, str) else None
     if check is None:
         raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
-    unknown = sorted(set(raw) - {"output", "check", "min_pass_rate"} - set(check.defaults) - set(check.required))
+    taken = {"output", "check", "min_pass_rate", *check.defaults, *check.required, *check.optional}
+    unknown = sorted(set(raw) - taken)
     if unknown:
         raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
     missing = [k for k in check.required if k not in raw]
@@ -117,6 +118,10 @@ def _shape_problem(rule: Rule, a: np.ndarray, e: np.ndarray) -> str | None:
         return f"shape {list(a.shape)} differs from the expected {list(e.shape)}"
     if rule.check.numeric and not (a.dtype.kind in "biuf" and e.dtype.kind in "biuf"):
         return f"{a.dtype} and {e.dtype} cannot be compared by '{rule.check.name}'"
+    if "batch_axis" in rule.params:
+        problem = _batch_axis_problem(rule.params, a.shape)
+        if problem:
+            return problem
     if "axis" in rule.params:
         axis = rule.params["axis"]
         if not -a.ndim <= axis < a.ndim:
@@ -126,6 +131,16 @@ def _shape_problem(rule: Rule, a: np.ndarray, e: np.ndarray) -> str | None:
             return f"k={rule.params['k']} exceeds the {size} entries of axis {axis}"
         if size == 0:
             return f"axis {axis} has no entries to rank"
+    return None
+
+
+def _batch_axis_problem(params: dict[str, Any], shape: tuple[int, ...]) -> str | None:
+    batch = params["batch_axis"]
+    if not -len(shape) <= batch < len(shape):
+        return f"batch_axis {batch} does not exist in shape {list(shape)}"
+    axis = params.get("axis")
+    if axis is not None and -len(shape) <= axis < len(shape) and axis % len(shape) == batch % len(shape):
+        return f"batch_axis {batch} is the class axis {axis}: items and classes must lie on different axes"
     return None
 
 
@@ -246,4 +261,6 @@ def judge_rule(rule: Rule, names: Sequence[str], results: Mapping[str, CaseResul
         cases={n: results[n].figure for n in names},
         note=NOTHING_COMPARED.format(output=rule.output) if vacuous else _notes(names, results),
         line=line,
+        case_notes={n: note for n in names if (note := results[n].note)},
+        compared=any(results[n].compared for n in names),
     )

@@ -22,6 +22,7 @@ from checker.context import Case, Context, Options
 from checker.diagnose import divergence as D
 from checker.errors import BundleError, UsageError
 from checker.findings import Finding
+from checker.manifest import views
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -61,7 +62,7 @@ def _reasons(head: str, found: list[Finding]) -> str:
 
 
 def variant_entry(ctx: Context, name: str) -> tuple[dict[str, object], Path]:
-    variants = [v for v in ctx.data.get("variants") or [] if isinstance(v, dict)]
+    variants = views.variants(ctx.data)
     entry = next((v for v in variants if v.get("name") == name), None)
     if entry is None:
         known = ", ".join(str(v.get("name")) for v in variants) or "none"

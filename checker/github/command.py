@@ -19,6 +19,7 @@ from checker.github.config import COMMENT, FAIL_ON, MODES, Config
 
 if TYPE_CHECKING:
     from checker.github.api import Client
+    from checker.github.event import Event
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
@@ -44,6 +45,9 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--fail-on", dest="fail_on", choices=FAIL_ON, help="what fails the step")
     p.add_argument("--report", help="the JSON report to write (verify) or read (comment-only)")
     p.add_argument("--args", help="extra `checker verify` options, e.g. --args='--run-validation'")
+    p.add_argument(
+        "--compare-to", dest="compare_to", help="a base report's path, or base (verify the pull request's base commit)"
+    )
     p.add_argument("--dry-run", action="store_true", help="send no write to GitHub; print what would be sent")
     p.set_defaults(func=cmd_run)
 
@@ -73,13 +77,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from checker.github.publish import publish
-    from checker.github.reportfile import read_report
+    from checker.github.reportfile import read_reports
 
-    overrides = {k: getattr(args, k) for k in ("mode", "bundles", "comment", "fail_on", "report", "args")}
+    keys = ("mode", "bundles", "comment", "fail_on", "report", "args", "compare_to")
+    overrides = {k: getattr(args, k) for k in keys}
     config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
     code = 0
-    if config.mode == "comment-only":
-        report = read_report(Path(config.report), untrusted=True)
+    if config.mode == "comment-only":  # a glob (reports/*.json) joins the matrix jobs' reports into one
+        report = read_reports(config.report, untrusted=True)
     else:
         try:
             code, verified = _verify(config)
@@ -122,8 +127,25 @@ def _verify(config: Config) -> tuple[int, dict[str, Any] | None]:
     report = read_report(report_path, untrusted=False)
     found = report.get("context")
     report["context"] = {**(found if isinstance(found, dict) else {}), **context(config, event)}
+    if config.compare_to:
+        _compare(config, event, report)
     write_report(report_path, report)
     return code, report
+
+
+def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
+    """Add what changed since the base; a base that cannot be had is said in the log, never a failure."""
+    import shlex
+
+    from checker.changes import diff
+    from checker.github.base import base_report
+
+    try:
+        base = base_report(config, event, shlex.split(config.bundles), shlex.split(config.args))
+    except Error as exc:
+        _print([f"::warning title=compare-to::No comparison with the base: {exc}"])
+        return
+    report["changes"] = diff(base, report)
 
 
 def _could_not_verify(config: Config, code: int) -> None:
@@ -167,6 +189,7 @@ def _post(
     """Create or update the comment on the given pull request, or on the event's."""
     from checker.github.comment import Sticky
     from checker.github.event import Target, find_targets, load_event
+    from checker.github.publish import links
     from checker.render.markdown import render
 
     if pr is not None:
@@ -176,7 +199,7 @@ def _post(
             client, config.owner_repo, load_event(config.event_name, config.event_path), config.sha, hint
         )
     sticky = Sticky(client, config.owner_repo, config.bundles, config.run)
-    markdown = render(report)
+    markdown = render(report, links=links(report))
     return [f"#{t.number}: {_outcome(sticky.sync(t, markdown, create=True))}" for t in targets]
 
 

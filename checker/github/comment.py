@@ -17,6 +17,7 @@ from typing import Any
 
 from checker.github.api import ApiError, Client
 from checker.github.event import Target
+from checker.render.markdown import FOOTER_MARK
 
 ACTIONS_BOT = "github-actions[bot]"
 _RUN_LINE = re.compile(r"<!-- onnx-release-checker:run head=([0-9a-f]{7,64}|-) run=(\d+)\.(\d+) -->")
@@ -163,8 +164,9 @@ def _login(comment: Mapping[str, Any]) -> str | None:
 
 
 def _visible(body: str) -> str:
-    """The body without its two hidden header lines (the run line changes with every run)."""
-    return body.split("\n", 2)[2] if body.count("\n") >= 2 else body
+    """The body without its two hidden header lines and its footer (the run and the time change with every run)."""
+    visible = body.split("\n", 2)[2] if body.count("\n") >= 2 else body
+    return visible.split(FOOTER_MARK, 1)[0]
 
 
 def _recorded(body: str) -> re.Match[str] | None:

@@ -65,6 +65,8 @@ class Config:
     fail_on: str = "error"
     report: str = "checker-report.json"
     args: str = ""
+    compare_to: str = ""  # a base report's path, or "base" (verify the pull request's base commit)
+    runtimes: str = ""  # --runtime SPECs, space or newline separated
     dry_run: bool = False
     timeout: float = 15.0
 
@@ -114,7 +116,7 @@ class Config:
 def _inputs(env: Mapping[str, str]) -> dict[str, Any]:
     """The action's inputs (INPUT_<NAME>, as the runner names them); unset or empty keeps the default."""
     names = {"mode": "MODE", "bundles": "BUNDLES", "comment": "COMMENT", "fail_on": "FAIL_ON",
-             "report": "REPORT", "args": "ARGS"}  # fmt: skip
+             "report": "REPORT", "args": "ARGS", "compare_to": "COMPARE_TO", "runtimes": "RUNTIMES"}  # fmt: skip
     values: dict[str, Any] = {}
     for key, name in names.items():
         raw = env.get(f"INPUT_{name}")

@@ -7,6 +7,7 @@ verdict. Nothing here prints: the caller writes `Published.lines` to standard ou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from checker.github.comment import Outcome, Sticky
 from checker.github.config import Config
 from checker.github.event import Event, Target, find_targets, head_sha, load_event
 from checker.github.files import append_summary, write_outputs
+from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, render
 
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
@@ -70,7 +72,7 @@ def _summary(config: Config, report: Mapping[str, Any], selection: Selection) ->
         return
     notes = [n for n in (selection.note(),) if n]
     limit = SUMMARY_LIMIT - SUMMARY_RESERVE
-    text = render(report, limit=limit, notes=notes, limit_name="GitHub's 1 MiB job-summary limit")
+    text = render(report, limit=limit, notes=notes, limit_name="GitHub's 1 MiB job-summary limit", links=links(report))
     append_summary(config.step_summary, text)
 
 
@@ -124,7 +126,7 @@ def _comment_targets(config: Config, report: Mapping[str, Any], status: str, cli
         return ""
     bundle_set = _bundle_set(config, context)
     sticky = Sticky(client, config.owner_repo, bundle_set, config.run)
-    markdown = render(report)
+    markdown = render(report, links=links(report))
     url = ""
     for target in targets:
         outcome = sticky.sync(target, markdown, create=config.comment == "always" or status == "fail")
@@ -152,6 +154,13 @@ def _bundle_set(config: Config, context: Mapping[str, Any]) -> str:
     if config.mode == "comment-only" and isinstance(recorded, str) and recorded.strip():
         return recorded[:4096]
     return config.bundles
+
+
+def links(report: Mapping[str, Any]) -> Links | None:
+    """Links into the repository at the commit the report is about (a pull request's head, not the merge)."""
+    found = report.get("context")
+    head = found.get("head_sha") if isinstance(found, Mapping) else None
+    return Links.from_env(os.environ, sha=head if isinstance(head, str) else None)
 
 
 def _describe(target: Target, outcome: Outcome) -> str:

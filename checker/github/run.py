@@ -41,6 +41,7 @@ def verify_argv(config: Config, report_path: Path) -> list[str]:
         if word.split("=", 1)[0] in RESERVED:
             raise UsageError(f"args may not set {word.split('=', 1)[0]}: the action writes the JSON report itself")
     ours = ["--format", "json", "--output", str(report_path), "--no-progress"]
+    ours += [arg for spec in config.runtimes.split() for arg in ("--runtime", spec)]
     if config.fail_on == "warning":
         ours.append("--strict")
     return ["verify", *extra, *ours, "--", *bundle_paths(config.bundles)]

@@ -29,6 +29,7 @@ class Decoded:
     upright: Any
     stored: Any
     orientation: int  # the EXIF tag; 1 means stored upright
+    path: Path | None = None  # the file, for a decode step that names another library (OpenCV)
 
 
 def decode(path: Path, name: str) -> Decoded:
@@ -42,8 +43,8 @@ def decode(path: Path, name: str) -> Decoded:
                 _check_header(im, name)
                 im.load()
                 tag = orientation(im)
-                stored = im.copy()
-                return Decoded(oriented(im) if tag != 1 else stored, stored, tag)
+                stored = im  # loaded: its pixels outlive the file, which the with-block closes
+                return Decoded(oriented(im) if tag != 1 else stored, stored, tag, path)
     except image.UnidentifiedImageError as e:
         raise PreprocessError(f"{name} cannot be decoded as an image: not {', '.join(FORMATS)}") from e
     except (

@@ -23,3 +23,15 @@ class MissingExtra(CannotReproduce):
         )
         self.extra = extra
         self.package = package
+
+
+class MissingLibrary(CannotReproduce):
+    """A library a step names (OpenCV, torchvision) is not installed: never replaced by another one."""
+
+    def __init__(self, extra: str, package: str, use: str) -> None:
+        super().__init__(
+            f"{package} is not installed here, so the checker cannot reproduce {use}; "
+            f"install it with: pip install 'onnx-release-checker[{extra}]'"
+        )
+        self.extra = extra
+        self.package = package

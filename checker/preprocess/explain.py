@@ -1,11 +1,15 @@
-"""Naming the usual preprocessing mistake that turns the declared tensor into the stored one.
+"""Naming the edit of the declared preprocessing that turns the declared tensor into the stored one.
 
-Each alternative changes one thing in the declared preprocessing; the first that reproduces the stored tensor
-within tolerance explains the difference.
+For images, the alternatives are the one-edit neighbours of the declared step list (neighbours.py: a swap,
+a step left out or added, one parameter changed, the pad value inferred), and, for the shorthand fields, a
+few whole-pipeline mistakes no single edit makes (a letterbox for a crop, another layout). For text, the
+usual tokenization mistakes. The first that reproduces the stored tensor within tolerance explains it. The
+search is bounded: at most 64 neighbours, one decode per raw file, and a time bound per mismatch.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -13,8 +17,13 @@ import numpy as np
 
 from checker.preprocess.difference import difference
 from checker.preprocess.errors import PreprocessError
+from checker.preprocess.neighbours import inferred_value, neighbours, pad_value_candidates
+from checker.preprocess.pipeline import tensor_units
 from checker.preprocess.rebuild import ImageSource, TextSource
-from checker.preprocess.spec_image import INTERPOLATIONS, Crop, ImageSpec, Pad
+from checker.preprocess.shorthand import spec_steps
+from checker.preprocess.spec_image import Crop, ImageSpec, Pad
+from checker.preprocess.steps import Layout, Step
+from checker.preprocess.steps import Pad as PadStep
 from checker.preprocess.text import TextSpec
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -31,8 +40,17 @@ class Alternative:
     tolerance: float
 
 
-def explain(alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False) -> str | None:
+# Past this, an explanation search gives up and says where the tensors differ.
+TIME_BOUND_SECONDS = 10.0
+
+
+def explain(
+    alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False, seconds: float = TIME_BOUND_SECONDS
+) -> str | None:
+    deadline = time.monotonic() + seconds
     for alt in alternatives:
+        if time.monotonic() > deadline:
+            return None
         try:
             tensor = alt.build()
         except PreprocessError:
@@ -53,22 +71,63 @@ def image_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) -
         tol = tolerance * alt.default_tolerance / spec.default_tolerance
         return Alternative(description, lambda: src.build(alt)[src.target.name], tol)
 
-    for description, alt in _spec_variants(spec, src, stored):
-        yield variant(description, alt)
+    if spec.steps is None:  # the shorthand's own words first, for the mistakes they can name
+        for description, alt in (*_channel_variants(spec), *_scale_variants(spec), *_normalisation_variants(spec)):
+            yield variant(description, alt)
+    yield from step_alternatives(src, stored, tolerance)
+    if spec.steps is None:
+        for description, alt in _geometry_variants(spec, _spatial(src, stored)):
+            yield variant(description, alt)
     yield from _layout_variants(src, stored, tolerance)
 
 
-def _spec_variants(spec: ImageSpec, src: ImageSource, stored: np.ndarray) -> Iterator[tuple[str, ImageSpec]]:
-    yield from _channel_variants(spec)
-    yield from _scale_variants(spec)
-    yield from _normalisation_variants(spec)
-    yield from _geometry_variants(spec, _spatial(src, stored))
-    yield from _interpolation_variants(spec)
-    if src.decoded.orientation != 1:
-        yield (
-            f"with the EXIF orientation ignored (the file's tag is {src.decoded.orientation})",
-            replace(spec, exif=False),
-        )
+def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) -> Iterator[Alternative]:
+    """The one-edit neighbours of the declared steps, then the pad values inferred from the stored tensor."""
+    declared = spec_steps(src.spec)
+    unit = tensor_units(declared)
+    batch = _stored_batch(src, stored)
+    where = "" if src.spec.steps is not None else _SHORTHAND_NOTE
+
+    def build(steps: tuple[Step, ...]) -> Callable[[], np.ndarray]:
+        return lambda: src.build_steps(steps)
+
+    for n in neighbours(declared, src.decoded.orientation, batch):
+        yield Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit)
+    for i, pad in pad_value_candidates(declared):
+        alt = _pad_value(src, declared, i, pad, stored, tolerance)
+        if alt is not None:
+            yield Alternative(alt.description + where, alt.build, alt.tolerance)
+
+
+_SHORTHAND_NOTE = " (in the steps the shorthand fields expand to: checker preprocess --show-steps)"
+
+
+def _stored_batch(src: ImageSource, stored: np.ndarray) -> int | None:
+    layout = src.layout
+    if "N" not in layout or stored.ndim != len(layout):
+        return None
+    return int(stored.shape[layout.index("N")])
+
+
+def _pad_value(
+    src: ImageSource, steps: tuple[Step, ...], i: int, pad: PadStep, stored: np.ndarray, tolerance: float
+) -> Alternative | None:
+    def with_value(value: tuple[float, ...]) -> tuple[Step, ...]:
+        return (*steps[:i], replace(pad, value=value), *steps[i + 1 :])
+
+    try:
+        t0, t1 = src.build_steps(with_value((0.0,))), src.build_steps(with_value((1.0,)))
+    except PreprocessError:
+        return None
+    layout = next((s.layout for s in steps if isinstance(s, Layout)), src.layout)
+    axis = layout.index("C") if "C" in layout and stored.ndim == len(layout) else None
+    value = inferred_value(t0, t1, stored, axis)
+    if value is None or value == pad.value:
+        return None
+    shown = _values(value) if len(value) == 1 else f"[{_values(value)}]"
+    description = f"when `pad` has `value: {shown}` (the manifest has {_values(pad.value)})"
+    steps_v = with_value(value)
+    return Alternative(description, lambda: src.build_steps(steps_v), tolerance)
 
 
 def _channel_variants(spec: ImageSpec) -> Iterator[tuple[str, ImageSpec]]:
@@ -158,15 +217,6 @@ def _geometry_variants(spec: ImageSpec, hw: tuple[int, int] | None) -> Iterator[
 
 def _values(values: tuple[float, ...]) -> str:
     return ", ".join(f"{v:g}" for v in values)
-
-
-def _interpolation_variants(spec: ImageSpec) -> Iterator[tuple[str, ImageSpec]]:
-    if spec.resize.mode == "none" and spec.pad.mode != "letterbox":
-        return
-    for other in INTERPOLATIONS:
-        if other != spec.resize.interpolation:
-            description = f"with {other} interpolation where {spec.resize.interpolation} is declared"
-            yield description, replace(spec, resize=replace(spec.resize, interpolation=other))
 
 
 def _layout_variants(src: ImageSource, stored: np.ndarray, tolerance: float) -> Iterator[Alternative]:

@@ -1,70 +1,176 @@
-"""Output sizes of the resize modes, and crop and pad on H x W x C arrays."""
+"""Sizes the resize steps compute, with their rounding and arithmetic, and crop and pad on H x W x C arrays."""
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 import numpy as np
 
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.spec_image import Crop, Pad, Resize
+from checker.preprocess.steps import Crop, Pad, Resize
+
+Number = Fraction | float
 
 
-def scaled(length: int, num: int, den: int, rounding: str) -> int:
-    """round(length * num / den) in exact integer arithmetic (half up), or its floor; at least 1."""
+def ratio(length: int, num: float, den: int, arithmetic: str) -> Number:
+    """`length * num / den` computed as the application computes it (see the spec's `arithmetic`)."""
+    if arithmetic == "float_scale_first":
+        return float(length) * (float(num) / float(den))
+    if arithmetic == "float_product_first":
+        return (float(num) * float(length)) / float(den)
+    if isinstance(num, int):
+        return Fraction(length * num, den)
+    return Fraction(length) * Fraction(repr(num)) / den
+
+
+def rounded(x: Number, rounding: str) -> int:
     if rounding == "floor":
-        return max(1, length * num // den)
-    return max(1, (2 * length * num + den) // (2 * den))
+        value = math.floor(x)
+    elif rounding == "ceil":
+        value = math.ceil(x)
+    elif rounding == "half_even":
+        value = round(x)
+    else:  # half_up
+        value = math.floor(x + Fraction(1, 2) if isinstance(x, Fraction) else x + 0.5)
+    return max(1, int(value))
 
 
 def resize_size(r: Resize, h0: int, w0: int) -> tuple[int, int]:
-    """(h, w) after the resize step, from the decoded (h0, w0)."""
-    if r.mode == "exact":
-        return r.size[0], r.size[1]
-    if r.mode == "fixed_height":
-        h, max_w = r.size
-        return h, min(max_w, scaled(w0, h, h0, "nearest"))
-    if r.mode in ("shorter_side", "longer_side"):
-        s = r.size[0]
-        height_is_target = (h0 <= w0) == (r.mode == "shorter_side")
-        if height_is_target:
-            return s, scaled(w0, s, h0, r.rounding)
-        return scaled(h0, s, w0, r.rounding), s
-    return h0, w0
+    """(h, w) the resize step makes of an image of (h0, w0)."""
+    if r.ppocr_line is not None:
+        h, min_w = r.ppocr_line
+        x = ratio(w0, h, h0, r.arithmetic)
+        return h, max(1, min(math.ceil(x), max(min_w, math.floor(x))))
+    h, w = _computed(r, h0, w0)
+    if r.multiple_of is not None and r.size is None:
+        n = r.multiple_of
+        h, w = (max(n, rounded(Fraction(side, n), r.rounding) * n) for side in (h, w))
+    return h, w
 
 
-def letterbox_size(size: tuple[int, int], h0: int, w0: int) -> tuple[int, int]:
-    """The largest (h, w) with the aspect ratio of (h0, w0) that fits in `size`."""
-    th, tw = size
-    if th * w0 <= tw * h0:  # the height limits
-        return th, min(tw, scaled(w0, th, h0, "nearest"))
-    return min(th, scaled(h0, tw, w0, "nearest")), tw
+def _computed(r: Resize, h0: int, w0: int) -> tuple[int, int]:
+    def side(length: int, num: float, den: int) -> int:
+        return rounded(ratio(length, num, den, r.arithmetic), r.rounding)
 
-
-def center_crop(img: np.ndarray, crop: Crop) -> np.ndarray:
-    """As Hugging Face's center_crop: offsets rounded down; a smaller image is zero-padded first."""
-    ch, cw = crop.size
-    h, w = img.shape[:2]
-    if crop.offset == "half_even":
-        top, left = round((h - ch) / 2), round((w - cw) / 2)
+    if r.size is not None:
+        return r.size
+    if r.scale is not None:
+        return side(h0, r.scale, 1), side(w0, r.scale, 1)
+    if r.height is not None:
+        w = side(w0, r.height, h0)
+        return r.height, _clamp(w, r.min_width, r.max_width)
+    if r.width is not None:
+        h = side(h0, r.width, w0)
+        return _clamp(h, r.min_height, r.max_height), r.width
+    if r.fit is not None:
+        th, tw = r.fit
+        if th * w0 <= tw * h0:  # the height limits
+            return th, min(tw, side(w0, th, h0))
+        return min(th, side(h0, tw, w0)), tw
+    short0, long0 = min(h0, w0), max(h0, w0)
+    if r.shorter_side is not None:
+        short, long = r.shorter_side, side(long0, r.shorter_side, short0)
+        if r.max_longer is not None and long > r.max_longer:
+            short, long = side(short0, r.max_longer, long0), r.max_longer
     else:
-        top, left = (h - ch) // 2, (w - cw) // 2
-    if top >= 0 and left >= 0:
+        n = r.longer_side or long0
+        short, long = side(short0, n, long0), n
+    return (short, long) if h0 <= w0 else (long, short)
+
+
+def _clamp(value: int, low: int | None, high: int | None) -> int:
+    if low is not None:
+        value = max(low, value)
+    if high is not None:
+        value = min(high, value)
+    return value
+
+
+def crop(img: np.ndarray, c: Crop) -> np.ndarray:
+    """The crop step on H x W x C pixels."""
+    h, w = img.shape[:2]
+    if c.box is not None:
+        top, left, ch, cw = c.box
+        if top + ch > h or left + cw > w:
+            raise PreprocessError(f"crop box {list(c.box)} reaches outside the {h}x{w} image")
         return img[top : top + ch, left : left + cw]
+    ch, cw = c.center or (h, w)
+    if ch > h or cw > w:
+        if c.pad_if_smaller is None:
+            raise PreprocessError(f"the image is {h}x{w}, smaller than the {ch}x{cw} crop (no pad_if_smaller)")
+        img = _centred(img, ch, cw, c.pad_if_smaller)
+        h, w = img.shape[:2]
+    top, left = _offset(h - ch, c.offset_rounding), _offset(w - cw, c.offset_rounding)
+    return img[top : top + ch, left : left + cw]
+
+
+def _offset(extra: int, rounding: str) -> int:
+    return round(extra / 2) if rounding == "half_even" else extra // 2
+
+
+def _centred(img: np.ndarray, ch: int, cw: int, fill: tuple[float, ...]) -> np.ndarray:
+    """As Hugging Face's center_crop: the image on a canvas at least the crop's size (the odd row and column of
+    padding before it)."""
+    h, w = img.shape[:2]
     nh, nw = max(h, ch), max(w, cw)
     top_pad, left_pad = -(-(nh - h) // 2), -(-(nw - w) // 2)  # ceil
-    canvas = np.zeros((nh, nw, *img.shape[2:]), dtype=img.dtype)
+    canvas = _canvas((nh, nw, img.shape[2]), img.dtype, fill)
     canvas[top_pad : top_pad + h, left_pad : left_pad + w] = img
-    top, left = top + top_pad, left + left_pad
-    return canvas[max(0, top) : min(nh, top + ch), max(0, left) : min(nw, left + cw)]
+    return canvas
 
 
-def pad(img: np.ndarray, p: Pad, value: np.ndarray) -> np.ndarray:
-    """Place `img` on a canvas of `p.size` filled with `value` (one entry per channel of `img`)."""
-    th, tw = p.size
+def _canvas(shape: tuple[int, int, int], dtype: np.dtype, fill: tuple[float, ...]) -> np.ndarray:
+    """A canvas filled with `fill` (one value, or one per channel); uint8 stays uint8 only for 8-bit values."""
+    values = fill * shape[2] if len(fill) == 1 else fill
+    integral = dtype == np.uint8 and all(float(v).is_integer() and 0 <= v <= 255 for v in values)
+    out_dtype = dtype if integral or dtype.kind == "f" else np.dtype(np.float32)
+    if len(set(values)) == 1:
+        return np.full(shape, values[0], dtype=out_dtype)
+    canvas = np.empty(shape, dtype=out_dtype)
+    canvas[...] = values
+    return canvas
+
+
+def pad_amounts(p: Pad, h: int, w: int) -> tuple[int, int]:
+    """The padded (h, w)."""
+    if p.to is not None:
+        th, tw = p.to
+        if h > th or w > tw:
+            raise PreprocessError(
+                f"the image is {h}x{w} before padding, larger than pad.size (pad.to in steps) {th}x{tw}"
+            )
+        return th, tw
+    if p.multiple_of is not None:
+        n = p.multiple_of
+        return -(-h // n) * n, -(-w // n) * n
+    lh, lw = p.at_least or (None, None)
+    return max(h, lh or 0), max(w, lw or 0)
+
+
+def _split(extra: int, where: str, odd: str) -> tuple[int, int]:
+    """(before, after) of `extra` rows or columns, for content placed at `where` (start, middle or end)."""
+    if where == "start":
+        return 0, extra
+    if where == "end":
+        return extra, 0
+    small = extra // 2
+    return (small, extra - small) if odd == "end" else (extra - small, small)
+
+
+def pad(img: np.ndarray, p: Pad) -> np.ndarray:
+    """The pad step on H x W x C pixels (the value in the units the pixels have)."""
     h, w = img.shape[:2]
-    if h > th or w > tw:
-        raise PreprocessError(f"the image is {h}x{w} before padding, larger than pad.size {th}x{tw}")
-    top, left = (0, 0) if p.mode == "bottom_right" else ((th - h) // 2, (tw - w) // 2)
-    canvas = np.empty((th, tw, img.shape[2]), dtype=np.float64)
-    canvas[...] = value
+    th, tw = pad_amounts(p, h, w)
+    vertical = "start" if "top" in p.position else "end" if "bottom" in p.position else "middle"
+    horizontal = "start" if "left" in p.position else "end" if "right" in p.position else "middle"
+    top, bottom = _split(th - h, vertical, p.odd)
+    left, right = _split(tw - w, horizontal, p.odd)
+    if p.mode != "constant":
+        if p.mode in ("reflect", "symmetric") and (top >= h or bottom >= h or left >= w or right >= w):
+            raise PreprocessError(f"pad mode {p.mode} needs the image ({h}x{w}) larger than what it adds")
+        padded: np.ndarray = np.pad(img, ((top, bottom), (left, right), (0, 0)), mode=p.mode)  # type: ignore[call-overload]
+        return padded
+    canvas = _canvas((th, tw, img.shape[2]), img.dtype, p.value)
     canvas[top : top + h, left : left + w] = img
     return canvas

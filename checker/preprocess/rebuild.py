@@ -9,14 +9,17 @@ from typing import Any
 import numpy as np
 
 from checker.errors import BundleError, Error, UsageError
+from checker.preprocess.audio import AudioSpec, DecodeCache, Result, audio_layout, build_audio
 from checker.preprocess.decode import Decoded, decode
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image import build_decoded
 from checker.preprocess.layout import cast, image_layout, numpy_dtype
+from checker.preprocess.pipeline import Memo, run
 from checker.preprocess.spec_image import ImageSpec
+from checker.preprocess.steps import Step
 from checker.preprocess.text import TextSpec, build_text, read_text
 
-REBUILT_KINDS = ("image", "text", "derived")
+REBUILT_KINDS = ("image", "text", "derived", "audio")
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,16 @@ class ImageSource:
     decoded: Decoded
     target: Target
     layout: str
+    # What each prefix of a step list made: the explanations try many lists that begin alike.
+    memo: Memo = field(default_factory=Memo)
 
     def build(self, spec: ImageSpec | None = None) -> dict[str, np.ndarray]:
-        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype)
+        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype, self.memo)
         return {self.target.name: tensor}
+
+    def build_steps(self, steps: tuple[Step, ...]) -> np.ndarray:
+        """The tensor a variation of the declared step list makes (as precisely as the declared one)."""
+        return run(steps, self.decoded, self.layout, self.target.dtype, self.memo, float64=self.spec.steps is None)
 
 
 @dataclass
@@ -60,7 +69,47 @@ class TextSource:
         return {t.name: token_tensor(encoding[t.field], t) for t in self.targets}
 
 
-Source = ImageSource | TextSource
+@dataclass
+class AudioSource:
+    """A raw audio file (decoded once per library) and the input its steps make."""
+
+    spec: AudioSpec
+    decoded: DecodeCache
+    target: Target
+
+    def result(self, spec: AudioSpec | None = None) -> Result:
+        spec = spec or self.spec
+        layout = audio_layout(self.target.layout, self.target.shape, spec)
+        return build_audio(spec, self.decoded, layout, self.target.dtype)
+
+    def build(self) -> dict[str, np.ndarray]:
+        """The tensor; a rate or channel count other than the input declares is an error that says so."""
+        made = self.result()
+        for problem in rate_problems(self.spec, made):
+            raise PreprocessError(problem)
+        return {self.target.name: made.tensor}
+
+
+def rate_problems(spec: AudioSpec, made: Result) -> list[str]:
+    problems = []
+    if spec.sample_rate is not None and made.rate != spec.sample_rate:
+        how = (
+            "after its resample step"
+            if made.resampled
+            else f"the file's own rate: no resample step brings it to {spec.sample_rate} Hz"
+        )
+        problems.append(
+            f"the rebuilt signal is at {made.rate} Hz ({how}), but the input declares sample_rate {spec.sample_rate}"
+        )
+    if spec.channels is not None and made.channels != spec.channels:
+        problems.append(
+            f"the rebuilt signal has {made.channels} channel(s), but the input declares channels {spec.channels}"
+            + (" (mix them with a `mix` step)" if made.channels > spec.channels else "")
+        )
+    return problems
+
+
+Source = ImageSource | TextSource | AudioSource
 
 
 @dataclass
@@ -69,7 +118,7 @@ class Inputs:
 
     entries: list[dict[str, Any]]
     root: Path
-    _specs: dict[str, ImageSpec | TextSpec | PreprocessError] = field(default_factory=dict)
+    _specs: dict[str, ImageSpec | TextSpec | AudioSpec | PreprocessError] = field(default_factory=dict)
 
     def entry(self, name: str) -> dict[str, Any] | None:
         return next((e for e in self.entries if e.get("name") == name), None)
@@ -90,7 +139,7 @@ class Inputs:
             raise PreprocessError(f"input '{name}' is derived from {source!r}, which is not a text input")
         return source
 
-    def spec(self, name: str) -> ImageSpec | TextSpec:
+    def spec(self, name: str) -> ImageSpec | TextSpec | AudioSpec:
         """The parsed spec of an image or text input; the same error again for a spec that failed."""
         if name not in self._specs:
             try:
@@ -102,10 +151,12 @@ class Inputs:
             raise found
         return found
 
-    def _parse(self, name: str) -> ImageSpec | TextSpec:
+    def _parse(self, name: str) -> ImageSpec | TextSpec | AudioSpec:
         prep = (self.entry(name) or {}).get("preprocessing") or {}
         if self.kind(name) == "image":
             return ImageSpec.from_manifest(prep, self.root)
+        if self.kind(name) == "audio":
+            return AudioSpec.from_manifest(prep)
         return TextSpec.from_manifest(prep)
 
     def target(self, name: str, text_field: str = "ids") -> Target:
@@ -134,15 +185,18 @@ class Inputs:
 
 
 def open_source(inputs: Inputs, name: str, raw: Path, raw_name: str, only_named: bool = False) -> Source | None:
-    """The raw file `raw` read as input `name` declares; None for kinds that are not rebuilt (audio, custom).
+    """The raw file `raw` read as input `name` declares; None for kinds that are not rebuilt (custom, and
+    audio without `steps`).
 
     For a text input, the source also makes the inputs derived from it, unless `only_named`.
     """
     kind = inputs.kind(name)
-    if kind not in REBUILT_KINDS:
+    if kind not in REBUILT_KINDS or (kind == "audio" and not is_rebuilt_audio(inputs, name)):
         return None
     source = inputs.source_name(name)
     spec = inputs.spec(source)
+    if isinstance(spec, AudioSpec):
+        return AudioSource(spec, DecodeCache(raw, raw_name), inputs.target(name))
     if isinstance(spec, ImageSpec):
         target = inputs.target(name)
         layout = image_layout(target.layout, target.shape)
@@ -150,6 +204,12 @@ def open_source(inputs: Inputs, name: str, raw: Path, raw_name: str, only_named:
     text, line_break = _split_line_break(raw, raw_name)
     only = name if (only_named or kind == "derived") else None
     return TextSource(spec, inputs.root, text, inputs.text_targets(source, only), line_break)
+
+
+def is_rebuilt_audio(inputs: Inputs, name: str) -> bool:
+    """An audio input is rebuilt when it declares `steps`; without them its raw files are kept for a reader."""
+    prep = (inputs.entry(name) or {}).get("preprocessing")
+    return isinstance(prep, dict) and "steps" in prep
 
 
 def _split_line_break(raw: Path, raw_name: str) -> tuple[str, str]:
@@ -184,5 +244,8 @@ def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: boo
     source = open_source(inputs, name, raw, raw.name, only_named=not npz)
     if source is None:
         kind = inputs.kind(name)
-        raise Error(f"input '{name}' has preprocessing kind {kind!r}; only image and text inputs are rebuilt")
+        raise Error(
+            f"input '{name}' has preprocessing kind {kind!r}; only image, text and audio (with `steps`) "
+            "inputs are rebuilt"
+        )
     return source.build()

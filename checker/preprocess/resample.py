@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.preprocess.errors import CannotReproduce, MissingExtra
+from checker.preprocess.errors import CannotReproduce, MissingExtra, MissingLibrary
 
 
 def pillow() -> Any:
@@ -82,3 +82,56 @@ def _torch(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.nda
     align = None if interpolation == "nearest" else False
     y = functional.interpolate(x, size=size, mode=interpolation, align_corners=align, antialias=False)
     return np.asarray(y[0].permute(1, 2, 0).numpy(), dtype=np.float64)
+
+
+# The resize step: each library with its own filter names (steps.FILTERS), no translation between them.
+
+_OPENCV_FILTERS = {
+    "nearest": "INTER_NEAREST",
+    "nearest_exact": "INTER_NEAREST_EXACT",
+    "linear": "INTER_LINEAR",
+    "cubic": "INTER_CUBIC",
+    "area": "INTER_AREA",
+    "lanczos4": "INTER_LANCZOS4",
+}
+
+
+def opencv(use: str = "a step with library: opencv") -> Any:
+    """The cv2 module, or MissingLibrary naming the extra that installs it."""
+    try:
+        return importlib.import_module("cv2")
+    except ImportError as e:
+        raise MissingLibrary("opencv", "OpenCV", use) from e
+
+
+def torchvision_functional() -> Any:
+    try:
+        return importlib.import_module("torchvision.transforms.v2.functional")
+    except ImportError as e:
+        raise MissingLibrary("torch", "torchvision", "a resize with library: torchvision") from e
+
+
+def resize_with(img: np.ndarray, size: tuple[int, int], library: str, filt: str, antialias: bool) -> np.ndarray:
+    """`img` (H x W x C) resized to `size` (h, w) by `library` with its filter `filt`."""
+    if img.shape[:2] == size:
+        return img  # every library copies the same pixels when the size does not change
+    if library == "opencv":
+        cv2 = opencv()
+        src = img if img.dtype in (np.uint8, np.float32) else img.astype(np.float32)
+        out = cv2.resize(src, (size[1], size[0]), interpolation=getattr(cv2, _OPENCV_FILTERS[filt]))
+        return np.asarray(out).reshape(size[0], size[1], img.shape[2])
+    if library == "torchvision":
+        return _torchvision(img, size, filt, antialias)
+    if library == "torch":
+        return _torch(img, size, filt)
+    return _pillow(img, size, filt)
+
+
+def _torchvision(img: np.ndarray, size: tuple[int, int], filt: str, antialias: bool) -> np.ndarray:
+    functional = torchvision_functional()
+    torch = importlib.import_module("torch")
+    modes = importlib.import_module("torchvision.transforms").InterpolationMode
+    src = img if img.dtype in (np.uint8, np.float32) else img.astype(np.float32)
+    x = torch.from_numpy(np.ascontiguousarray(src)).permute(2, 0, 1)
+    y = functional.resize(x, list(size), interpolation=getattr(modes, filt.upper()), antialias=antialias)
+    return np.ascontiguousarray(y.permute(1, 2, 0).numpy())

@@ -10,6 +10,10 @@ from typing import Any
 from checker.preprocess import fields as f
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.hf_config import map_config, read_config
+from checker.preprocess.steps import Step, parse_steps
+
+# The fixed-order fields: shorthand for a step list (shorthand.py); a block has these or `steps`, not both.
+SHORTHAND_FIELDS = ("color", "resize", "crop", "pad", "scale", "mean", "std")
 
 COLORS = ("RGB", "BGR", "GRAY")
 RESIZE_MODES = ("none", "exact", "shorter_side", "longer_side", "fixed_height")
@@ -55,6 +59,7 @@ class ImageSpec:
     std: tuple[float, ...] = (1.0,)
     tolerance: float | None = None
     exif: bool = True  # apply the EXIF orientation; only the fidelity explanations switch it off
+    steps: tuple[Step, ...] | None = None  # the declared `steps`; None when the shorthand fields are used
 
     @property
     def channels(self) -> int:
@@ -63,6 +68,10 @@ class ImageSpec:
     @property
     def default_tolerance(self) -> float:
         """Two grey levels in tensor units: resampling code may round differently by that much."""
+        if self.steps is not None:
+            from checker.preprocess.pipeline import tensor_units
+
+            return 2 * tensor_units(self.steps)
         return 2 * abs(self.scale) / min(abs(s) for s in self.std)
 
     @property
@@ -72,7 +81,27 @@ class ImageSpec:
     @classmethod
     def from_manifest(cls, prep: dict[str, Any], root: Path) -> ImageSpec:
         """Parse `inputs[].preprocessing` of kind image; `config:` is read from the bundle at `root`."""
+        if "steps" in prep or "import" in prep:
+            return parse_step_spec(prep, root)
         return parse_image(merged_fields(prep, root))
+
+
+def parse_step_spec(prep: dict[str, Any], root: Path) -> ImageSpec:
+    """A block written as `steps` (or imported from another tool's pipeline file into steps)."""
+    both = [k for k in (*SHORTHAND_FIELDS, "config") if k in prep]
+    if both:
+        raise PreprocessError(
+            f"preprocessing has both steps and the shorthand field(s) {', '.join(both)}; write one or the other"
+        )
+    if "steps" in prep and "import" in prep:
+        raise PreprocessError("preprocessing has both steps and import; write one or the other")
+    if "import" in prep:
+        from checker.preprocess.importers import import_steps
+
+        steps = import_steps(prep["import"], root)
+    else:
+        steps = parse_steps(prep["steps"])
+    return ImageSpec(steps=steps, tolerance=_tolerance(prep.get("tolerance")))
 
 
 def merged_fields(prep: dict[str, Any], root: Path) -> dict[str, Any]:

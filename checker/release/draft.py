@@ -157,10 +157,19 @@ def _preprocessing_todo(meaning: str) -> list[str]:
         "image": "{kind: image, color: RGB, resize: {mode: shorter_side, size: 256, interpolation: bilinear}, "
         "crop: {mode: center, size: [224, 224]}, scale: 0.00392156862745098, mean: [...], std: [...]}",
         "text": "{kind: text, tokenizer: tokenizer.json, max_length: 128, padding: max_length, truncation: true}",
-        "audio": "{kind: audio, sample_rate: 16000, channels: 1, range: [-1, 1]}",
+        "audio": "{kind: audio, sample_rate: 16000, channels: 1, steps: [{decode: {library: soundfile}}, "
+        "{mix: mono}, {resample: {rate: 16000}}]}",
     }
     example = examples.get(meaning, "{kind: custom, description: how the application makes this tensor}")
-    return [f"{TODO}preprocessing: how an application input becomes this tensor, e.g.", f"  preprocessing: {example}"]
+    lines = [f"{TODO}preprocessing: how an application input becomes this tensor, e.g.", f"  preprocessing: {example}"]
+    if meaning == "image":
+        # The fixed-order fields above are shorthand; an application with its own order declares its steps.
+        lines += [
+            "  or, in the application's own order (docs/preprocessing.md):",
+            "  preprocessing: {kind: image, steps: [{decode: {mode: RGB}}, {resize: {height: 64, rounding: floor}}, "
+            "{convert: {to: L}}, {scale: 0.00392156862745098}]}",
+        ]
+    return lines
 
 
 def _output(spec: TensorSpec, index: int, facts: GraphFacts, used: set[str], draft: Draft) -> Any:

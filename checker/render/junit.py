@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.remedies import remedy
+
 # The order a reader meets the checks in, as `checker verify` runs them.
 CHECKS = (
     "manifest",
@@ -51,14 +53,14 @@ class Case:
 def render(report: Mapping[str, Any], colour: bool = False) -> str:
     """The JUnit XML document; `colour` is accepted like every renderer's and ignored."""
     root = ET.Element("testsuites", name="onnx-release-checker")
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    totals = {"tests": 0, "failures": 0, "skipped": 0}  # skipped is counted per suite (the schema has it there)
     for bundle in _dicts(report.get("bundles")):
         suite = _suite(bundle, strict=report.get("strict") is True)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for key in ("tests", "failures"):
+        root.set(key, str(totals[key]))
     root.set("errors", "0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -66,7 +68,8 @@ def render(report: Mapping[str, Any], colour: bool = False) -> str:
 
 def _suite(bundle: Mapping[str, Any], strict: bool) -> ET.Element:
     name = _clean(bundle.get("name") or bundle.get("path") or "bundle")
-    cases = [*_check_cases(bundle, name, strict), *_rule_cases(bundle, name)]
+    path = bundle.get("path")
+    cases = [*_check_cases(bundle, name, strict, path if isinstance(path, str) else ""), *_rule_cases(bundle, name)]
     suite = ET.Element("testsuite", name=name)
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(sum(1 for c in cases if c.failures)))
@@ -96,16 +99,16 @@ def _case_element(case: Case) -> ET.Element:
 # ----- checks: the seven pieces, then one case per family of findings
 
 
-def _check_cases(bundle: Mapping[str, Any], suite: str, strict: bool) -> Iterator[Case]:
+def _check_cases(bundle: Mapping[str, Any], suite: str, strict: bool, path: str = "") -> Iterator[Case]:
     findings = _dicts(bundle.get("findings"))
     by_family: dict[str, list[Mapping[str, Any]]] = {}
     for f in findings:
         by_family.setdefault(_family(str(f.get("id", ""))), []).append(f)
-    yield from _piece_cases(bundle, suite, by_family.pop("pieces", []))
+    yield from _piece_cases(bundle, suite, by_family.pop("pieces", []), path)
     by_family.pop("rules", None)  # the rule cases below say it with their figures
     families = [*CHECKS, *sorted(k for k in by_family if k not in CHECKS)]
     for family in families:
-        yield _family_case(suite, family, by_family.get(family, []), strict)
+        yield _family_case(suite, family, by_family.get(family, []), strict, path)
 
 
 def _family(fid: str) -> str:
@@ -115,14 +118,16 @@ def _family(fid: str) -> str:
     return PREFIX_FAMILY.get(prefix, prefix)
 
 
-def _piece_cases(bundle: Mapping[str, Any], suite: str, findings: list[Mapping[str, Any]]) -> Iterator[Case]:
+def _piece_cases(
+    bundle: Mapping[str, Any], suite: str, findings: list[Mapping[str, Any]], path: str = ""
+) -> Iterator[Case]:
     pieces = bundle.get("pieces")
     if not isinstance(pieces, Mapping):
         return
     for piece, state in pieces.items():
         case = Case(f"{suite}.pieces", _clean(piece))
         if state != "present":
-            said = [_line(f) for f in findings if _names_piece(f, str(piece))]
+            said = [_line(f, path) for f in findings if _names_piece(f, str(piece))]
             case.failures = said or [f"the {piece} piece is {state}"]
         yield case
 
@@ -134,24 +139,28 @@ def _names_piece(finding: Mapping[str, Any], piece: str) -> bool:
     return piece in str(finding.get("message", "")) or piece.replace("_", " ") in str(finding.get("message", ""))
 
 
-def _family_case(suite: str, family: str, findings: list[Mapping[str, Any]], strict: bool) -> Case:
+def _family_case(suite: str, family: str, findings: list[Mapping[str, Any]], strict: bool, path: str = "") -> Case:
     case = Case(f"{suite}.checks", _clean(family))
     for f in findings:
         severity = f.get("severity")
         fails = severity == "error" or (strict and severity == "warning")
-        (case.failures if fails else case.output).append(_line(f))
+        (case.failures if fails else case.output).append(_line(f, path))
     skips = [f for f in findings if f.get("id") in ("check.skipped", "comparison.not_run")]
     if skips and len(skips) == len(findings):
         case.skipped = _line(skips[0])
     return case
 
 
-def _line(finding: Mapping[str, Any]) -> str:
+def _line(finding: Mapping[str, Any], path: str = "") -> str:
+    """The finding on one line; an error or a warning ends with its fix (checker/remedies.py)."""
     where = finding.get("file") or ""
     if where and isinstance(finding.get("line"), int):
         where += f":{finding['line']}"
     prefix = f"{where}: " if where else ""
-    return f"{prefix}{finding.get('severity', '?')} {finding.get('id', '?')}: {finding.get('message', '')}"
+    said = f"{prefix}{finding.get('severity', '?')} {finding.get('id', '?')}: {finding.get('message', '')}"
+    if finding.get("severity") in ("error", "warning"):
+        said += f" (fix: {remedy(finding, path)})"
+    return said
 
 
 # ----- rules: one case per rule of each judged graph
@@ -174,7 +183,7 @@ def _rule_cases(bundle: Mapping[str, Any], suite: str) -> Iterator[Case]:
 def _rule_case(classname: str, name: str, rule: Mapping[str, Any]) -> Case:
     figures = ", ".join(
         f"{key.replace('_', ' ')} {rule.get(key)}"
-        for key in ("measured", "threshold", "would_pass_at", "worst_case", "pass_rate")
+        for key in ("measured", "threshold", "worst_case", "pass_rate")
         if rule.get(key) is not None
     )
     case = Case(classname, name)

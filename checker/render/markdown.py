@@ -1,5 +1,11 @@
 """The Markdown report: the pull-request comment and the job summary, from the JSON-shaped report dict.
 
+A reviewer reads it top down, so it is ordered by what they act on: the verdict line; then each failing
+bundle with its path, each error with its fix (checker/remedies.py); then warnings; then what changed
+since the base; then the pieces and the comparisons, collapsed. A passing report is a few lines with
+everything else in one collapsed block. With `links` (from the GitHub variables) every file and line
+links into the repository and the footer links the commit and the run.
+
 It renders whatever the report holds and trusts none of it: every name, label and message goes
 through `escape.text`. It fits a size limit by leaving out the least important detail first (charts,
 per-case figures, info findings, passing rules, then warnings and errors beyond the first few) and
@@ -9,11 +15,15 @@ says what it left out.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
 
+from checker.changes import changed_rules
+from checker.remedies import remedy
 from checker.render.escape import forget, mermaid, text
+from checker.render.links import Links, repo_path
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body
 SUMMARY_LIMIT = 1_048_576  # bytes in one step's job summary; over it GitHub drops the whole summary
@@ -86,21 +96,24 @@ def render(
     notes: Sequence[str] = (),
     limit_name: str = "GitHub's comment size limit",
     colour: bool = False,
+    links: Links | None = None,
 ) -> str:
     """The report as Markdown of at most `limit` UTF-8 bytes (so also at most `limit` characters).
 
     `notes` are trusted Markdown lines from the caller, added at the end. `colour` is accepted like
-    every renderer's and ignored: Markdown has none.
+    every renderer's and ignored: Markdown has none. `links` makes files, the commit and the run links.
     """
     try:
-        return _fitted(report, notes, limit_name, limit)
+        return _fitted(report, notes, limit_name, limit, links)
     finally:
         forget()
 
 
-def _fitted(report: Mapping[str, Any], notes: Sequence[str], limit_name: str, limit: int) -> str:
+def _fitted(
+    report: Mapping[str, Any], notes: Sequence[str], limit_name: str, limit: int, links: Links | None = None
+) -> str:
     """The most detailed rendering that fits: whole kinds of detail go first, then a cap is bisected."""
-    attempt = functools.partial(_attempt, report, notes=notes, limit_name=limit_name, limit=limit)
+    attempt = functools.partial(_attempt, report, notes=notes, limit_name=limit_name, limit=limit, links=links)
     body = ""
     for detail in LEVELS:
         body, fits = attempt(detail)
@@ -116,9 +129,15 @@ def _fitted(report: Mapping[str, Any], notes: Sequence[str], limit_name: str, li
 
 
 def _attempt(
-    report: Mapping[str, Any], detail: Detail, *, notes: Sequence[str], limit_name: str, limit: int
+    report: Mapping[str, Any],
+    detail: Detail,
+    *,
+    notes: Sequence[str],
+    limit_name: str,
+    limit: int,
+    links: Links | None = None,
 ) -> tuple[str, bool]:
-    body = _document(report, detail, Cuts(), notes, limit_name)
+    body = _document(report, detail, Cuts(), notes, limit_name, links)
     return body, _size(body) <= limit
 
 
@@ -163,24 +182,57 @@ def _hard_cut(body: str, limit: int) -> str:
     return "\n".join(kept) + tail
 
 
-def _document(report: Mapping[str, Any], detail: Detail, cuts: Cuts, notes: Sequence[str], limit_name: str) -> str:
+def _document(
+    report: Mapping[str, Any],
+    detail: Detail,
+    cuts: Cuts,
+    notes: Sequence[str],
+    limit_name: str,
+    links: Links | None = None,
+) -> str:
     bundles = _dicts(report.get("bundles"))
-    parts = [_headline(report, bundles), _overview(bundles)]
-    for i, bundle in enumerate(bundles):
-        if detail.full_bundles is not None and i >= detail.full_bundles:
-            cuts.add("bundle details")
-            continue
-        parts.append("\n".join(_bundle(bundle, detail, cuts)))
-    parts.append("\n".join(_environment(report.get("environment"))))
+    view = View(detail, cuts, links, _changes(report.get("changes")))
+    failing = [b for b in bundles if b.get("status") == "fail"]
+    parts = [_headline(report, bundles)]
+    if failing:
+        for i, bundle in enumerate(failing):
+            if detail.full_bundles is not None and i >= detail.full_bundles:
+                cuts.add("bundle details")
+                parts.append(_short_line(bundle, view))
+                continue
+            parts.append("\n".join(_failing_bundle(bundle, view)))
+        passing = [b for b in bundles if b.get("status") != "fail"]
+        if passing:
+            parts.append("\n".join(_passing_block(passing, view, f"✅ {_count(len(passing), 'other bundle')} passed")))
+    elif bundles:
+        parts.append(_passing_line(bundles, view))
+        parts.extend(_since_base_line(bundles, view))
+        parts.append("\n".join(_passing_block(bundles, view, "Details: pieces, comparisons and environment")))
+    parts.extend(_removed_since_base(view))
+    if failing or not bundles:
+        parts.append("\n".join(_environment(report.get("environment"))))
+    elif parts[-1].endswith("</details>"):  # a passing report keeps its environment in its one collapsed block
+        environment = "\n".join(_environment(report.get("environment"), heading=True))
+        parts[-1] = parts[-1].removesuffix("</details>") + (environment + "\n\n" if environment else "") + "</details>"
     parts.extend(notes)
     note = cuts.note(limit_name)
     if note:
         parts.append(note)
-    parts.append(_footer(report))
+    parts.append(_footer(report, links))
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-# ----- the top: one verdict for the run, then one line per bundle
+@dataclass
+class View:
+    """What one rendering shows, and how: the detail level, what it left out, links, the changes by bundle."""
+
+    detail: Detail
+    cuts: Cuts
+    links: Links | None
+    changes: dict[str, Mapping[str, Any]]
+
+
+# ----- the top: one verdict line for the run
 
 
 def _headline(report: Mapping[str, Any], bundles: list[Mapping[str, Any]]) -> str:
@@ -188,48 +240,263 @@ def _headline(report: Mapping[str, Any], bundles: list[Mapping[str, Any]]) -> st
     if not bundles:
         return f"## ⚠️ {TITLE}: no bundle was verified"
     if failed:
-        return f"## ❌ {TITLE}: {failed} of {len(bundles)} {_plural(len(bundles), 'bundle')} failed"
-    strict = " (warnings count as failures)" if report.get("strict") is True else ""
-    return f"## ✅ {TITLE}: {_count(len(bundles), 'bundle')} passed{strict}"
+        line = f"## ❌ {TITLE}: {failed} of {len(bundles)} {_plural(len(bundles), 'bundle')} failed"
+    else:
+        strict = " (warnings count as failures)" if report.get("strict") is True else ""
+        line = f"## ✅ {TITLE}: {_count(len(bundles), 'bundle')} passed{strict}"
+    return line + _not_run_suffix(bundles)
 
 
-def _overview(bundles: list[Mapping[str, Any]]) -> str:
-    if not bundles:
+def _not_run_suffix(bundles: list[Mapping[str, Any]]) -> str:
+    """Checks that could not run (a bundle's `not_run`, when the report has it): they belong in the verdict."""
+    items = [item for b in bundles for item in _dicts(b.get("not_run"))]
+    if not items:
         return ""
-    rows = ["| | bundle | version | errors | warnings | pieces |", "| --- | --- | --- | ---: | ---: | ---: |"]
-    for b in bundles:
-        pieces = _pieces(b)
-        present = sum(1 for v in pieces.values() if v == "present")
-        rows.append(
-            f"| {_mark(b.get('status'))} | {_bundle_name(b)} | {text(b.get('version') or '—', 80)} "
-            f"| {_severity_count(b, 'error')} | {_severity_count(b, 'warning')} | {present}/{len(pieces)} |"
-        )
-    return "\n".join(rows)
+    named = "; ".join(
+        text(f"{item.get('check') or '?'}" + (f": {item['reason']}" if item.get("reason") else ""), 120)
+        for item in items[:2]
+    )
+    more = f"; {len(items) - 2} more" if len(items) > 2 else ""
+    return f" — {_count(len(items), 'check')} not run: {named}{more}"
 
 
 def _bundle_name(bundle: Mapping[str, Any]) -> str:
     return text(bundle.get("name") or bundle.get("path") or "(unnamed bundle)", 120)
 
 
+def _title(bundle: Mapping[str, Any]) -> str:
+    version = f" {text(bundle['version'], 80)}" if bundle.get("version") else ""
+    return f"{_bundle_name(bundle)}{version}"
+
+
 def _severity_count(bundle: Mapping[str, Any], severity: str) -> int:
     return sum(1 for f in _dicts(bundle.get("findings")) if f.get("severity") == severity)
 
 
-# ----- one bundle
+# ----- a failing bundle: its path, its errors with their fixes, its warnings, then the rest collapsed
 
 
-def _bundle(bundle: Mapping[str, Any], detail: Detail, cuts: Cuts) -> Iterator[str]:
-    status = bundle.get("status")
-    verdict = "passed" if status == "pass" else "failed"
-    version = f" {text(bundle['version'], 80)}" if bundle.get("version") else ""
-    yield f"### {_mark(status)} {_bundle_name(bundle)}{version} {verdict}"
+def _failing_bundle(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    yield f"### ❌ {_title(bundle)} — {_bundle_path(bundle, view.links)}"
+    yield from _error_list(bundle, view)
+    yield from _warning_list(bundle, view, collapsed=False)
+    yield from _since_base(bundle, view)
+    yield from _collapsed_rest(bundle, view)
+
+
+def _short_line(bundle: Mapping[str, Any], view: View) -> str:
+    """A bundle left out for size: its verdict, path and counts."""
+    errors, warnings = _severity_count(bundle, "error"), _severity_count(bundle, "warning")
+    return (
+        f"### {_mark(bundle.get('status'))} {_title(bundle)} — {_bundle_path(bundle, view.links)}\n\n"
+        f"{_count(errors, 'error')}, {_count(warnings, 'warning')} (details in the JSON report)"
+    )
+
+
+def _bundle_path(bundle: Mapping[str, Any], links: Links | None) -> str:
+    """The bundle's manifest as a repository path, linked when links are on."""
+    path = bundle.get("path")
+    manifest = bundle.get("manifest")
+    shown = _repo_path(bundle, manifest) if isinstance(manifest, str) else None
+    label = shown or (path if isinstance(path, str) else "?")
+    if links is not None and shown is not None:
+        return f"[{text(label, 200)}]({links.blob(shown)})"
+    return text(label, 200)
+
+
+def _repo_path(bundle: Mapping[str, Any], file: object, links: Links | None = None) -> str | None:
+    """`file` (relative to the bundle) as a path from the repository's root, when it has one."""
+    return repo_path(bundle.get("path"), file, links.workspace if links else None)
+
+
+def _error_list(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    errors = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "error"]
+    if not errors:
+        return
+    shown = _shown(errors, "error", view.detail)
+    view.cuts.add("errors", len(errors) - len(shown))
+    yield ""
+    yield f"**{_count(len(errors), 'error')}**, each with its fix:"
+    yield ""
+    for i, finding in enumerate(shown, 1):
+        yield f"{i}. {_finding_line(finding, bundle, view)}<br>"
+        yield f"   **Fix:** {_remedy(finding, bundle)}"
+    if len(shown) < len(errors):
+        yield ""
+        yield f"_{len(errors) - len(shown)} more errors are in the JSON report._"
+
+
+def _warning_list(bundle: Mapping[str, Any], view: View, collapsed: bool) -> Iterator[str]:
+    warnings = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "warning"]
+    if not warnings:
+        return
+    shown = _shown(warnings, "warning", view.detail)
+    view.cuts.add("warnings", len(warnings) - len(shown))
+    yield ""
+    if collapsed or len(shown) > 3:
+        yield f"<details><summary>⚠️ {_count(len(warnings), 'warning')}</summary>"
+    else:
+        yield f"**⚠️ {_count(len(warnings), 'warning')}:**"
+    yield ""
+    for finding in shown:
+        yield f"- {_finding_line(finding, bundle, view)} — fix: {_remedy(finding, bundle)}"
+    if len(shown) < len(warnings):
+        yield ""
+        yield f"_{len(warnings) - len(shown)} more warnings are in the JSON report._"
+    if collapsed or len(shown) > 3:
+        yield ""
+        yield "</details>"
+
+
+def _finding_line(finding: Mapping[str, Any], bundle: Mapping[str, Any], view: View) -> str:
+    message = text(finding.get("message"), view.detail.message_chars)
+    return f"**{text(finding.get('id'), 60)}** at {_where(finding, bundle, view.links)}: {message}"
+
+
+def _remedy(finding: Mapping[str, Any], bundle: Mapping[str, Any]) -> str:
+    """The remedy as Markdown: its code spans kept (remedies put no backtick inside one), the rest escaped."""
+    path = bundle.get("path")
+    said = remedy(finding, path if isinstance(path, str) else "")
+    parts = said.split("`")
+    if len(parts) % 2 == 0:  # unbalanced: show it all as text
+        return text(said, 400)
+    return "".join(_spaced(part) if i % 2 == 0 else f"`{_code(part)}`" for i, part in enumerate(parts))
+
+
+def _spaced(part: str) -> str:
+    """Escaped text that keeps the spaces at its ends (they separate it from the code spans around it)."""
+    lead = " " if part[:1].isspace() else ""
+    trail = " " if part[-1:].isspace() and part.strip() else ""
+    return lead + text(part, 300) + trail
+
+
+def _code(value: str) -> str:
+    """Text inside a code span: Markdown and HTML are not read there; keep it one printable line."""
+    return "".join(c for c in value if c.isprintable() and c != "`")[:300] or " "
+
+
+def _shown(group: list[Mapping[str, Any]], severity: str, detail: Detail) -> list[Mapping[str, Any]]:
+    if severity == "info" and not detail.info:
+        return []
+    cap = {"error": detail.errors, "warning": detail.warnings}.get(severity)
+    return group if cap is None else group[:cap]
+
+
+def _where(finding: Mapping[str, Any], bundle: Mapping[str, Any], links: Links | None) -> str:
+    file = finding.get("file") or bundle.get("manifest")
+    if not isinstance(file, str) or not file:
+        return "—"
+    line = finding.get("line")
+    line = line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
+    path = _repo_path(bundle, file, links) or file
+    label = text(f"{path}:{line}" if line is not None else path, 160)
+    if links is not None and _repo_path(bundle, file, links) is not None:
+        return f"[{label}]({links.blob(path, line)})"
+    return label
+
+
+def _collapsed_rest(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    pieces = _pieces(bundle)
+    present = sum(1 for v in pieces.values() if v == "present")
+    comparisons = _dicts(bundle.get("comparisons"))
+    verdicts = ", ".join(f"{text(c.get('graph') or '?', 40)} {_mark(c.get('status'))}" for c in comparisons[:8])
+    summary = f"Pieces ({present} of {len(pieces)} present)" + (f" and comparisons: {verdicts}" if verdicts else "")
+    yield ""
+    yield f"<details><summary>{summary}</summary>"
+    yield from _inner(bundle, view)
+    yield ""
+    yield "</details>"
+
+
+def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    """The detail under a bundle's fold: identity, the seven pieces, notes, comparisons, validation."""
     yield ""
     yield _identity(bundle)
     yield from _checklist(_pieces(bundle))
-    yield from _findings(bundle, detail, cuts)
+    yield from _info_list(bundle, view)
     for comparison in _dicts(bundle.get("comparisons")):
-        yield from _comparison(comparison, detail, cuts)
+        yield from _comparison(comparison, view.detail, view.cuts)
+    yield from _runtimes(bundle)
     yield from _key_values("Validation command", bundle.get("validation"))
+
+
+def _runtimes(bundle: Mapping[str, Any]) -> Iterator[str]:
+    """One row per runtime (--runtime), one column per rule: its verdict and measured figure."""
+    from checker.render.runtimes import runtime_table
+
+    table = runtime_table(bundle)
+    if table is None:
+        return
+    heads, rows = table
+    yield ""
+    yield "#### Rules in each runtime"
+    yield ""
+    yield "| " + " | ".join(text(h, 120) for h in heads) + " |"
+    yield "|" + " --- |" * len(heads)
+    for row in rows:
+        yield "| " + " | ".join(text(cell, 120) for cell in row) + " |"
+
+
+def _info_list(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    notes = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "info"]
+    shown = _shown(notes, "info", view.detail)
+    view.cuts.add("notes", len(notes) - len(shown))
+    if not shown:
+        return
+    yield ""
+    yield f"**\N{INFORMATION SOURCE}\ufe0f {_count(len(notes), 'note')}:**"
+    yield ""
+    yield from (f"- {_finding_line(f, bundle, view)}" for f in shown)
+
+
+# ----- passing bundles: one line, the rest collapsed
+
+
+def _passing_line(bundles: list[Mapping[str, Any]], view: View) -> str:
+    if len(bundles) == 1:
+        b = bundles[0]
+        pieces = _pieces(b)
+        present = sum(1 for v in pieces.values() if v == "present")
+        comparisons = _dicts(b.get("comparisons"))
+        judged = sum(1 for c in comparisons if c.get("status") == "pass")
+        warnings = _severity_count(b, "warning")
+        facts = [f"{present} of {len(pieces)} pieces", f"{judged} of {len(comparisons)} comparisons passed"]
+        if warnings:
+            facts.append(f"⚠️ {_count(warnings, 'warning')}")
+        return f"{_title(b)} — {_bundle_path(b, view.links)} · " + " · ".join(facts)
+    names = ", ".join(_title(b) for b in bundles[:5])
+    more = f" and {len(bundles) - 5} more" if len(bundles) > 5 else ""
+    warnings = sum(_severity_count(b, "warning") for b in bundles)
+    return f"{names}{more}" + (f" · ⚠️ {_count(warnings, 'warning')}" if warnings else "")
+
+
+def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str) -> Iterator[str]:
+    yield f"<details><summary>{summary}</summary>"
+    yield ""
+    yield _overview(bundles, view)
+    for i, bundle in enumerate(bundles):
+        if view.detail.full_bundles is not None and i >= view.detail.full_bundles:
+            view.cuts.add("bundle details")
+            continue
+        yield ""
+        yield f"#### ✅ {_title(bundle)} — {_bundle_path(bundle, view.links)}"
+        yield from _warning_list(bundle, view, collapsed=False)
+        yield from _since_base(bundle, view)
+        yield from _inner(bundle, view)
+    yield ""
+    yield "</details>"
+
+
+def _overview(bundles: list[Mapping[str, Any]], view: View) -> str:
+    rows = ["| | bundle | path | errors | warnings | pieces |", "| --- | --- | --- | ---: | ---: | ---: |"]
+    for b in bundles:
+        pieces = _pieces(b)
+        present = sum(1 for v in pieces.values() if v == "present")
+        rows.append(
+            f"| {_mark(b.get('status'))} | {_title(b)} | {_bundle_path(b, view.links)} "
+            f"| {_severity_count(b, 'error')} | {_severity_count(b, 'warning')} | {present}/{len(pieces)} |"
+        )
+    return "\n".join(rows)
 
 
 def _identity(bundle: Mapping[str, Any]) -> str:
@@ -259,45 +526,175 @@ def _checklist(pieces: dict[str, str]) -> Iterator[str]:
         yield f"- [{box}] {text(name.replace('_', ' '), 60)}{missing}"
 
 
-def _findings(bundle: Mapping[str, Any], detail: Detail, cuts: Cuts) -> Iterator[str]:
-    findings = _dicts(bundle.get("findings"))
-    manifest = bundle.get("manifest")
-    for severity, icon, one, many in SEVERITIES:
-        group = [f for f in findings if f.get("severity") == severity]
-        if not group:
+# ----- what changed since the base
+
+
+def _changes(value: object) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(e.get("path")): e for e in _dicts(value.get("bundles"))}
+
+
+def _change_for(bundle: Mapping[str, Any], view: View) -> Mapping[str, Any] | None:
+    return view.changes.get(str(bundle.get("path")))
+
+
+def _since_base_line(bundles: list[Mapping[str, Any]], view: View) -> Iterator[str]:
+    """For a passing report: the change a reviewer asks about first, on one line."""
+    if not view.changes:
+        return
+    moved = [(b, r) for b in bundles if (e := _change_for(b, view)) for r in changed_rules(e)]
+    new = [b for b in bundles if (e := _change_for(b, view)) and e.get("state") == "new"]
+    pieces = sorted({str(p) for b in bundles if (e := _change_for(b, view)) for p in _strs(e.get("pieces"))})
+    facts = []
+    if moved:
+        _, top = max(moved, key=lambda pair: abs(_relative_delta(pair[1])))
+        facts.append(_rule_change_text(top) + (f" and {_count(len(moved) - 1, 'more rule')}" if len(moved) > 1 else ""))
+    if pieces:
+        facts.append("changed: " + ", ".join(text(p.replace("_", " "), 40) for p in pieces))
+    if new:
+        facts.append(f"{_count(len(new), 'bundle')} new")
+    yield "**Since the base:** " + ("; ".join(facts) if facts else "no change in pieces, figures or findings")
+
+
+def _since_base(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    entry = _change_for(bundle, view)
+    if entry is None:
+        return
+    yield ""
+    if entry.get("state") == "new":
+        yield "**Since the base:** 🆕 new in this change (the base has no such bundle)."
+        return
+    facts = _change_facts(entry)
+    yield "**Since the base:** " + ("; ".join(facts) if facts else "no change in pieces, figures or findings") + "."
+    rules = list(changed_rules(entry))
+    if rules:
+        yield from _change_table(rules, entry)
+        yield from _change_chart(rules, view)
+    yield from _finding_changes(entry, view)
+
+
+def _change_facts(entry: Mapping[str, Any]) -> list[str]:
+    facts = []
+    status = entry.get("status")
+    if isinstance(status, Mapping) and status.get("base") != status.get("head"):
+        facts.append(f"was {text(status.get('base'), 20)}, now {text(status.get('head'), 20)}")
+    pieces = _strs(entry.get("pieces"))
+    if pieces:
+        facts.append("changed pieces: " + ", ".join(text(p.replace("_", " "), 40) for p in pieces))
+    findings = entry.get("findings")
+    if isinstance(findings, Mapping):
+        new, resolved = len(_dicts(findings.get("new"))), len(_dicts(findings.get("resolved")))
+        if new or resolved:
+            facts.append(f"{_count(new, 'new finding')}, {resolved} resolved")
+    cases = entry.get("cases")
+    if isinstance(cases, Mapping):
+        for key in ("added", "removed"):
+            names = _strs(cases.get(key))
+            if names:
+                shown = ", ".join(text(n, 40) for n in names[:5]) + (" …" if len(names) > 5 else "")
+                facts.append(f"cases {key}: {shown}")
+    return facts
+
+
+def _change_table(rules: list[Mapping[str, Any]], entry: Mapping[str, Any]) -> Iterator[str]:
+    yield ""
+    yield "| rule | base | head | change | threshold | |"
+    yield "| --- | ---: | ---: | ---: | ---: | --- |"
+    for r in rules[:30]:
+        crossed = {"now fails": "❌ now fails", "now passes": "✅ now passes"}.get(str(r.get("crossed")), "")
+        delta = r.get("delta")
+        shown = f"{float(delta):+.4g}" if _is_number(delta) else "—"
+        yield (
+            f"| {_change_rule_name(r)} | {_number(r.get('base'))} | {_number(r.get('head'))} | {shown} "
+            f"| {_number(r.get('threshold'))} | {crossed} |"
+        )
+    unchanged = len(_dicts(entry.get("rules"))) - len(rules)
+    if unchanged > 0:
+        yield ""
+        yield f"_{_count(unchanged, 'other rule')} measured the same._"
+
+
+def _change_rule_name(rule: Mapping[str, Any]) -> str:
+    side = " (vs baseline)" if rule.get("against") == "baseline" else ""
+    return text(f"{rule.get('graph', '?')}{side} {rule.get('output', '?')} {rule.get('check', '?')}", 160)
+
+
+def _rule_change_text(rule: Mapping[str, Any]) -> str:
+    delta = rule.get("delta")
+    change = f" ({float(delta):+.3g})" if _is_number(delta) else ""
+    crossed = f", {text(rule['crossed'], 20)}" if rule.get("crossed") else ""
+    return f"{_change_rule_name(rule)} {_number(rule.get('base'))} → {_number(rule.get('head'))}{change}{crossed}"
+
+
+def _relative_delta(rule: Mapping[str, Any]) -> float:
+    delta, threshold = rule.get("delta"), rule.get("threshold")
+    if rule.get("crossed"):
+        return float("inf")
+    if not _is_number(delta):
+        return 0.0
+    return float(delta) / float(threshold) if _is_number(threshold) and threshold else float(delta)
+
+
+def _change_chart(rules: list[Mapping[str, Any]], view: View) -> Iterator[str]:
+    points = []
+    for r in rules[:12]:
+        before = _ratio({**r, "measured": r.get("base")})
+        after = _ratio({**r, "measured": r.get("head")})
+        if before is not None or after is not None:
+            side = " vs baseline" if r.get("against") == "baseline" else ""
+            label = mermaid(f"{r.get('graph')}{side} {r.get('output')} {r.get('check')}", 48)
+            points.append((label, min(before or 0.0, CHART_CAP), min(after or 0.0, CHART_CAP)))
+    if not points:
+        return
+    if not view.detail.charts:
+        view.cuts.add("charts")
+        return
+    top = max(1.25, max(max(b, a) for _, b, a in points) * 1.1)
+    yield ""
+    yield "<details><summary>Chart: base against head, each rule's measured figure over its threshold</summary>"
+    yield ""
+    yield "```mermaid"
+    yield "xychart-beta"
+    yield '  title "base (first bar) and head (second bar) - measured / threshold"'
+    yield f"  x-axis [{', '.join(chr(34) + label + chr(34) for label, _, _ in points)}]"
+    yield f'  y-axis "measured / threshold (over 1 fails)" 0 --> {top:.3g}'
+    yield f"  bar [{', '.join(f'{b:.4g}' for _, b, _ in points)}]"
+    yield f"  bar [{', '.join(f'{a:.4g}' for _, _, a in points)}]"
+    yield f"  line [{', '.join('1' for _ in points)}]"
+    yield "```"
+    yield ""
+    yield "</details>"
+
+
+def _finding_changes(entry: Mapping[str, Any], view: View) -> Iterator[str]:
+    findings = entry.get("findings")
+    if not isinstance(findings, Mapping):
+        return
+    for key, title in (("new", "New findings"), ("resolved", "Resolved findings")):
+        found = _dicts(findings.get(key))
+        if not found:
             continue
-        shown = _shown(group, severity, detail)
-        cuts.add(many, len(group) - len(shown))
         yield ""
-        state = " open" if severity == "error" else ""
-        yield f"<details{state}><summary>{icon} {_count(len(group), one, many)}</summary>"
+        yield f"<details><summary>{title} ({len(found)})</summary>"
         yield ""
-        if shown:
-            yield "| id | where | message |"
-            yield "| --- | --- | --- |"
-            for f in shown:
-                message = text(f.get("message"), detail.message_chars)
-                yield f"| {text(f.get('id'), 60)} | {_where(f, manifest)} | {message} |"
-        if len(shown) < len(group):
-            yield ""
-            yield f"_{len(group) - len(shown)} more {many} are in the JSON report._"
+        for f in found[:20]:
+            where = f" ({text(f['file'], 120)})" if isinstance(f.get("file"), str) else ""
+            message = text(f.get("message"), view.detail.message_chars)
+            yield f"- {text(f.get('severity'), 10)} **{text(f.get('id'), 60)}**{where}: {message}"
         yield ""
         yield "</details>"
 
 
-def _shown(group: list[Mapping[str, Any]], severity: str, detail: Detail) -> list[Mapping[str, Any]]:
-    if severity == "info" and not detail.info:
-        return []
-    cap = {"error": detail.errors, "warning": detail.warnings}.get(severity)
-    return group if cap is None else group[:cap]
+def _removed_since_base(view: View) -> Iterator[str]:
+    removed = [e for e in view.changes.values() if e.get("state") == "removed"]
+    if removed:
+        names = ", ".join(text(e.get("path") or "?", 120) for e in removed[:10])
+        yield f"_Since the base, removed: {names}._"
 
 
-def _where(finding: Mapping[str, Any], manifest: object) -> str:
-    file = finding.get("file") or manifest
-    if not file:
-        return "—"
-    line = finding.get("line")
-    return text(f"{file}:{line}" if isinstance(line, int) and not isinstance(line, bool) else file, 160)
+def _strs(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 # ----- comparisons: per graph, its rules with measured against threshold
@@ -313,6 +710,10 @@ def _comparison(comparison: Mapping[str, Any], detail: Detail, cuts: Cuts) -> It
     if comparison.get("skipped"):
         yield ""
         yield text(comparison["skipped"], detail.message_chars)
+    faulty = [str(n) for n in comparison.get("case_errors") or []]
+    if faulty:
+        yield ""
+        yield text(_case_errors(faulty), detail.message_chars)
     rules = _dicts(comparison.get("rules"))
     shown = rules if detail.passing_rules else [r for r in rules if r.get("passed") is not True]
     cuts.add("passing rules", len(rules) - len(shown))
@@ -323,9 +724,14 @@ def _comparison(comparison: Mapping[str, Any], detail: Detail, cuts: Cuts) -> It
     yield from _key_values("Diagnosis", comparison.get("diagnosis"))
 
 
+def _case_errors(names: list[str]) -> str:
+    shown = ", ".join(f"'{n}'" for n in names[:5]) + (" ..." if len(names) > 5 else "")
+    return f"Not a pass: {len(names)} case(s) have comparison.case errors ({shown})."
+
+
 def _rule_table(rules: list[Mapping[str, Any]]) -> Iterator[str]:
     yield ""
-    yield "| | rule | measured | threshold | would pass at | worst case | cases passing |"
+    yield "| | rule | measured | threshold | measured at the pass rate asked | worst case | cases passing |"
     yield "| --- | --- | ---: | ---: | ---: | --- | ---: |"
     for r in rules:
         mark = "✅" if r.get("passed") is True else "❌"
@@ -386,6 +792,7 @@ def _chart(comparison: Mapping[str, Any], rules: list[Mapping[str, Any]], detail
 
 
 CHART_CAP = 2.0  # bars stop here; the table beside the chart has the figures
+WORST_PASSING = 3  # passing cases shown beside the failing ones, worst first
 
 
 def _ratio(rule: Mapping[str, Any]) -> float | None:
@@ -403,23 +810,47 @@ def _ratio(rule: Mapping[str, Any]) -> float | None:
     return 0.0 if m <= t else CHART_CAP  # a zero threshold (exact): any difference fails outright
 
 
+def _case_fails(rule: Mapping[str, Any], value: object) -> bool:
+    threshold = rule.get("threshold")
+    if not _is_number(value):
+        return True  # not measured
+    if not _is_number(threshold):
+        return False
+    return float(value) < float(threshold) if rule.get("direction") == "min" else float(value) > float(threshold)
+
+
+def _badness(rule: Mapping[str, Any], value: object) -> float:
+    if not _is_number(value):
+        return float("inf")
+    return -float(value) if rule.get("direction") == "min" else float(value)
+
+
 def _cases(rules: list[Mapping[str, Any]], detail: Detail, cuts: Cuts) -> Iterator[str]:
-    rows: list[tuple[str, str, str]] = []
+    """Per failing rule: its failing cases, the worst few passing ones, and how many more pass."""
+    rows: list[str] = []
     for r in rules:
         cases = r.get("cases")
-        if r.get("passed") is not True and isinstance(cases, Mapping):
-            rows.extend((_rule_name(r), text(name, 80), _number(v)) for name, v in cases.items())
+        if r.get("passed") is True or not isinstance(cases, Mapping):
+            continue
+        ordered = sorted(cases.items(), key=lambda item: _badness(r, item[1]), reverse=True)
+        failing = [(n, v) for n, v in ordered if _case_fails(r, v)]
+        passing = [(n, v) for n, v in ordered if not _case_fails(r, v)]
+        name = _rule_name(r)
+        rows.extend(f"| {name} | {text(n, 80)} | {_number(v)} | ❌ |" for n, v in failing)
+        rows.extend(f"| {name} | {text(n, 80)} | {_number(v)} | ✅ |" for n, v in passing[:WORST_PASSING])
+        if len(passing) > WORST_PASSING:
+            rows.append(f"| {name} | _{len(passing) - WORST_PASSING} more cases pass_ | | |")
     if not rows:
         return
     if not detail.cases:
         cuts.add("per-case figures", len(rows))
         return
     yield ""
-    yield f"<details><summary>Per-case figures of the failing rules ({len(rows)})</summary>"
+    yield "<details><summary>Per-case figures of the failing rules: failing cases, then the worst passing</summary>"
     yield ""
-    yield "| rule | case | measured |"
-    yield "| --- | --- | ---: |"
-    yield from (f"| {rule} | {case} | {value} |" for rule, case, value in rows)
+    yield "| rule | case | measured | |"
+    yield "| --- | --- | ---: | --- |"
+    yield from rows
     yield ""
     yield "</details>"
 
@@ -427,19 +858,23 @@ def _cases(rules: list[Mapping[str, Any]], detail: Detail, cuts: Cuts) -> Iterat
 # ----- the environment and the footer
 
 
-def _environment(environment: object) -> Iterator[str]:
+def _environment(environment: object, heading: bool = False) -> Iterator[str]:
     if not isinstance(environment, Mapping) or not environment:
         return
     keys = [k for k in ENVIRONMENT_ORDER if k in environment]
     keys += sorted(str(k) for k in environment if k not in ENVIRONMENT_ORDER)
-    yield "<details><summary>Environment</summary>"
+    if heading:
+        yield "#### Environment"
+    else:
+        yield "<details><summary>Environment</summary>"
     yield ""
     yield "| | |"
     yield "| --- | --- |"
     for key in keys[:30]:
         yield f"| {text(key, 60)} | {text(environment[key], 200)} |"
-    yield ""
-    yield "</details>"
+    if not heading:
+        yield ""
+        yield "</details>"
 
 
 def _key_values(title: str, value: object) -> Iterator[str]:
@@ -459,10 +894,28 @@ def _key_values(title: str, value: object) -> Iterator[str]:
     yield "</details>"
 
 
-def _footer(report: Mapping[str, Any]) -> str:
+FOOTER_MARK = "<!-- onnx-release-checker:footer -->"
+_TIME = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d)?(\.\d+)?Z$")
+
+
+def _footer(report: Mapping[str, Any], links: Links | None) -> str:
+    """Commit and run (linked), the checker's version, and when it ran; hidden-marked, so that a comment
+    whose only change is its footer is not sent again."""
     version = text(report.get("checker_version") or "?", 40)
-    local = "`checker verify --format markdown` shows this report locally"
-    return f"<sub>onnx-release-checker {version} · {local}.</sub>"
+    facts = []
+    if links is not None:
+        facts.append(f"commit [`{links.sha[:7]}`]({links.commit()})")
+        run = links.run()
+        if run is not None:
+            facts.append(f"[run {links.run_id}]({run})")
+    facts.append(f"onnx-release-checker {version}")
+    created = report.get("created_at")
+    found = _TIME.match(created) if isinstance(created, str) else None
+    if found:
+        facts.append(f"{found.group(1)} {found.group(2)} UTC")
+    if links is None:
+        facts.append("`checker verify --format markdown` shows this report locally")
+    return f"{FOOTER_MARK}\n<sub>{' · '.join(facts)}.</sub>"
 
 
 # ----- small helpers

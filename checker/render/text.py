@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from checker.changes import changed_rules
+from checker.remedies import remedy
 from checker.render.escape import printable
+from checker.render.links import repo_path
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "warning": "33", "info": "36", "not_assessed": "33"}
 
@@ -38,31 +41,110 @@ def _inert(value: Any, depth: int = 0) -> Any:
 
 
 def render(report: dict[str, Any], colour: bool = False, **_: Any) -> str:
+    """Ordered as a reader acts: the verdict; each failing bundle (its path, each error with its fix, then
+    warnings, then what changed since the base, the pieces and the comparisons); then the passing ones."""
     report = _inert(report)
     paint = Painter(colour)
-    blocks = [_bundle(b, paint) for b in report.get("bundles", [])]
-    total = len(report.get("bundles", []))
-    failed = sum(1 for b in report.get("bundles", []) if b.get("status") == "fail")
-    verdict = paint(report.get("status", "fail").upper(), report.get("status", "fail"))
+    bundles = [b for b in report.get("bundles", []) if isinstance(b, dict)]
+    changes = _changes(report.get("changes"))
+    total = len(bundles)
+    failed = sum(1 for b in bundles if b.get("status") == "fail")
+    verdict = paint(str(report.get("status", "fail")).upper(), str(report.get("status", "fail")))
     noun = "bundle passes" if total - failed == 1 else "bundles pass"
-    blocks.append(f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')})")
+    head = f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')}){_not_run(bundles)}"
+    ordered = [b for b in bundles if b.get("status") == "fail"] + [b for b in bundles if b.get("status") != "fail"]
+    blocks = [head, *(_bundle(b, paint, changes.get(str(b.get("path")))) for b in ordered)]
+    blocks += [f"removed since the base: {e.get('path')}" for e in changes.values() if e.get("state") == "removed"]
     return "\n\n".join(blocks) + "\n"
 
 
-def _bundle(bundle: dict[str, Any], paint: Painter) -> str:
+def _not_run(bundles: list[dict[str, Any]]) -> str:
+    items = [i for b in bundles for i in _seq(b.get("not_run")) if isinstance(i, dict)]
+    if not items:
+        return ""
+    named = "; ".join(f"{i.get('check')}: {i.get('reason')}" if i.get("reason") else str(i.get("check")) for i in items)
+    return f" — {len(items)} check{'s' if len(items) != 1 else ''} not run: {named}"
+
+
+def _changes(value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(e.get("path")): e for e in _seq(value.get("bundles")) if isinstance(e, dict)}
+
+
+def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | None = None) -> str:
     status = bundle.get("status", "fail")
     title = f"{bundle.get('name') or '?'} {bundle.get('version') or ''}".strip()
-    lines = [f"{paint(status.upper(), status)}  {title}  ({bundle.get('path')})"]
+    manifest = repo_path(bundle.get("path"), bundle.get("manifest")) if bundle.get("manifest") else None
+    lines = [f"{paint(status.upper(), status)}  {title}  ({manifest or bundle.get('path')})"]
+    findings = [f for f in bundle.get("findings", []) if isinstance(f, dict)]
+    lines += _findings(bundle, [f for f in findings if f.get("severity") in ("error", "warning")], paint)
+    if change is not None:
+        lines += _since_base(change)
     if bundle.get("digest"):
         lines.append(f"  digest  {bundle['digest']}")
     pieces = bundle.get("pieces", {})
     lines.append("  pieces  " + "  ".join(f"{'✓' if v == 'present' else '✗'} {k}" for k, v in pieces.items()))
-    lines += _findings(bundle.get("findings", []), paint)
+    lines += _findings(bundle, [f for f in findings if f.get("severity") not in ("error", "warning")], paint)
     for comparison in bundle.get("comparisons", []):
         lines += _comparison(comparison, paint)
+    lines += _runtimes(bundle)
     if bundle.get("validation"):
         lines += _validation(bundle["validation"], paint)
     return "\n".join(lines)
+
+
+def _since_base(change: dict[str, Any]) -> list[str]:
+    """What changed since the base report; a report read back from a file may hold anything, so every
+    part is taken only when it has the expected shape."""
+    if change.get("state") == "new":
+        return ["  since the base: new (the base has no such bundle)"]
+    facts = []
+    status = _map(change.get("status"))
+    if status.get("base") != status.get("head"):
+        facts.append(f"was {status.get('base')}, now {status.get('head')}")
+    if _seq(change.get("pieces")):
+        facts.append("changed pieces: " + ", ".join(str(p) for p in _seq(change.get("pieces"))))
+    found = _map(change.get("findings"))
+    new, resolved = len(_seq(found.get("new"))), len(_seq(found.get("resolved")))
+    if new or resolved:
+        facts.append(f"{new} new findings, {resolved} resolved")
+    cases = _map(change.get("cases"))
+    for key in ("added", "removed"):
+        if _seq(cases.get(key)):
+            facts.append(f"cases {key}: " + ", ".join(str(c) for c in _seq(cases.get(key))[:10]))
+    lines = ["  since the base: " + ("; ".join(facts) if facts else "no change in pieces, figures or findings")]
+    for rule in changed_rules(change):
+        delta = rule.get("delta")
+        shown = f" ({delta:+.4g})" if isinstance(delta, (int, float)) and not isinstance(delta, bool) else ""
+        crossed = f", {rule['crossed']}" if rule.get("crossed") else ""
+        side = " vs baseline" if rule.get("against") == "baseline" else ""
+        lines.append(
+            f"    {rule.get('graph')}{side} {rule.get('output')} {rule.get('check')}: "
+            f"{_fmt(rule.get('base'))} -> {_fmt(rule.get('head'))}{shown} "
+            f"(threshold {_fmt(rule.get('threshold'))}{crossed})"
+        )
+    return lines
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _seq(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _runtimes(bundle: dict[str, Any]) -> list[str]:
+    from checker.render.runtimes import runtime_table
+
+    table = runtime_table(bundle)
+    if table is None:
+        return []
+    heads, rows = table
+    widths = [max(len(row[i]) for row in [heads, *rows]) for i in range(len(heads))]
+    lines = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [heads, *rows]]
+    return ["  rules in each runtime:", *lines]
 
 
 def _validation(run: dict[str, Any], paint: Painter) -> list[str]:
@@ -75,13 +157,17 @@ def _validation(run: dict[str, Any], paint: Painter) -> list[str]:
     return lines + ["    | " + printable(line) for line in tail]
 
 
-def _findings(findings: list[dict[str, Any]], paint: Painter) -> list[str]:
+def _findings(bundle: dict[str, Any], findings: list[dict[str, Any]], paint: Painter) -> list[str]:
     order = {"error": 0, "warning": 1, "info": 2}
     out = []
     for f in sorted(findings, key=lambda f: order.get(f.get("severity", "info"), 3)):
-        where = f"{f['file']}:{f['line']}" if f.get("file") and f.get("line") else f.get("file") or ""
+        file = f.get("file") or None
+        shown = repo_path(bundle.get("path"), file) or file if file else None
+        where = f"{shown}:{f['line']}" if shown and f.get("line") else shown or ""
         sev = paint(f"{f.get('severity', ''):7}", f.get("severity", ""))
         out.append(f"  {sev} {f.get('id', ''):24} {where + '  ' if where else ''}{f.get('message', '')}")
+        if f.get("severity") in ("error", "warning"):
+            out.append(f"          fix: {printable(remedy(f, str(bundle.get('path') or '')))}")
     return out
 
 
@@ -113,7 +199,11 @@ def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
     head = f"  {comparison.get('graph')} vs {comparison.get('against')}: {paint(status, status)}"
     if comparison.get("skipped"):
         return [head + f" ({comparison['skipped']})"]
-    rows = [("", "output", "check", "parameters", "measured", "threshold", "would pass at", "pass rate", "worst case")]
+    faulty = [str(n) for n in comparison.get("case_errors") or []]
+    if faulty:
+        shown = ", ".join(f"'{n}'" for n in faulty[:5]) + (" ..." if len(faulty) > 5 else "")
+        head += f" ({len(faulty)} case(s) have comparison.case errors: {shown})"
+    rows = [("", "output", "check", "parameters", "measured", "threshold", "at pass rate", "pass rate", "worst case")]
     for r in comparison.get("rules", []):
         mark = "✓" if r.get("passed") else "✗"
         figures = _figures(r)

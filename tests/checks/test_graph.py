@@ -8,7 +8,7 @@ from pathlib import Path
 import onnx
 import pytest
 import yaml
-from bundlekit import linear_model, manifest, write_bundle
+from bundlekit import context_for, linear_model, manifest, write_bundle, write_manifest
 
 from checker.context import Options
 from checker.verify import verify_bundle
@@ -43,7 +43,7 @@ def test_external_data_unlisted_is_a_missing_piece(tmp_path: Path) -> None:
     root = write_bundle(tmp_path / "b", linear_model(), manifest(), external=True)
     data = yaml.safe_load((root / "bundle.yaml").read_text())
     del data["graph"]["external_data"]
-    (root / "bundle.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    write_manifest(root, data)
     report = verify_bundle(root, Options())
     missing = [f for f in report.findings if f.id == "bundle.missing_piece"]
     assert missing and "external_weights" in missing[0].message
@@ -119,14 +119,10 @@ def test_onnx_backend_test_data_as_cases(tmp_path: Path, name: str) -> None:
         },
         runtime={"name": "onnxruntime", "version": ">=1.17"},
     )
-    (root / "bundle.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    write_manifest(root, data)
     from checker.checks.cases import cases_stage
-    from checker.context import Context
-    from checker.manifest.load import load_manifest
 
-    loaded, problems = load_manifest(root / "bundle.yaml")
-    assert loaded is not None and not problems
-    ctx = Context(root, loaded, Options())
+    ctx = context_for(root)
     ctx.graph = model
     findings = list(cases_stage(ctx))
     assert not [f for f in findings if f.id == "comparison.case"], findings

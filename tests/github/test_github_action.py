@@ -24,11 +24,13 @@ from ghsupport import HEAD, make_bundle
 from ruamel.yaml import YAML
 
 from checker.github.reportfile import read_report
+from checker.render.markdown import FOOTER_MARK
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 SPEC_INPUTS = {"bundles", "comment", "github-token", "fail-on", "mode", "report", "args", "python-version"}
+ADDED_INPUTS = {"compare-to", "runtimes"}  # beyond the contract: since the base; other onnxruntime releases
 SPEC_OUTPUTS = {"status", "report", "failed", "comment-url"}
 
 
@@ -201,12 +203,14 @@ def test_a_failing_bundle_twice_annotates_comments_once_and_fails(runner: Runner
 def test_the_comment_is_what_checker_verify_prints_locally(runner: Runner, github: FakeGitHub) -> None:
     run = runner.run(bundles="models/bad")
     assert run.code == 1
+    # Locally, the same GitHub variables (with the pull request's head as GITHUB_SHA) give the same links.
+    github_env = {**runner.environment(101), "GITHUB_SHA": HEAD}
     local = subprocess.run(
         [sys.executable, "-m", "checker", "verify", "models/bad", "--format", "markdown"],
         cwd=runner.workspace,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, **github_env, "PYTHONPATH": str(ROOT)},
         check=False,
     )
     assert local.returncode == 1
@@ -214,7 +218,13 @@ def test_the_comment_is_what_checker_verify_prints_locally(runner: Runner, githu
     header, visible = body.split("\n", 2)[:2], body.split("\n", 2)[2]
     assert header[0].startswith("<!-- onnx-release-checker:sticky set=")
     assert header[1] == f"<!-- onnx-release-checker:run head={HEAD} run=101.1 -->"
-    assert visible == local.stdout
+    # Up to the footer, whose minute may differ; the footer links the same commit and run.
+    assert visible.split(FOOTER_MARK)[0] == local.stdout.split(FOOTER_MARK)[0]
+    blob = f"](https://github.com/octo-org/octo-repo/blob/{HEAD}/models/bad/bundle.yaml)"
+    assert blob in visible
+    footer = visible.split(FOOTER_MARK)[1]
+    assert f"[`{HEAD[:7]}`](https://github.com/octo-org/octo-repo/commit/{HEAD})" in footer
+    assert "[run 101](https://github.com/octo-org/octo-repo/actions/runs/101)" in footer
 
 
 def test_fail_on_never_reports_without_failing(runner: Runner) -> None:
@@ -248,17 +258,18 @@ def test_verify_only_never_calls_the_api(runner: Runner, github: FakeGitHub) -> 
 
 
 def test_action_yml_keeps_the_contract() -> None:
-    assert set(ACTION["inputs"]) == SPEC_INPUTS
+    assert set(ACTION["inputs"]) == SPEC_INPUTS | ADDED_INPUTS
     assert set(ACTION["outputs"]) == SPEC_OUTPUTS
     assert ACTION["runs"]["using"] == "composite"
     assert ACTION["branding"]["icon"] and ACTION["branding"]["color"]
     for step in ACTION["runs"]["steps"]:
         if "uses" in step:
-            assert re.fullmatch(r"actions/setup-python@[0-9a-f]{40}", step["uses"])
-            assert step["with"]["update-environment"] is False
+            assert re.fullmatch(r"actions/(setup-python|cache)@[0-9a-f]{40}", step["uses"])
+            if "setup-python" in step["uses"]:
+                assert step["with"]["update-environment"] is False
         else:
             assert "${{" not in step["run"], "an expression inside run: is a template injection"
     given = " ".join(str(v) for s in ACTION["runs"]["steps"] for v in s.get("env", {}).values())
-    for name in SPEC_INPUTS - {"python-version"}:
+    for name in SPEC_INPUTS - {"python-version"} | {"runtimes"}:
         assert f"${{{{ inputs.{name} }}}}" in given
     assert shutil.which("bash")

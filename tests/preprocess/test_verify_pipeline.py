@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import onnx
+from bundlekit import put, write_manifest
 from onnx import TensorProto, helper
 from PIL import Image
 from prepkit import photo
@@ -26,17 +25,16 @@ def write_bundle(root: Path) -> None:
     graph = helper.make_graph([node], "mean_colour", [x], [y], [axes])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="tests")
     model.ir_version = 8
-    onnx.save(model, root / "model.onnx")
-    (root / "cases").mkdir()
-    shutil.copyfile(photo("chelsea.png"), root / "cases" / "cat.png")
+    put(root / "model.onnx", model)
+    put(root / "cases" / "cat.png", photo("chelsea.png"))
     with Image.open(root / "cases" / "cat.png") as im:
         img = np.asarray(im.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.float64)
     stored = {"good": img / 255, "bgr": img[..., ::-1] / 255, "unscaled": img}
     cases = []
     for name, hwc in stored.items():
         tensor = hwc.transpose(2, 0, 1)[None].astype(np.float32)
-        np.save(root / "cases" / f"{name}_in.npy", tensor)
-        np.save(root / "cases" / f"{name}_out.npy", tensor.mean(axis=(2, 3)))
+        put(root / "cases" / f"{name}_in.npy", tensor)
+        put(root / "cases" / f"{name}_out.npy", tensor.mean(axis=(2, 3)))
         cases.append(
             {
                 "name": name,
@@ -64,7 +62,7 @@ def write_bundle(root: Path) -> None:
             "rules": [{"output": "emb", "check": "allclose", "atol": 1e-5}],
         },
     }
-    (root / "bundle.yaml").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    write_manifest(root, manifest)
 
 
 def test_verify_reports_fidelity_and_range(tmp_path: Path) -> None:

@@ -238,3 +238,11 @@ def test_a_file_that_is_not_a_graph_is_a_clear_error(tmp_path: Path, cli: Cli) -
     assert locate(tmp_path) is None
     code, _out, err = cli("init", tmp_path / "absent.onnx")
     assert code == 2 and "no such model file" in err
+
+
+def test_an_image_input_is_shown_both_ways_of_declaring_preprocessing(tmp_path: Path) -> None:
+    onnx.save(classifier(), str(tmp_path / "model.onnx"))
+    init_bundle(tmp_path / "model.onnx")
+    text = (tmp_path / "bundle.yaml").read_text(encoding="utf-8")
+    assert "preprocessing: {kind: image, color: RGB, resize:" in text
+    assert "preprocessing: {kind: image, steps: [{decode: {mode: RGB}}, {resize:" in text

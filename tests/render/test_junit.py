@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
+from checker.cli import main
 from checker.findings import error, info, warning
 from checker.render.junit import render
 from checker.report import BundleReport, Comparison, Report, RuleResult
@@ -84,3 +87,29 @@ def test_hostile_text_stays_valid_xml() -> None:
 def test_an_empty_report_is_an_empty_suite_list() -> None:
     root = ET.fromstring(render({"bundles": []}))
     assert root.tag == "testsuites" and root.get("tests") == "0"
+
+
+XSD = Path(__file__).resolve().parents[1] / "fixtures" / "junit" / "junit-10.xsd"
+
+
+def test_the_report_is_valid_against_the_published_junit_schema(tmp_path: Path) -> None:
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(XSD))
+    for report in (sample(), sample(strict=True), sample(name='a"<b>&\x00 </testsuite>')):
+        schema.validate(render(json.loads(json.dumps(report))))
+    # The real thing: the example bundle, through the command line.
+    example = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
+    out = tmp_path / "report.xml"
+    assert main(["verify", str(example), "--format", "junit", "--output", str(out)]) == 0
+    assert schema.is_valid(str(out))
+    # The schema is strict enough to catch a slip: a test case without its name is refused.
+    broken = out.read_text(encoding="utf-8").replace("<testcase classname=", '<testcase nameless="" classname=', 1)
+    broken = re.sub(r'(<testcase nameless="" classname="[^"]*") name="[^"]*"', r"\1", broken, count=1)
+    assert not schema.is_valid(broken)
+
+
+def test_each_failing_finding_carries_its_fix() -> None:
+    found = cases(render(sample()))
+    labels = found["mobilenet.pieces/labels"].find("failure")
+    assert labels is not None and "(fix: add the labels piece to the manifest" in (labels.text or "")

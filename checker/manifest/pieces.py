@@ -1,0 +1,74 @@
+"""One digest per piece of a release: the manifest fields that make it and the files they name.
+
+Two reports of the same bundle say which pieces changed by comparing these (`checker report diff`). A
+piece's digest covers its manifest fields as canonical JSON and the sha256 of every file named under
+them, so an edited label file and an edited `labels:` block both change `labels`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from checker.manifest.named import named_files
+
+
+def _piece_of(keys: tuple[str | int, ...]) -> str | None:
+    """Which piece the manifest field at `keys` belongs to."""
+    head = keys[0] if keys else None
+    if head == "graph":
+        return "external_weights" if len(keys) > 1 and keys[1] == "external_data" else "graph"
+    return {
+        "variants": "graph",
+        "inputs": "preprocessing",
+        "outputs": "labels",
+        "comparison": "comparison_inputs",
+        "runtime": "runtime",
+        "validation": "validation_command",
+    }.get(str(head))
+
+
+def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    graph = data.get("graph") if isinstance(data.get("graph"), Mapping) else {}
+    assert isinstance(graph, Mapping)
+    return {
+        "graph": {
+            "graph": {k: v for k, v in graph.items() if k != "external_data"},
+            "variants": data.get("variants"),
+            "inputs": [_without(i, "preprocessing") for i in _list(data.get("inputs"))],
+            "outputs": [_without(o, "labels") for o in _list(data.get("outputs"))],
+        },
+        "external_weights": graph.get("external_data"),
+        "preprocessing": [
+            i.get("preprocessing") if isinstance(i, Mapping) else None for i in _list(data.get("inputs"))
+        ],
+        "labels": [o.get("labels") if isinstance(o, Mapping) else None for o in _list(data.get("outputs"))],
+        "comparison_inputs": data.get("comparison"),
+        "runtime": data.get("runtime"),
+        "validation_command": data.get("validation"),
+    }
+
+
+def piece_digests(data: Mapping[str, Any], root: Path, file_digests: Mapping[str, str]) -> dict[str, str]:
+    """piece -> "sha256:..." over its manifest fields and its files' digests (missing files count as absent)."""
+    files: dict[str, dict[str, str | None]] = {}
+    for entry in named_files(dict(data), root):
+        piece = _piece_of(entry.keys)
+        if piece is not None:
+            files.setdefault(piece, {})[entry.rel] = file_digests.get(entry.rel)
+    out = {}
+    for piece, fields in _fields(data).items():
+        canonical = json.dumps({"fields": fields, "files": files.get(piece, {})}, sort_keys=True, default=str)
+        out[piece] = "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return out
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _without(value: object, key: str) -> object:
+    return {k: v for k, v in value.items() if k != key} if isinstance(value, Mapping) else value

@@ -1,0 +1,237 @@
+"""The one-edit neighbours of a declared step list, for explaining a stored tensor that differs from it.
+
+A neighbour is the declared list with one edit: two adjacent steps swapped, one step left out or added, or
+one parameter changed within its finite choices (a change of library takes the filter's counterpart). Each
+comes with the words that name the edit as the manifest would write it. The pad value is not guessed from a
+list: explain_pad_value infers it from the stored tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from checker.preprocess.steps import (
+    ARITHMETICS,
+    FILTERS,
+    POSITIONS,
+    ROUNDINGS,
+    Batch,
+    Convert,
+    Crop,
+    Decode,
+    Layout,
+    Normalize,
+    Pad,
+    Resize,
+    Scale,
+    Step,
+    counterpart,
+)
+
+MAX_NEIGHBOURS = 64
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    description: str  # completes "the stored tensor matches the declared preprocessing ..."
+    steps: tuple[Step, ...]
+
+
+def neighbours(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) -> Iterator[Neighbour]:
+    """At most MAX_NEIGHBOURS one-edit neighbours, the likeliest edits first."""
+    found = 0
+    seen = {steps}
+    for n in _all(steps, orientation, stored_batch):
+        if n.steps in seen:
+            continue
+        seen.add(n.steps)
+        yield n
+        found += 1
+        if found >= MAX_NEIGHBOURS:
+            return
+
+
+def _all(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) -> Iterator[Neighbour]:
+    for i, step in enumerate(steps):
+        for changed, description in _parameter_changes(step, orientation, stored_batch):
+            yield Neighbour(description, (*steps[:i], changed, *steps[i + 1 :]))
+    for i in range(1, len(steps) - 1):
+        a, b = steps[i], steps[i + 1]
+        if type(a) is not type(b):
+            yield Neighbour(
+                f"when `{b.words()}` runs before `{a.name}` (the manifest has it after)",
+                (*steps[:i], b, a, *steps[i + 2 :]),
+            )
+    for i in range(1, len(steps)):
+        yield Neighbour(f"without `{steps[i].words()}`", (*steps[:i], *steps[i + 1 :]))
+    yield from _additions(steps, stored_batch)
+
+
+def _changed(step: Step, key: str, value: object, old: object | None = None) -> tuple[Step, str]:
+    before = getattr(step, key) if old is None else old
+    changed: Step = replace(step, **{key: value})  # type: ignore[type-var]
+    return changed, f"when `{step.name}` has `{key}: {_word(value)}` (the manifest has {_word(before)})"
+
+
+def _word(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None or value == "":
+        return "the default"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _parameter_changes(step: Step, orientation: int, stored_batch: int | None) -> Iterator[tuple[Step, str]]:
+    changes = _CHANGES.get(type(step))
+    if changes is not None:
+        yield from changes(step, orientation, stored_batch)
+
+
+def _decode(step: Decode, orientation: int, _: int | None) -> Iterator[tuple[Step, str]]:
+    if step.mode != "L":
+        other = "BGR" if step.mode == "RGB" else "RGB"
+        changed, description = _changed(step, "mode", other)
+        yield changed, f"with channels reversed ({other} where {step.mode} is declared): {description}"
+    if orientation != 1:
+        changed, description = _changed(step, "exif", not step.applies_exif, step.applies_exif)
+        state = "ignored" if step.applies_exif else "applied"
+        yield changed, f"with the EXIF orientation {state} (the file's tag is {orientation}): {description}"
+    yield _changed(step, "library", "opencv" if step.library == "pillow" else "pillow")
+
+
+def _convert(step: Convert, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    if step.to in ("RGB", "BGR"):
+        yield _changed(step, "to", "BGR" if step.to == "RGB" else "RGB")
+    else:
+        yield _changed(step, "formula", "opencv" if step.formula == "pillow" else "pillow")
+
+
+def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    if step.ppocr_line is None and step.size is None:
+        for rounding in ROUNDINGS:
+            if rounding != step.rounding:
+                yield _changed(step, "rounding", rounding)
+    for library in FILTERS:
+        if library == step.library or library == "torch":
+            continue
+        filt = counterpart(step.filter_name, step.library, library)
+        if filt is not None:
+            changed = replace(step, library=library, filter=filt)
+            yield (
+                changed,
+                (
+                    f"when `resize` has `library: {library}, filter: {filt}` "
+                    f"(the manifest has {step.library}, {step.filter_name})"
+                ),
+            )
+    for filt in FILTERS[step.library]:
+        if filt != step.filter_name:
+            yield _changed(step, "filter", filt, step.filter_name)
+    if step.library == "torchvision":
+        yield _changed(step, "antialias", not step.antialias)
+    if step.size is None:
+        for arithmetic in ARITHMETICS:
+            if arithmetic != step.arithmetic:
+                yield _changed(step, "arithmetic", arithmetic)
+
+
+def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    if step.center is not None:
+        other = "half_even" if step.offset_rounding == "floor" else "floor"
+        changed, description = _changed(step, "offset_rounding", other)
+        if other == "half_even":
+            description += " (the offset rounded half to even (as torchvision's CenterCrop does))"
+        yield changed, description
+
+
+def _pad(step: Pad, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    for position in POSITIONS:
+        if position != step.position:
+            yield _changed(step, "position", position)
+    yield _changed(step, "odd", "start" if step.odd == "end" else "end")
+    if step.mode != "edge":
+        yield _changed(step, "mode", "edge")
+
+
+def _scale(step: Scale, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    for factor in (step.factor * 255, step.factor / 255):
+        changed = Scale(factor)
+        yield changed, f"with `{changed.words()}` (the manifest has {step.factor:.10g})"
+
+
+def _batch(step: Batch, _: int, stored_batch: int | None) -> Iterator[tuple[Step, str]]:
+    if stored_batch is not None and stored_batch != step.repeat:
+        yield _changed(step, "repeat", stored_batch)
+
+
+_CHANGES: dict[type, Callable[..., Iterator[tuple[Step, str]]]] = {
+    Decode: _decode,
+    Convert: _convert,
+    Resize: _resize,
+    Crop: _crop,
+    Pad: _pad,
+    Scale: _scale,
+    Batch: _batch,
+}
+
+
+def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Neighbour]:
+    """One step added where applications usually have it."""
+    kinds = {type(s) for s in steps}
+    first_value = next((i for i, s in enumerate(steps) if isinstance(s, (Scale, Normalize))), len(steps))
+    if Scale not in kinds:
+        added = Scale(1 / 255)
+        yield Neighbour(f"with `{added.words()}` added", (*steps[:first_value], added, *steps[first_value:]))
+    if Convert not in kinds:
+        mode = steps[0].mode if isinstance(steps[0], Decode) else "RGB"
+        for to in ("L", "BGR" if mode == "RGB" else "RGB"):
+            if to != mode:
+                added_c = Convert(to)
+                yield Neighbour(f"with `{added_c.words()}` added after decode", (steps[0], added_c, *steps[1:]))
+    if Batch not in kinds and stored_batch is not None and stored_batch > 1:
+        at = next((i for i, s in enumerate(steps) if isinstance(s, Layout)), len(steps))
+        added_b = Batch(stored_batch)
+        yield Neighbour(f"with `{added_b.words()}` added", (*steps[:at], added_b, *steps[at:]))
+
+
+def pad_value_candidates(steps: tuple[Step, ...]) -> Iterator[tuple[int, Pad]]:
+    """The constant pad steps whose value explain_pad_value may infer."""
+    for i, step in enumerate(steps):
+        if isinstance(step, Pad) and step.mode == "constant":
+            yield i, step
+
+
+def inferred_value(
+    t0: np.ndarray, t1: np.ndarray, stored: np.ndarray, channel_axis: int | None
+) -> tuple[float, ...] | None:
+    """The pad value (in the pad step's units) that the stored tensor holds where the padding is.
+
+    t0 and t1 were built with the value 0 and 1; every later step is affine per element there (scale,
+    normalize), so the value is (stored - t0) / (t1 - t0).
+    """
+    if t0.shape != stored.shape or t1.shape != stored.shape:
+        return None
+    a, b, s = (x.astype(np.float64) for x in (t0, t1, stored))
+    mask = a != b
+    if not mask.any():
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = (s - a) / (b - a)
+    if channel_axis is None:
+        values = [float(np.median(v[mask]))]
+    else:
+        values = []
+        for c in range(v.shape[channel_axis]):
+            vc, mc = np.take(v, c, axis=channel_axis), np.take(mask, c, axis=channel_axis)
+            if not mc.any():
+                return None
+            values.append(float(np.median(vc[mc])))
+    if not all(np.isfinite(values)):
+        return None
+    rounded = tuple(round(x) if abs(x - round(x)) < 1e-3 else round(x, 4) for x in values)
+    return (float(rounded[0]),) if len(set(rounded)) == 1 else tuple(float(x) for x in rounded)

@@ -1,0 +1,328 @@
+"""The one engine that runs an image step list: a decoded file in, the input's tensor out.
+
+The shorthand fields expand to a step list (shorthand.py), so every image input is rebuilt here. Results after
+each prefix of a step list can be kept in a `Memo`, so that the explanations, which try many lists that share
+their first steps, compute each shared prefix once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from checker.preprocess import geometry as geo
+from checker.preprocess.decode import Decoded
+from checker.preprocess.errors import CannotReproduce, PreprocessError
+from checker.preprocess.layout import cast, numpy_dtype
+from checker.preprocess.resample import opencv, pillow, resize_with
+from checker.preprocess.steps import (
+    Batch,
+    Cast,
+    Convert,
+    Crop,
+    Decode,
+    Layout,
+    Normalize,
+    Pad,
+    Resize,
+    Scale,
+    Step,
+)
+
+MEMO_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class Pixels:
+    """N x H x W x C pixels between steps; `order` is the channel order (RGB, BGR or L)."""
+
+    array: np.ndarray
+    order: str
+    batched: bool = False
+    layout: str | None = None  # set once a layout step has arranged the tensor
+    # Values become float32 at the first float step, as the spec says; the shorthand fields always computed
+    # in float64, and keep doing so.
+    float_dtype: type[np.floating[Any]] = np.float32
+
+
+@dataclass
+class Memo:
+    """Pixels after a prefix of a step list, kept within a byte budget; one decode per raw file."""
+
+    states: dict[tuple[Step, ...], Pixels] = field(default_factory=dict)
+    used: int = 0
+
+    def get(self, steps: tuple[Step, ...]) -> tuple[int, Pixels | None]:
+        for k in range(len(steps), 0, -1):
+            found = self.states.get(steps[:k])
+            if found is not None:
+                return k, found
+        return 0, None
+
+    def put(self, steps: tuple[Step, ...], state: Pixels) -> None:
+        size = int(state.array.nbytes)
+        if self.used + size <= MEMO_BYTES:
+            self.states[steps] = state
+            self.used += size
+
+
+def run(
+    steps: tuple[Step, ...],
+    decoded: Decoded,
+    layout: str,
+    dtype: str,
+    memo: Memo | None = None,
+    float64: bool = False,
+) -> np.ndarray:
+    """The tensor `decoded` becomes: `steps` in order, then the input's `layout` (unless a step arranged it)
+    and its `dtype`."""
+    np_dtype = numpy_dtype(dtype)
+    done, state = memo.get(steps) if memo is not None else (0, None)
+    for i in range(done, len(steps)):
+        state = apply(steps[i], state, decoded)
+        if i == 0 and float64:
+            state = replace(state, float_dtype=np.float64)
+        if memo is not None:
+            memo.put(steps[: i + 1], state)
+    if state is None:
+        raise PreprocessError("the step list is empty")
+    tensor = state.array if state.layout is not None else arrange(state, layout)
+    if np_dtype.kind == "f":
+        return tensor.astype(np_dtype, copy=False)  # no copy when the steps made this dtype already
+    return cast(tensor, np_dtype)
+
+
+def apply(step: Step, state: Pixels | None, decoded: Decoded) -> Pixels:
+    if isinstance(step, Decode):
+        return decode_step(step, decoded)
+    if state is None:
+        state = decode_step(Decode(), decoded)
+    if state.layout is not None and not isinstance(step, Cast):
+        raise PreprocessError(f"`{step.words()}` comes after the layout step; only cast may follow it")
+    if isinstance(step, Layout):
+        return replace(state, array=arrange(state, step.layout), layout=step.layout)
+    if isinstance(step, Batch):
+        if state.batched:
+            raise PreprocessError("the step list has two batch steps")
+        _check_batch(step.repeat, state.array.shape[1:3])
+        return replace(state, array=np.concatenate([state.array] * step.repeat), batched=True)
+    if isinstance(step, Cast):
+        return replace(state, array=_cast_step(state.array, step.dtype))
+    if isinstance(step, Scale):
+        scaled = state.array.astype(state.float_dtype)
+        scaled *= state.float_dtype(step.factor)
+        return replace(state, array=scaled)
+    if isinstance(step, Normalize):
+        return replace(state, array=_normalize(state, step))
+    if isinstance(step, Convert):
+        return _convert(state, step)
+    if len(state.array) == 1:  # one image: no copy into a stack
+        return replace(state, array=_spatial(step, state.array[0])[None])
+    return replace(state, array=np.stack([_spatial(step, img) for img in state.array]))
+
+
+def _spatial(step: Step, img: np.ndarray) -> np.ndarray:
+    if isinstance(step, Resize):
+        size = geo.resize_size(step, *img.shape[:2])
+        check_size(size, "resize", img.shape[2])
+        return resize_with(img, size, step.library, step.filter_name, step.antialias)
+    if isinstance(step, Crop):
+        if step.center is not None:
+            check_size(step.center, "crop", img.shape[2])
+        return geo.crop(img, step)
+    if isinstance(step, Pad):
+        _check_values(step.value, img.shape[2], "pad.value")
+        check_size(geo.pad_amounts(step, *img.shape[:2]), "pad", img.shape[2])
+        return geo.pad(img, step)
+    raise PreprocessError(f"unknown step {step!r}")
+
+
+def check_size(size: tuple[int, int], step: str, channels: int) -> None:
+    """The bound on what a manifest can make us allocate (image.py and bounds.py hold it)."""
+    from checker.preprocess.image import _check_size
+
+    _check_size(size, step, channels)
+
+
+def _check_batch(repeat: int, size: tuple[int, ...]) -> None:
+    from checker.preprocess.image import MAX_OUTPUT_PIXELS
+
+    if repeat * size[0] * size[1] > MAX_OUTPUT_PIXELS:
+        raise PreprocessError(
+            f"batch: {{repeat: {repeat}}} of {size[0]}x{size[1]} images is more than {MAX_OUTPUT_PIXELS} pixels"
+        )
+
+
+def _check_values(values: tuple[float, ...], channels: int, what: str) -> None:
+    if len(values) not in (1, channels):
+        raise PreprocessError(f"{what} has {len(values)} values; the image has {channels} channel(s) at that step")
+
+
+# Decoding
+
+
+def decode_step(step: Decode, decoded: Decoded) -> Pixels:
+    if step.library == "opencv":
+        return Pixels(_opencv_decode(step, decoded)[None], step.mode)
+    return Pixels(_pillow_decode(step, decoded)[None], step.mode)
+
+
+def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
+    image = pillow()
+    im = decoded.upright if step.applies_exif else decoded.stored
+    mode = "L" if step.mode == "L" else "RGB"
+    try:
+        if step.alpha is not None and ("A" in im.getbands() or "transparency" in im.info):
+            rgba = im.convert("RGBA")
+            colour = tuple(round(v) for v in np.broadcast_to(step.alpha, (3,)))
+            background = image.new("RGBA", rgba.size, (*colour, 255))
+            im = image.alpha_composite(background, rgba)
+        arr = np.asarray(im.convert(mode), dtype=np.uint8)
+    except (OSError, ValueError) as e:
+        raise PreprocessError(f"the image cannot be converted to {mode}: {e}") from e
+    arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
+    return arr[..., ::-1] if step.mode == "BGR" else arr
+
+
+def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
+    cv2 = opencv("a decode with library: opencv")
+    if step.alpha is not None:
+        raise CannotReproduce("decode.alpha composite is what Pillow's decode does; OpenCV's drops the alpha")
+    if decoded.path is None:
+        raise PreprocessError("the raw file is not at hand for OpenCV to decode")
+    flags = cv2.IMREAD_GRAYSCALE if step.mode == "L" else cv2.IMREAD_COLOR
+    if not step.applies_exif:
+        flags |= cv2.IMREAD_IGNORE_ORIENTATION
+    data = np.frombuffer(decoded.path.read_bytes(), dtype=np.uint8)
+    arr = cv2.imdecode(data, flags)
+    if arr is None:
+        raise PreprocessError("OpenCV cannot decode the raw file")
+    arr = np.asarray(arr, dtype=np.uint8)
+    arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
+    return arr[..., ::-1] if step.mode == "RGB" else arr
+
+
+# Colour and values
+
+
+_LUMA = {"RGB": (0.299, 0.587, 0.114), "BGR": (0.114, 0.587, 0.299)}
+
+
+def _convert(state: Pixels, step: Convert) -> Pixels:
+    src, dst = state.order, step.to
+    if src == dst:
+        return state
+    arr = state.array
+    if src == "L":
+        return replace(state, array=np.repeat(arr, 3, axis=-1), order=dst)
+    if dst != "L":
+        return replace(state, array=arr[..., ::-1], order=dst)
+    if step.formula == "opencv":
+        cv2 = opencv("convert with formula: opencv")
+        code = cv2.COLOR_RGB2GRAY if src == "RGB" else cv2.COLOR_BGR2GRAY
+        src_arr = arr if arr.dtype in (np.uint8, np.float32) else arr.astype(np.float32)
+        grey = np.stack([np.asarray(cv2.cvtColor(np.ascontiguousarray(img), code)) for img in src_arr])
+        return replace(state, array=grey[..., None], order="L")
+    return replace(state, array=_pillow_luma(arr, src), order="L")
+
+
+def _pillow_luma(arr: np.ndarray, order: str) -> np.ndarray:
+    """Pillow's convert("L"): ITU-R 601-2 luma in 16-bit fixed point, rounded, for 8-bit pixels."""
+    rgb = arr if order == "RGB" else arr[..., ::-1]
+    if arr.dtype == np.uint8:
+        r, g, b = (rgb[..., i].astype(np.uint32) for i in range(3))
+        grey = (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16
+        return grey.astype(np.uint8)[..., None]
+    weights = np.asarray(_LUMA["RGB"], dtype=np.float32)
+    return (rgb.astype(np.float32) @ weights)[..., None]
+
+
+def _normalize(state: Pixels, step: Normalize) -> np.ndarray:
+    channels = state.array.shape[-1]
+    _check_values(step.mean, channels, "normalize.mean")
+    _check_values(step.std, channels, "normalize.std")
+    mean = np.asarray(step.mean, dtype=state.float_dtype)
+    std = np.asarray(step.std, dtype=state.float_dtype)
+    out: np.ndarray = state.array.astype(state.float_dtype, copy=False) - mean
+    out /= std
+    return out
+
+
+def _cast_step(arr: np.ndarray, dtype: str) -> np.ndarray:
+    return cast(arr, np.dtype(dtype))
+
+
+def arrange(state: Pixels, layout: str) -> np.ndarray:
+    """N x H x W x C to `layout`; without N in the layout the batch must be one image."""
+    arr = state.array
+    if "N" not in layout:
+        if arr.shape[0] != 1:
+            raise PreprocessError(f"layout {layout} has no batch axis, but the batch step made {arr.shape[0]} images")
+        arr = arr[0]
+        axes = "HWC"
+    else:
+        axes = "NHWC"
+    if "C" not in layout:
+        if arr.shape[-1] != 1:
+            raise PreprocessError(f"layout {layout} has no channel axis, but the image has {arr.shape[-1]} channels")
+        arr = arr[..., 0]
+        axes = axes.replace("C", "")
+    return np.transpose(arr, [axes.index(a) for a in layout])
+
+
+def tensor_units(steps: tuple[Step, ...]) -> float:
+    """How large one grey level is in the tensor: the scale factors and standard deviations it went through."""
+    unit = 1.0
+    for step in steps:
+        if isinstance(step, Scale):
+            unit *= abs(step.factor)
+        elif isinstance(step, Normalize):
+            unit /= min(abs(s) for s in step.std)
+    return unit
+
+
+def describe(steps: tuple[Step, ...]) -> list[Any]:
+    return [step.data() for step in steps]
+
+
+def implied_range(steps: tuple[Step, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The bounds every value of the tensor lies in (per channel once a normalize made them differ), followed
+    through the value steps from 0-255; None when a step can leave them (a float resize that overshoots)."""
+    low, high = np.zeros(1), np.full(1, 255.0)
+    is_float = False
+    for step in steps:
+        if isinstance(step, Scale):
+            low, high = (
+                np.minimum(low * step.factor, high * step.factor),
+                np.maximum(low * step.factor, high * step.factor),
+            )
+            is_float = True
+        elif isinstance(step, Normalize):
+            mean, std = np.asarray(step.mean, np.float64), np.asarray(step.std, np.float64)
+            a, b = (low - mean) / std, (high - mean) / std
+            low, high, is_float = np.minimum(a, b), np.maximum(a, b), True
+        elif isinstance(step, Pad) and step.mode == "constant":
+            value = np.asarray(step.value, np.float64)
+            low, high = np.minimum(low, value), np.maximum(high, value)
+        elif isinstance(step, Crop) and step.pad_if_smaller is not None:
+            value = np.asarray(step.pad_if_smaller, np.float64)
+            low, high = np.minimum(low, value), np.maximum(high, value)
+        elif (
+            isinstance(step, Resize)
+            and (is_float or step.library == "torch")
+            and step.filter_name
+            not in (
+                "nearest",
+                "nearest_exact",
+                "bilinear",
+                "linear",
+                "area",
+                "box",
+            )
+        ):
+            return None
+        elif isinstance(step, Cast) and step.dtype in ("float32", "float16", "float64"):
+            is_float = True
+    return low + 0.0, high + 0.0

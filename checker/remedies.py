@@ -1,0 +1,140 @@
+"""The next step for each finding id: one table, read by every renderer (text, Markdown, JUnit).
+
+A remedy says what to change so the finding goes away. It never suggests loosening a threshold: a
+rule that fails is answered by looking at its worst case and at where the variant diverges, since a
+wider tolerance would only hide the change the rule exists to catch. docs/findings.md lists the same
+table; a test keeps the two, and `checker/findings.py`, in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from checker import findings as F
+
+Remedy = Callable[[Mapping[str, Any], str], str]
+"""(finding as in the report, the bundle's path) -> one sentence."""
+
+
+def _fixed(sentence: str) -> Remedy:
+    return lambda _finding, _bundle: sentence
+
+
+def _details(finding: Mapping[str, Any]) -> Mapping[str, Any]:
+    found = finding.get("details")
+    return found if isinstance(found, Mapping) else {}
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _plain(value: str) -> str:
+    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart."""
+    return value.replace("`", "'")[:200]
+
+
+def _quoted(path: str) -> str:
+    """A path for a command line the reader copies: quoted only when it needs to be."""
+    path = _plain(path)
+    return path if path and all(c.isalnum() or c in "/._-+" for c in path) else "'" + path.replace("'", "") + "'"
+
+
+def _digest(finding: Mapping[str, Any], bundle: str) -> str:
+    what = _details(finding).get("path")
+    restore = f"restore {_plain(what)}" if isinstance(what, str) else "restore the file"
+    return f"{restore}, or, if the change is intended, run `checker lock {_quoted(bundle or '.')}`"
+
+
+def _labels_count(finding: Mapping[str, Any], _bundle: str) -> str:
+    details = _details(finding)
+    expected, actual = _int(details.get("expected")), _int(details.get("actual"))
+    if expected is None or actual is None:
+        return "make the label mapping hold one label per entry of the labelled axis"
+    if actual < expected:
+        return f"add the {expected - actual} missing labels: the output has {expected} entries, the mapping {actual}"
+    return f"remove the {actual - expected} extra labels: the output has {expected} entries, the mapping {actual}"
+
+
+def _rule(finding: Mapping[str, Any], bundle: str) -> str:
+    details = _details(finding)
+    graph = details.get("graph")
+    worst = details.get("worst_case")
+    look = f"look at the worst case '{_plain(worst)}'" if isinstance(worst, str) else "look at the worst case"
+    if isinstance(graph, str) and graph != "baseline":
+        where = f"`checker diagnose {_quoted(bundle or '.')} --variant {_quoted(graph)}`"
+        return f"{look}; {where} names the node where the variant starts to diverge: change the conversion there"
+    return f"{look}: the graph or its reference outputs changed; re-export the graph or regenerate the references"
+
+
+def _missing_piece(finding: Mapping[str, Any], _bundle: str) -> str:
+    piece = _details(finding).get("piece")
+    named = f"the {str(piece).replace('_', ' ')} piece" if isinstance(piece, str) else "the missing piece"
+    return f"add {named} to the manifest (docs/manifest.md says how; `checker init` drafts one from a graph)"
+
+
+REMEDIES: dict[str, Remedy] = {
+    F.MANIFEST_PARSE: _fixed("fix the syntax at the line named; `checker schema` prints the expected structure"),
+    F.MANIFEST_SCHEMA: _fixed("correct the field as the message says; `checker schema` prints every field"),
+    F.MANIFEST_VERSION: _fixed("write `manifest_version: 1` as an integer, or upgrade the checker"),
+    F.MISSING_PIECE: _missing_piece,
+    F.BUNDLE_PATH: _fixed("name the file by a path inside the bundle: relative, no `..`, no link leaving it"),
+    F.FILE_MISSING: _fixed("add the file to the bundle, or correct its path in the manifest"),
+    F.DIGEST: _digest,
+    F.UNLISTED: _fixed("name the file in the manifest, or remove it from the bundle folder"),
+    F.BUNDLE_LIMIT: _fixed("bring the bundle under the limit named (fewer or smaller files)"),
+    F.GRAPH_INVALID: _fixed("re-export or repair the graph until the ONNX checker accepts it"),
+    F.GRAPH_EXTERNAL_DATA: _fixed(
+        "list every external-data file in graph.external_data and re-save the graph so each reference fits its file"
+    ),
+    F.GRAPH_IO: _fixed("make inputs and outputs match the graph's names, dtypes and shapes"),
+    F.GRAPH_PRODUCER: _fixed("add graph.producer (tool, version, settings) so the export can be repeated"),
+    F.LABELS_COUNT: _labels_count,
+    F.LABELS_DUPLICATE: _fixed("make every label unique"),
+    F.LABELS_INVALID: _fixed("write the labels as text (one a line) or as a JSON list or mapping"),
+    F.RUNTIME_OPSET: _fixed(
+        "raise runtime.version's lower bound to an onnxruntime that loads this IR and opset, or export at a lower opset"
+    ),
+    F.RUNTIME_VERSION: _fixed(
+        'write runtime.version as a PEP 440 specifier (e.g. ">=1.17,<2") and verify with an onnxruntime it admits'
+    ),
+    F.RUNTIME_PROVIDER: _fixed("verify on a machine with the declared execution provider, or declare the one used"),
+    F.INPUTS_RANGE: _fixed("regenerate the case tensor with the declared preprocessing (`checker preprocess`)"),
+    F.INPUTS_FIDELITY: _fixed(
+        "regenerate the tensor from its raw input with `checker preprocess`, or correct the preprocessing fields"
+    ),
+    F.INPUTS_NOT_REBUILT: _fixed("install the extra named (pip install 'onnx-release-checker[image,text]')"),
+    F.COMPARISON_COVERAGE: _fixed("add cases for what is missing (`checker case add`), at least one edge case"),
+    F.COMPARISON_CASE: _fixed("make the case's tensors match the graph's inputs and outputs (names, dtypes, shapes)"),
+    F.COMPARISON_NAN: _fixed(
+        "find the node that makes NaN or infinity: `checker diagnose PATH --variant NAME` for a variant"
+    ),
+    F.COMPARISON_RULE: _rule,
+    F.COMPARISON_NOT_RUN: _fixed("fix the errors above that stopped the comparison"),
+    F.COMPARISON_RUNTIME: _fixed("make the graph load and run in onnxruntime here (the message holds its error)"),
+    F.VARIANT_NOT_ASSESSED: _fixed(
+        "fix what the message names first (the variant's graph, or the graph it derives from); it is judged then"
+    ),
+    F.VARIANT_TRANSFORM: _fixed("record the variant's transform (tool, version, settings)"),
+    F.VARIANT_DIAGNOSIS: _fixed("change the conversion at the node named (or exclude it from quantization)"),
+    F.VALIDATION_FAILED: _fixed("run the validation command locally and fix what its output shows"),
+    F.VALIDATION_NOT_RUN: _fixed("pass --run-validation, on a trusted bundle only, to run it"),
+    F.STAGE_SKIPPED: _fixed("fix the errors that stopped the earlier stage; this one then runs"),
+    F.RUNTIME_THREADS: _fixed("ask for no more threads than the target device has CPUs (0 lets onnxruntime choose)"),
+    F.INTERNAL_ERROR: _fixed("report the bug with the traceback from details.traceback; the later stages did not run"),
+}
+
+
+def remedy(finding: Mapping[str, Any], bundle: str = "") -> str:
+    """The next step for one finding of the report (a JSON-shaped dict); unknown ids get a general one."""
+    fid = finding.get("id")
+    found = REMEDIES.get(fid) if isinstance(fid, str) else None
+    if found is None:
+        return "see docs/findings.md for this finding id"
+    return found(finding, bundle)
+
+
+def finding_ids() -> list[str]:
+    """Every finding id `checker/findings.py` defines (its upper-case string constants)."""
+    return sorted({v for k, v in vars(F).items() if k.isupper() and isinstance(v, str) and "." in v})
