@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from checker.preprocess.errors import PreprocessError
 
-# One image tensor as float32 (height x width x channels x 4 bytes) may take at most this much: 32 MiB
-# admits 2048 x 1024 RGB and 1536 x 1536 RGB, more than edge vision models take, and keeps the float64
-# work arrays of one image well under a gigabyte.
-MAX_IMAGE_BYTES = 32 << 20
+# One image tensor as float32 (height x width x channels x 4 bytes) may take at most this much: 64 MiB
+# admits 2048 x 2048 RGB, more than edge vision models take, and keeps the float64 work arrays of one
+# image well under a gigabyte (a 4096 x 4096 crop took 1.6 GB and 38 s).
+MAX_IMAGE_BYTES = 64 << 20
 BYTES_PER_VALUE = 4
 
 

@@ -249,7 +249,7 @@ def test_a_crop_too_large_to_allocate_is_refused_before_allocating(example: Path
     rewrite_manifest(example, lambda d: d["inputs"][0]["preprocessing"].update(crop={"mode": "center", "size": 4096}))
     report = verify(example)
     refused = [f for f in report.findings if "the crop step would make a 4096x4096x3 image" in f.message]
-    assert refused and "at most 32 MiB" in refused[0].message and refused[0].file == "bundle.yaml"
+    assert refused and "at most 64 MiB" in refused[0].message and refused[0].file == "bundle.yaml"
 
 
 # ----- threads
