@@ -11,7 +11,6 @@ from checker.bundle.opening import open_bundle
 from checker.checks.cases import cases_stage
 from checker.checks.comparison import compare_stage
 from checker.checks.completeness import completeness_stage
-from checker.checks.fidelity import fidelity_stage
 from checker.checks.files import files_stage
 from checker.checks.graph import graph_stage
 from checker.checks.labels import labels_stage
@@ -27,6 +26,17 @@ from checker.readers.environment import environment
 from checker.report import BundleReport, Report
 
 Stage = Callable[[Context], Iterable[Finding]]
+
+
+def fidelity_stage(ctx: Context) -> Iterable[Finding]:
+    """The fidelity stage (checks/fidelity.py), imported only for a bundle with raw inputs to rebuild: the
+    preprocessing it loads costs a small bundle a good part of its run."""
+    if not any(case.raw for case in ctx.cases or []):
+        return ()
+    from checker.checks.fidelity import fidelity_stage as stage
+
+    return stage(ctx)
+
 
 # The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
@@ -48,10 +58,9 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
 
 
 def verify_paths(paths: list[str], options: Options) -> Report:
-    report = Report(checker_version=__version__, strict=options.strict, environment=environment())
-    for path in paths:
-        report.bundles.append(verify_bundle(Path(path), options))
-    return report
+    bundles = [verify_bundle(Path(path), options) for path in paths]
+    # After the bundles: the versions then come from the modules they loaded (see installed_version).
+    return Report(checker_version=__version__, strict=options.strict, environment=environment(), bundles=bundles)
 
 
 def verify_bundle(path: Path, options: Options) -> BundleReport:

@@ -29,7 +29,6 @@ from checker.compare.session import (
 )
 from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
-from checker.diagnose import divergence as D
 from checker.findings import Finding
 from checker.manifest import views
 from checker.report import Comparison
@@ -303,6 +302,8 @@ def _diagnosis(run: _Run, name: str, model: Any, path: Path, judged: list[Compar
     case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:
         return
+    from checker.diagnose import divergence as D  # only a failed variant needs it
+
     try:
         variant = model if model is not None else load_graph(path)
         graphs = D.Graphs(run.ctx.graph, run.baseline_path.parent, variant, path.parent)
@@ -320,6 +321,8 @@ def _diagnosis(run: _Run, name: str, model: Any, path: Path, judged: list[Compar
 def load_graph(path: Path) -> Any:
     """A graph file without its external data (onnxruntime reads that itself, from the bundle folder)."""
     import onnx
+
+    from checker.diagnose import divergence as D
 
     try:
         return onnx.load(str(path), load_external_data=False)
