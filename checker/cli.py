@@ -96,7 +96,25 @@ def _add_verify(sub: Any) -> None:
         metavar="SECONDS",
         help="stop a graph that runs longer than this on one case (default: 600)",
     )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="verify up to N bundles at once, in worker processes (default: the number of cores; 1: one by one)",
+    )
     p.set_defaults(func=cmd_verify)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 0 < value <= 1024:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs from 1 to 1024")
+    return value
 
 
 def _positive_seconds(text: str) -> float:
@@ -157,7 +175,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_paths(args.paths)
     progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
     options = Options(
-        strict=args.strict, run_validation=args.run_validation, progress=progress, case_timeout_s=args.case_timeout
+        strict=args.strict,
+        run_validation=args.run_validation,
+        progress=progress,
+        case_timeout_s=args.case_timeout,
+        jobs=args.jobs,
     )
     from checker.changes.command import read
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from checker import __version__
 from checker import findings as F
-from checker.bundle.opening import open_bundle
+from checker.bundle.opening import is_archive, open_bundle
 from checker.checks.cases import cases_stage
 from checker.checks.comparison import compare_stage
 from checker.checks.completeness import completeness_stage
@@ -57,10 +59,77 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
 )
 
 
+# Memory a worker needs besides its bundle's files (interpreter, libraries, a session's own), and the peak a
+# bundle's files cost at most while verified (benchmarks/bench_memory.py measures 1.09x the weights).
+WORKER_BASE_BYTES = 300 << 20
+PEAK_PER_BYTE = 1.3
+
+
 def verify_paths(paths: list[str], options: Options) -> Report:
-    bundles = [verify_bundle(Path(path), options) for path in paths]
+    bundles = _verify_all([Path(p) for p in paths], options)
     # After the bundles: the versions then come from the modules they loaded (see installed_version).
     return Report(checker_version=__version__, strict=options.strict, environment=environment(), bundles=bundles)
+
+
+def _verify_all(paths: list[Path], options: Options) -> list[BundleReport]:
+    """Every bundle's report, in the order given; bundles run side by side in worker processes when
+    `options.jobs` and the memory allow it, with the same reports as one after another."""
+    workers = pool_size(paths, options.jobs)
+    if workers <= 1:
+        return [verify_bundle(path, options) for path in paths]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    # Workers draw no progress bar (several would overwrite each other) and share the cores between them.
+    worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads)
+    # Fresh interpreters: a fork would copy this process's threads and locks (onnxruntime's, the BLAS's).
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
+
+
+def pool_size(paths: list[Path], jobs: int) -> int:
+    """Workers to run: at most `jobs` and one per bundle, and no more than the memory holds when each
+    verifies the largest bundle at once."""
+    wanted = min(jobs, len(paths))
+    if wanted <= 1:
+        return 1
+    available = available_memory()
+    if available is None:
+        return wanted
+    largest = max(bundle_bytes(p) for p in paths)
+    return max(1, min(wanted, int(available // (WORKER_BASE_BYTES + PEAK_PER_BYTE * largest))))
+
+
+def bundle_bytes(path: Path) -> int:
+    """The size of a bundle's files (graphs, weights and cases alike: an upper bound on the weights), or of
+    its archive. Links are not followed."""
+    folder = path.parent if path.is_file() and not is_archive(path) else path
+    if folder.is_file():
+        return folder.stat().st_size
+    total = 0
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += (Path(parent) / name).lstat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def available_memory() -> int | None:
+    """Memory available to new processes (MemAvailable counts the page cache the kernel can drop)."""
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def verify_bundle(path: Path, options: Options) -> BundleReport:

@@ -74,7 +74,7 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
     if blocked is not None:
         yield blocked
         return
-    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers)
+    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers, ctx.options.intra_op_threads)
     run = _Run(ctx, runtime, for_run(ctx.options.progress), comparisons)
     try:
         variants = _variants(ctx)

@@ -70,13 +70,19 @@ def choose_providers(declared: Sequence[str], available: Sequence[str]) -> tuple
     return chosen, [p for p in declared if p not in available]
 
 
-def resolve_runtime(runtime: Mapping[str, Any], override: Sequence[str] | None = None) -> Runtime:
-    """Providers (a command-line override wins over the manifest) and session options."""
+def resolve_runtime(
+    runtime: Mapping[str, Any], override: Sequence[str] | None = None, threads: int | None = None
+) -> Runtime:
+    """Providers (a command-line override wins over the manifest) and session options; `threads` is the
+    intra-op thread count when the manifest sets none (bundles verified side by side share the cores)."""
     import onnxruntime as ort
 
     declared = list(override) if override else list(runtime.get("execution_providers") or [])
     chosen, unavailable = choose_providers(declared, ort.get_available_providers())
-    return Runtime(chosen, dict(runtime.get("session_options") or {}), unavailable)
+    options = dict(runtime.get("session_options") or {})
+    if threads is not None:
+        options.setdefault("intra_op_num_threads", threads)
+    return Runtime(chosen, options, unavailable)
 
 
 def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
