@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -83,10 +84,18 @@ def _verify_all(paths: list[Path], options: Options) -> list[BundleReport]:
     threads = max(1, (os.cpu_count() or 1) // workers)
     # Workers draw no progress bar (several would overwrite each other) and share the cores between them.
     worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads)
-    # Fresh interpreters: a fork would copy this process's threads and locks (onnxruntime's, the BLAS's).
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         return list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
+
+
+def _start_method() -> str:
+    """Fork where it is safe and quiet: a forked worker starts with the libraries this process has loaded (not
+    onnxruntime, which only a stage loads), where a fresh interpreter would import them all again. Python 3.12
+    warns when a process with threads (the BLAS's) forks, and other systems' libraries may not survive it."""
+    if sys.platform.startswith("linux") and sys.version_info < (3, 12) and "onnxruntime" not in sys.modules:
+        return "fork"
+    return "spawn"
 
 
 def pool_size(paths: list[Path], jobs: int) -> int:
