@@ -71,6 +71,14 @@ def to_plain(node: Any) -> Any:
     return str(node)
 
 
+def plain_data(tree: Any) -> Any:
+    """The tree as plain data: the fast path's tree itself when all its keys are text (it is made of dicts,
+    lists and plain scalars already), else a plain copy."""
+    if type(tree) is MarkedMap and tree.lc.plain:
+        return tree
+    return to_plain(tree)
+
+
 def _refuse_costly(text: str, name: str) -> Finding | None:
     """Refuse, from the event stream, what makes a few bytes costly: anchors and aliases expand into a huge
     tree, and deep nesting makes ruamel.yaml's scanner quadratic (10000 '[' would take hours). A manifest
@@ -145,10 +153,11 @@ class _Unsure(Exception):
 class _Marks:
     """ruamel.yaml's line-column record (`lc`), as much of it as `Manifest.line` reads: 0-based (line, column)."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "plain")
 
     def __init__(self) -> None:
         self.data: dict[Any, tuple[int, int]] = {}
+        self.plain = False  # on the root: every key in the tree is text, so the tree is its own plain data
 
     def key(self, key: Any) -> tuple[int, int]:
         return self.data[key]
@@ -217,9 +226,10 @@ def _fast_tree(text: str) -> Any:
 def _compose(loader: Any) -> Any:
     from yaml import events as E
 
-    stack: list[Any] = []  # open collections; a mapping's pending key sits above it as a one-item tuple
+    stack: list[Any] = []  # open collections; a mapping's pending key sits above it as a tuple
     root: Any = None
     count = depth = 0
+    odd_keys: list[Any] = []  # keys that are not text (1, true, null): the plain data then needs to_plain
     while True:
         event = loader.get_event()
         count += 1
@@ -229,7 +239,7 @@ def _compose(loader: Any) -> Any:
         if kind is E.ScalarEvent:
             if event.anchor is not None or event.tag is not None:
                 raise _Unsure("anchor or tag")
-            root = _place(stack, _scalar(event.value, not event.style), event.start_mark, root)
+            root = _place(stack, _scalar(event.value, not event.style), event.start_mark, root, odd_keys)
         elif kind is E.MappingStartEvent or kind is E.SequenceStartEvent:
             if event.anchor is not None or event.tag is not None:
                 raise _Unsure("anchor or tag")
@@ -237,7 +247,7 @@ def _compose(loader: Any) -> Any:
             depth += 1
             if depth > MAX_DEPTH or (stack and type(stack[-1]) is MarkedMap):
                 raise _Unsure("too deep, or a complex key")
-            root = _place(stack, node, event.start_mark, root)
+            root = _place(stack, node, event.start_mark, root, odd_keys)
             stack.append(node)
         elif kind is E.MappingEndEvent or kind is E.SequenceEndEvent:
             depth -= 1
@@ -246,6 +256,8 @@ def _compose(loader: Any) -> Any:
             if event.version is not None or event.tags:
                 raise _Unsure("directive")
         elif kind is E.StreamEndEvent:
+            if type(root) is MarkedMap:
+                root.lc.plain = not odd_keys
             return root
         elif kind is E.DocumentEndEvent:
             if loader.check_event(E.DocumentStartEvent):
@@ -254,7 +266,7 @@ def _compose(loader: Any) -> Any:
             raise _Unsure(kind.__name__)  # an alias
 
 
-def _place(stack: list[Any], value: Any, mark: Any, root: Any) -> Any:
+def _place(stack: list[Any], value: Any, mark: Any, root: Any, odd_keys: list[Any]) -> Any:
     """Put a value where the open collection wants it: an item, a key, or a key's value."""
     if not stack:
         return value
@@ -266,6 +278,8 @@ def _place(stack: list[Any], value: Any, mark: Any, root: Any) -> Any:
     elif kind is MarkedMap:
         if value in top or type(value) is float:
             raise _Unsure("duplicate or float key")
+        if type(value) is not str:
+            odd_keys.append(value)
         stack.append((value, mark.line, mark.column))
     else:  # a key waits for its value
         stack.pop()
@@ -322,7 +336,7 @@ def load_manifest(path: Path, round_trip: bool = False) -> tuple[Manifest | None
     tree, found = (parse_text if round_trip else parse_marked)(text, path.name)
     if tree is None:
         return None, found
-    manifest = Manifest(data=to_plain(tree), file=path.name, tree=tree)
+    manifest = Manifest(data=plain_data(tree), file=path.name, tree=tree)
     version = check_version(manifest)
     if version:
         return None, version
