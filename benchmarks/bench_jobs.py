@@ -21,7 +21,7 @@ from material import Measured, checker_command, measure, median, small_model, wr
 
 def run(cmds: dict[str, list[str]], repeat: int) -> dict[str, list[Measured]]:
     results: dict[str, list[Measured]] = {name: [] for name in cmds}
-    for name, cmd in cmds.items():  # once each to warm the page cache
+    for cmd in cmds.values():  # once each to warm the page cache
         measure(cmd)
     for _ in range(repeat):  # interleaved, so a slow spell of the machine hits both alike
         for name, cmd in cmds.items():
