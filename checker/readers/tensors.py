@@ -14,6 +14,9 @@ MAX_TENSOR_FILE_BYTES = 4 << 30
 MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
 MAX_NPZ_MEMBERS = 1024
 MAX_NPZ_RATIO = 1000  # zero-filled arrays compress well, but not a thousandfold beyond a few MiB
+# Arrays below this size are copied out of their mapping, which then closes: a mapping holds a file descriptor
+# for as long as its array lives, and 10,000 cases of small tensors would run out of them.
+KEEP_MAPPED_BYTES = 16 << 20
 
 
 class TensorFileError(ValueError):
@@ -42,6 +45,8 @@ def load_npy(path: Path) -> np.ndarray:
         raise TensorFileError(f"{path.name} is not a readable .npy file without pickles ({exc})") from exc
     if not isinstance(array, np.ndarray):
         raise TensorFileError(f"{path.name} holds no array")
+    if isinstance(array, np.memmap) and array.nbytes < KEEP_MAPPED_BYTES:
+        array = np.array(array)
     return native(array)
 
 
