@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from material import checker_command, measure, median
+from material import Measured, checker_command, measure, median
 from onnx import TensorProto, helper
 
 from checker.manifest.load import load_manifest
@@ -100,6 +100,7 @@ def main() -> int:
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     walls: dict[int, float] = {}
+    cpus: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-cases-") as tmp:
         roots = {n: write_bundle(Path(tmp) / f"b{n}", n) for n in counts}
         for n, root in roots.items():
@@ -111,17 +112,19 @@ def main() -> int:
         for cmd in cmds.values():  # warm the page cache
             if measure(cmd).returncode != 0:
                 raise SystemExit(f"the bundle does not pass: {' '.join(cmd)}")
-        runs: dict[int, list[float]] = {n: [] for n in counts}
+        runs: dict[int, list[Measured]] = {n: [] for n in counts}
         for _ in range(args.repeat):  # interleaved
             for n, cmd in cmds.items():
-                runs[n].append(measure(cmd).wall_s)
-        walls = {n: median(r) for n, r in runs.items()}
+                runs[n].append(measure(cmd))
+        walls = {n: median([m.wall_s for m in r]) for n, r in runs.items()}
+        cpus = {n: median([m.cpu_s for m in r]) for n, r in runs.items()}
     for n in counts:
-        print(f"{n:>6} cases: checker verify {walls[n]:.2f} s (runs {', '.join(f'{w:.2f}' for w in runs[n])})")
+        listed = ", ".join(f"{m.wall_s:.2f}" for m in runs[n])
+        print(f"{n:>6} cases: checker verify {walls[n]:.2f} s (runs {listed}); cpu {cpus[n]:.2f} s")
     base = counts[0]
     for n in counts[1:]:
-        slope = (walls[n] - walls[base]) / (n - base)
-        print(f"slope {base} -> {n} cases: {slope * 1000:.3f} ms per case")
+        slope, cpu_slope = ((v[n] - v[base]) / (n - base) for v in (walls, cpus))
+        print(f"slope {base} -> {n} cases: {slope * 1000:.3f} ms per case (cpu {cpu_slope * 1000:.3f} ms)")
     return 0
 
 

@@ -93,7 +93,10 @@ def _start_method() -> str:
     """Fork where it is safe and quiet: a forked worker starts with the libraries this process has loaded (not
     onnxruntime, which only a stage loads), where a fresh interpreter would import them all again. Python 3.12
     warns when a process with threads (the BLAS's) forks, and other systems' libraries may not survive it."""
-    if sys.platform.startswith("linux") and sys.version_info < (3, 12) and "onnxruntime" not in sys.modules:
+    import threading
+
+    alone = threading.active_count() == 1  # a thread of ours could hold a lock the forked copy never frees
+    if sys.platform.startswith("linux") and sys.version_info < (3, 12) and alone and "onnxruntime" not in sys.modules:
         return "fork"
     return "spawn"
 
