@@ -34,7 +34,7 @@ def run(cmds: dict[str, list[str]], repeat: int) -> dict[str, list[Measured]]:
 def same_report(a: list[str], b: list[str]) -> bool:
     outs = [json.loads(subprocess.run(cmd, capture_output=True, text=True, check=False).stdout) for cmd in (a, b)]
     for out in outs:
-        out.pop("environment", None)
+        out.pop("created_at", None)  # the one field that tells time
     return outs[0] == outs[1]
 
 
