@@ -9,10 +9,13 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker import __version__
 from checker.errors import Error, UsageError
+
+if TYPE_CHECKING:
+    from checker.context import Options
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -22,7 +25,6 @@ COMMAND_MODULES = (
     "checker.diagnose.command",
     "checker.release.command",
     "checker.github.command",
-    "checker.changes.command",
 )
 
 
@@ -50,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verify(sub)
     _add_lock(sub)
     _add_schema(sub)
+    _add_report(sub)
     for name in COMMAND_MODULES:
         try:
             importlib.import_module(name).register(sub)
@@ -104,6 +107,29 @@ def _add_verify(sub: Any) -> None:
         metavar="N",
         help="verify up to N bundles at once, in worker processes (default: the number of cores; 1: one by one)",
     )
+    p.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="K/N",
+        help="judge only shard K of N of the cases (split by a hash of each case name); join with `report merge`",
+    )
+    p.add_argument(
+        "--runtime",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        dest="runtimes",
+        help="also run the comparison in this onnxruntime, in a cached environment of its own: a version "
+        "(1.17.3), oldest or newest of those runtime.version admits, or PACKAGE==VERSION; repeatable",
+    )
+    p.add_argument("--offline", action="store_true", help="runtime environments only from the cache or --find-links")
+    p.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of wheels to install runtime environments from (repeatable)",
+    )
     p.set_defaults(func=cmd_verify)
 
 
@@ -115,6 +141,33 @@ def _positive_int(text: str) -> int:
     if not 0 < value <= 1024:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs from 1 to 1024")
     return value
+
+
+def _shard(text: str) -> Any:
+    from checker.compare.sharding import ShardError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_report(sub: Any) -> None:
+    p = sub.add_parser("report", help="work on JSON reports")
+    rsub = p.add_subparsers(dest="report_command", parser_class=_Parser)
+    p.set_defaults(func=lambda args: _usage(p))
+    m = rsub.add_parser("merge", help="join the reports of --shard jobs (and of jobs per runtime) into one")
+    m.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports of `checker verify`")
+    add_report_options(m)
+    m.set_defaults(func=cmd_report_merge)
+    from checker.changes.command import add_diff
+
+    add_diff(rsub)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
 
 
 def _positive_seconds(text: str) -> float:
@@ -168,19 +221,29 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
     sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text", **options))
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
+    """What a parsed `checker verify` command line asks for (the GitHub action parses its `args` with it too)."""
     from checker.context import Options
-    from checker.verify import verify_paths
 
-    check_paths(args.paths)
-    progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
-    options = Options(
+    return Options(
         strict=args.strict,
         run_validation=args.run_validation,
         progress=progress,
         case_timeout_s=args.case_timeout,
+        shard=args.shard,
+        runtimes=list(args.runtimes),
+        offline=args.offline,
+        find_links=list(args.find_links),
         jobs=args.jobs,
     )
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from checker.verify import verify_paths
+
+    check_paths(args.paths)
+    progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
+    options = verify_options(args, progress)
     from checker.changes.command import read
 
     base = read(args.compare_to) if args.compare_to is not None else None
@@ -191,6 +254,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         report.changes = diff(base, report.to_dict())
     emit_report(args, report.to_dict())
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
+
+
+def cmd_report_merge(args: argparse.Namespace) -> int:
+    from checker.github.reportfile import read_report
+    from checker.report_merge import merge_reports
+
+    check_paths([str(p) for p in args.reports])
+    merged = merge_reports([read_report(p, untrusted=True) for p in args.reports], strict=args.strict)
+    emit_report(args, merged)
+    return EXIT_PASS if merged["status"] == "pass" else EXIT_FAIL
 
 
 def cmd_lock(args: argparse.Namespace) -> int:

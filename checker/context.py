@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     import numpy as np
     import onnx
 
-    from checker.report import Comparison
+    from checker.compare.sharding import Shard
+    from checker.report import Comparison, NotRun, RuntimeSet
 
 
 @dataclass
@@ -28,6 +29,10 @@ class Options:
     case_timeout_s: float = 600.0  # a graph that runs longer on one case is stopped (a Loop can run for ever)
     jobs: int = 1  # bundles verified at once, each in a worker process (the CLI's default: one per core)
     intra_op_threads: int | None = None  # onnxruntime's threads per session unless the manifest sets them
+    shard: Shard | None = None  # judge only this shard of the cases (--shard K/N)
+    runtimes: list[str] = field(default_factory=list)  # --runtime SPECs: each judged in its own environment
+    offline: bool = False  # runtime environments only from the cache or the wheelhouses
+    find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
 
 
 @dataclass
@@ -59,6 +64,8 @@ class Context:
     labels: dict[str, list[str]] = field(default_factory=dict)  # output name -> labels
     cases: list[Case] | None = None
     faulty_cases: set[str] = field(default_factory=set)  # loaded cases with comparison.case errors (cases stage)
+    # Every case name of the whole set, in manifest order, when a shard keeps only some (cases stage).
+    case_order: list[str] | None = None
     # graph name ("baseline" or a variant) -> case name -> output name -> array
     outputs: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
     digest: str | None = None  # the bundle digest as computed (files stage)
@@ -67,7 +74,9 @@ class Context:
     variant_models: dict[str, onnx.ModelProto] = field(default_factory=dict)  # parsed variant graphs (graph stage)
     label_axes: dict[str, int] = field(default_factory=dict)  # output name -> labelled axis (labels stage)
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
+    runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
+    not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
 
     @property
     def data(self) -> dict[str, Any]:

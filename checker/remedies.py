@@ -89,6 +89,10 @@ REMEDIES: dict[str, Remedy] = {
         "list every external-data file in graph.external_data and re-save the graph so each reference fits its file"
     ),
     F.GRAPH_IO: _fixed("make inputs and outputs match the graph's names, dtypes and shapes"),
+    F.GRAPH_DYNAMIC_AXES: _fixed(
+        "re-export so the node named keeps the batch dynamic (reshape with 0 or -1 there), or fix the axis in the "
+        "manifest with an int"
+    ),
     F.GRAPH_PRODUCER: _fixed("add graph.producer (tool, version, settings) so the export can be repeated"),
     F.LABELS_COUNT: _labels_count,
     F.LABELS_DUPLICATE: _fixed("make every label unique"),
@@ -116,7 +120,9 @@ REMEDIES: dict[str, Remedy] = {
     F.VARIANT_NOT_ASSESSED: _fixed(
         "fix what the message names first (the variant's graph, or the graph it derives from); it is judged then"
     ),
-    F.VARIANT_TRANSFORM: _fixed("record the variant's transform (tool, version, settings)"),
+    F.VARIANT_TRANSFORM: _fixed(
+        "record the variant's transform (tool, version, settings) as it ran; re-run it if the graph shows no trace"
+    ),
     F.VARIANT_DIAGNOSIS: _fixed("change the conversion at the node named (or exclude it from quantization)"),
     F.VALIDATION_FAILED: _fixed("run the validation command locally and fix what its output shows"),
     F.VALIDATION_NOT_RUN: _fixed("pass --run-validation, on a trusted bundle only, to run it"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -28,6 +29,13 @@ class RuleResult:
     cases: dict[str, float | None] = field(default_factory=dict)
     note: str | None = None
     line: int | None = None
+    # Per case, why it has no figure or failed beside it; and whether any case compared an element.
+    # With `cases` they let shard reports be joined into the whole set's result (report_merge).
+    case_notes: dict[str, str] = field(default_factory=dict)
+    compared: bool = True
+    # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
+    # merged rule can say which boundary broke it.
+    boundaries: dict[str, dict[str, float | None]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +53,9 @@ class RuleResult:
             "cases": self.cases,
             **({"note": self.note} if self.note else {}),
             **({"line": self.line} if self.line is not None else {}),
+            **({"case_notes": self.case_notes} if self.case_notes else {}),
+            **({} if self.compared else {"compared": False}),
+            **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
         }
 
 
@@ -82,6 +93,61 @@ class Comparison:
         return out
 
 
+@dataclass(frozen=True)
+class NotRun:
+    """A check that could not run here (a library missing, a step this checker cannot reproduce): shown in the
+    verdict, failed by --strict, refused by `checker pack`."""
+
+    check: str  # what did not run, as a reader names it: "image fidelity"
+    reason: str  # why, with the remedy where there is one: "needs Pillow ([image])"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"check": self.check, "reason": self.reason}
+
+
+def not_run_line(not_run: Sequence[Mapping[str, Any]]) -> str:
+    """'1 check not run: image fidelity: needs Pillow ([image])', as the renderers word it; empty when all ran."""
+    if not not_run:
+        return ""
+    noun = "check" if len(not_run) == 1 else "checks"
+    shown = "; ".join(f"{n.get('check')}: {n.get('reason')}" for n in not_run[:3])
+    more = f"; and {len(not_run) - 3} more" if len(not_run) > 3 else ""
+    return f"{len(not_run)} {noun} not run: {shown}{more}"
+
+
+@dataclass
+class RuntimeSet:
+    """The comparison repeated in one runtime environment (a package version and an execution provider)."""
+
+    runtime: str  # its label, e.g. "onnxruntime 1.17.0 CPU"
+    package: str
+    version: str
+    provider: str
+    comparisons: list[Comparison] = field(default_factory=list)
+    error: str | None = None  # why nothing could be judged there (install or load), or None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "fail"
+        if any(c.status != "pass" for c in self.comparisons):  # a graph it could not load or judge fails it
+            return "fail"
+        return "pass" if self.comparisons else "not_assessed"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "runtime": self.runtime,
+            "package": self.package,
+            "version": self.version,
+            "provider": self.provider,
+            "status": self.status,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
 @dataclass
 class BundleReport:
     """Everything `checker verify` concluded about one bundle."""
@@ -95,7 +161,11 @@ class BundleReport:
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     validation: dict[str, Any] | None = None
+    not_run: list[NotRun] = field(default_factory=list)
     piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
+    runtimes: list[RuntimeSet] = field(default_factory=list)
+    # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
+    shard: dict[str, Any] | None = None
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -104,7 +174,7 @@ class BundleReport:
         return sum(1 for f in self.findings if f.severity is severity)
 
     def status(self, strict: bool = False) -> str:
-        if self.count(Severity.ERROR) or (strict and self.count(Severity.WARNING)):
+        if self.count(Severity.ERROR) or (strict and (self.count(Severity.WARNING) or self.not_run)):
             return "fail"
         return "pass"
 
@@ -119,8 +189,11 @@ class BundleReport:
             "pieces": {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES},
             "findings": [f.to_dict() for f in self.findings],
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "not_run": [n.to_dict() for n in self.not_run],
             **({"validation": self.validation} if self.validation is not None else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
+            **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
+            **({"shard": self.shard} if self.shard is not None else {}),
         }
 
 

@@ -20,6 +20,7 @@ from checker.checks.labels import labels_stage
 from checker.checks.ranges import range_stage
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
+from checker.checks.runtimes import runtimes_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.findings import Finding
@@ -56,6 +57,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     range_stage,
     fidelity_stage,
     compare_stage,
+    runtimes_stage,
     validation_stage,
 )
 
@@ -188,6 +190,11 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool) -> None:
     report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
     report.comparisons = list(ctx.comparisons)
     report.validation = ctx.validation
+    report.runtimes = list(ctx.runtime_sets)
+    shard = ctx.options.shard
+    if shard is not None:
+        report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}
+    report.not_run = list(ctx.not_run)
     if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
         report.add(
             [

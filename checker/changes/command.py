@@ -7,19 +7,16 @@ through `checker.changes.diff`.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_PASS, EXIT_FAIL = 0, 1
 
 
-def register(subparsers: Any) -> None:
+def add_diff(reports: Any) -> None:
+    """`diff` under `checker report` (the command line adds `merge` beside it)."""
     from checker.cli import add_report_options
 
-    parser = subparsers.add_parser("report", help="work with JSON reports")
-    reports = parser.add_subparsers(dest="report_command", parser_class=type(parser))
-    parser.set_defaults(func=lambda args: _usage(parser))
     d = reports.add_parser(
         "diff",
         help="what changed between two reports of the same bundles (the base branch's and this one's)",
@@ -30,11 +27,6 @@ def register(subparsers: Any) -> None:
     d.add_argument("head", type=Path, metavar="HEAD.json")
     add_report_options(d)
     d.set_defaults(func=cmd_diff)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
 
 
 def read(path: Path) -> dict[str, Any]:

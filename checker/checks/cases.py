@@ -51,6 +51,20 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
         yield from _match_case(ctx, case, inputs, outputs, ruled)
     yield from _label_axes(ctx)
     yield from _coverage(ctx, ruled)
+    _keep_shard(ctx)
+
+
+def _keep_shard(ctx: Context) -> None:
+    """With --shard, the later stages see only this shard's cases; the whole set's order is kept for merging.
+
+    Every case is loaded and matched first, so the findings about the set as a whole (coverage, duplicate
+    names, mismatched files) are the same in every shard and merge into one.
+    """
+    shard = ctx.options.shard
+    if shard is None or ctx.cases is None:
+        return
+    ctx.case_order = [c.name for c in ctx.cases]
+    ctx.cases = [c for c in ctx.cases if shard.holds(c.name)]
 
 
 def _ruled_outputs(ctx: Context) -> set[str]:

@@ -8,13 +8,14 @@ failed variant gets a diagnosis of where its intermediate tensors leave the base
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.compare.boundaries import Boundaries
+from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
 from checker.compare.progress import Progress, for_run
 from checker.compare.ruleset import Entry, RuleSet, check_outputs, judge_set, parse_entries
 from checker.compare.session import (
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from checker.context import Case, Context
 
 Outputs = dict[str, dict[str, "np.ndarray"]]  # case -> output -> array
+# Opens a session on a graph file: onnxruntime's own here, a worker's in another runtime (runtimes.remote).
+Opener = Callable[[Path, Runtime, int], Any]
 Keys = tuple[str | int, ...]
 _SHOWN_FAILURES = 5
 _NO_EXPECTED = "the case has no expected outputs"
@@ -47,7 +50,7 @@ _NO_BASELINE = "the baseline gave no output for this case"
 
 
 @dataclass
-class _Run:
+class Run:
     """What the judging of one bundle shares: the context, the resolved runtime, and the results so far."""
 
     ctx: Context
@@ -57,6 +60,12 @@ class _Run:
     statuses: dict[str, str] = field(default_factory=dict)  # graph name -> pass | fail | not_assessed
     baseline_path: Path | None = None
     baseline_outputs: Outputs = field(default_factory=dict)  # only the outputs the variants' rules name
+    opener: Opener | None = None  # None: this process's onnxruntime
+    # In another runtime (--runtime): a graph it cannot load is runtime.load, and what the checker's own
+    # run already said (transform findings, the diagnosis, the baseline outputs it shares) is not repeated.
+    elsewhere: bool = False
+    # Sees every graph's outputs case by case (None when a case failed): how a provider is held to the CPU's.
+    observe: Callable[[str, Case, dict[str, np.ndarray] | None], None] | None = None
 
     @property
     def cases(self) -> list[Case]:
@@ -75,7 +84,12 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
         yield blocked
         return
     runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers, ctx.options.intra_op_threads)
-    run = _Run(ctx, runtime, for_run(ctx.options.progress), comparisons)
+    yield from judge_all(Run(ctx, runtime, for_run(ctx.options.progress), comparisons))
+
+
+def judge_all(run: Run) -> Iterator[Finding]:
+    """The baseline, then every variant, in one runtime."""
+    ctx = run.ctx
     try:
         variants = _variants(ctx)
         run.progress.start("comparing", len(run.cases) * (1 + len(variants)))
@@ -102,6 +116,12 @@ def not_run(ctx: Context) -> Finding | None:
             "the comparison did not run: the comparison cases could not be loaded (see the comparison.case findings)",
             **ctx.where("comparison", "cases"),
         )
+    if not ctx.cases and ctx.options.shard is not None and ctx.case_order:
+        return F.info(
+            F.COMPARISON_NOT_RUN,
+            f"shard {ctx.options.shard.label()} holds none of the {len(ctx.case_order)} cases",
+            shard_empty=True,
+        )
     if not ctx.cases:
         return F.error(
             F.COMPARISON_NOT_RUN,
@@ -120,7 +140,7 @@ def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
     return {str(place.rule.get("output")) for place in views.rules({"variants": variants})}
 
 
-def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
+def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     ctx = run.ctx
     entries, found = parse_entries(ctx, ("comparison", "rules"))
     yield from found
@@ -135,12 +155,54 @@ def _baseline(run: _Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED)
     shapes = watch(ctx, "the baseline", ctx.graph)
     yield from _run_cases(run, "baseline", session, [rules], shapes, keep=_needed_outputs(variants))
-    ctx.outputs["baseline"] = run.baseline_outputs
+    if not run.elsewhere:
+        ctx.outputs["baseline"] = run.baseline_outputs
     comparison, found = judge_set(ctx, rules, run.names)
     comparison.case_errors = _faulty(run)
     run.comparisons.append(comparison)
     run.statuses["baseline"] = comparison.status
     yield from found
+    yield from _dynamic_axes(run, session)
+
+
+def _dynamic_axes(run: Run, session: ort.InferenceSession) -> Iterator[Finding]:
+    """graph.dynamic_axes: along each dynamic batch axis, stacked cases give each item its own output."""
+    ctx = run.ctx
+    if ctx.graph is None:
+        return
+    declared = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
+    by_name = {str(e.get("name")): e for e in declared}
+    failures = prove_axes(ctx.graph, session, run.cases, by_name, _tolerance(ctx), ctx.options.case_timeout_s)
+    for failure in failures:
+        name = failure.axis.axes[0][0]
+        where = [i for i, e in enumerate(declared) if e.get("name") == name][:1]
+        axes = ", ".join(f"'{n}' axis {a}" for n, a in failure.axis.axes)
+        fixing = f"; {failure.fixing_node} fixes its size" if failure.fixing_node else ""
+        one, two = failure.cases
+        stacked = f"cases '{one}' and '{two}'" if one != two else f"case '{one}' twice"
+        yield F.error(
+            F.GRAPH_DYNAMIC_AXES,
+            f"the graph declares dim '{failure.axis.name}' ({axes}) dynamic, but with {stacked} stacked along it "
+            f"{failure.problem}{fixing}",
+            **(ctx.where("inputs", where[0], "shape") if where else ctx.where("inputs")),
+            axis=failure.axis.name,
+            node=failure.fixing_node,
+        )
+
+
+def _tolerance(ctx: Context) -> Any:
+    """An output's tolerance for the stacked run: its first allclose or max_abs rule's, else a small default."""
+    rules = [r for r in (ctx.data.get("comparison") or {}).get("rules") or [] if isinstance(r, dict)]
+
+    def tolerance(output: str) -> tuple[float, float]:
+        for rule in rules:
+            if rule.get("output") == output and rule.get("check") == "allclose":
+                return float(rule.get("atol", 1e-5)), float(rule.get("rtol", 1e-3))
+            if rule.get("output") == output and rule.get("check") == "max_abs" and "max" in rule:
+                return float(rule["max"]), 0.0
+        return DEFAULT_ATOL, DEFAULT_RTOL
+
+    return tolerance
 
 
 def _output_names(session: ort.InferenceSession) -> list[str]:
@@ -148,17 +210,19 @@ def _output_names(session: ort.InferenceSession) -> list[str]:
 
 
 def _open(
-    run: _Run, graph: str, path: Path | None, keys: Keys, model: Any
+    run: Run, graph: str, path: Path | None, keys: Keys, model: Any
 ) -> Generator[Finding, None, ort.InferenceSession | None]:
     if path is None:
         yield F.error(F.COMPARISON_RUNTIME, f"{graph}: the graph file is unusable", **run.ctx.where(*keys))
         return None
     try:
-        session = open_session(path, run.runtime, weight_bytes=weight_bytes(model))
+        if run.opener is not None:
+            session = run.opener(path, run.runtime, weight_bytes(model))
+        else:
+            session = open_session(path, run.runtime, weight_bytes=weight_bytes(model))
     except SessionError as exc:
-        yield F.error(
-            F.COMPARISON_RUNTIME, f"{graph}: onnxruntime cannot load the graph: {exc}", **run.ctx.where(*keys)
-        )
+        fid = F.RUNTIME_LOAD if run.elsewhere else F.COMPARISON_RUNTIME
+        yield F.error(fid, f"{graph}: onnxruntime cannot load the graph: {exc}", **run.ctx.where(*keys))
         return None
     for name in missing_providers(session, run.runtime):
         yield F.warning(
@@ -170,13 +234,13 @@ def _open(
     return session
 
 
-def _faulty(run: _Run) -> list[str]:
+def _faulty(run: Run) -> list[str]:
     """The judged cases whose files have comparison.case errors, in case order."""
     return [n for n in run.names if n in run.ctx.faulty_cases]
 
 
 def _run_cases(
-    run: _Run,
+    run: Run,
     graph: str,
     session: ort.InferenceSession,
     sets: list[RuleSet],
@@ -200,6 +264,8 @@ def _run_cases(
             rules.add_case(case, outputs, failure)
         if outputs is not None:
             shapes.add(case.name, outputs)
+        if run.observe is not None:
+            run.observe(graph, case, outputs)
         if keep is not None and outputs is not None:
             run.baseline_outputs[case.name] = {k: v for k, v in outputs.items() if k in keep}
         run.progress.advance()
@@ -219,7 +285,7 @@ def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]
     )
 
 
-def _blocked(run: _Run, name: str, variant: dict[str, Any]) -> str | None:
+def _blocked(run: Run, name: str, variant: dict[str, Any]) -> str | None:
     """Why a variant cannot be judged, or None."""
     if name in run.ctx.bad_graphs:
         return "its graph could not be parsed or checked (see the findings about its graph)"
@@ -236,12 +302,13 @@ def _blocked(run: _Run, name: str, variant: dict[str, Any]) -> str | None:
     return f"variant '{parent}', which it derives from, {state}"
 
 
-def _variant(run: _Run, i: int, variant: dict[str, Any]) -> Generator[Finding, None, str]:
+def _variant(run: Run, i: int, variant: dict[str, Any]) -> Generator[Finding, None, str]:
     """Judge one variant; its status (pass, fail or not_assessed)."""
     ctx = run.ctx
     name = str(variant.get("name", f"variants[{i}]"))
     model = ctx.variant_models.get(name)
-    yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
+    if not run.elsewhere:
+        yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
     path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
     reason = _blocked(run, name, variant) or (None if path is not None else "its graph file is missing or refused")
     session = None
@@ -257,13 +324,13 @@ def _variant(run: _Run, i: int, variant: dict[str, Any]) -> Generator[Finding, N
     run.comparisons.extend(judged)
     if all(c.status == "pass" for c in judged):
         return "pass"
-    if path is not None:  # always so once a session is open on it
+    if path is not None and not run.elsewhere:  # a path is always there once a session is open on it
         yield from _diagnosis(run, name, model, path, judged)
     return "fail"
 
 
 def _judge_variant(
-    run: _Run, i: int, name: str, session: ort.InferenceSession
+    run: Run, i: int, name: str, session: ort.InferenceSession
 ) -> Generator[Finding, None, list[Comparison]]:
     ctx, keys = run.ctx, ("variants", i)
     ref_entries, found = parse_entries(ctx, (*keys, "rules"))
@@ -278,15 +345,26 @@ def _judge_variant(
     shadow = RuleSet(name, "baseline", shadow_entries, lambda c: base.get(c.name), _NO_BASELINE)
     model = ctx.variant_models.get(name)
     yield from _run_cases(run, name, session, [reference, drift, shadow], watch(ctx, f"variant '{name}'", model))
-    judged, found = judge_set(ctx, reference, run.names, Boundaries(name, shadow, run.cases, base))
+    boundaries = Boundaries(name, shadow, run.cases, base)
+    judged, found = judge_set(ctx, reference, run.names, boundaries)
     judged.case_errors = _faulty(run)
     yield from found
+    if ctx.options.shard is not None:
+        _keep_boundaries(judged, ref_entries, boundaries)
     if not drift_entries:
         return [judged]
     drifted, found = judge_set(ctx, drift, run.names)
     drifted.case_errors = _faulty(run)
     yield from found
     return [judged, drifted]
+
+
+def _keep_boundaries(judged: Comparison, entries: list[Entry], boundaries: Boundaries) -> None:
+    """A shard's rules keep their per-case figures at both boundaries, for the merged rule's sentence."""
+    for result, entry in zip(judged.rules, entries):
+        pair = boundaries.judged(entry)
+        if pair is not None:
+            result.boundaries = {"export": pair[0].cases, "transform": pair[1].cases}
 
 
 def _worst_case(judged: list[Comparison]) -> str | None:
@@ -297,7 +375,7 @@ def _worst_case(judged: list[Comparison]) -> str | None:
     return None
 
 
-def _diagnosis(run: _Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
+def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
     """Where the failed variant's tensors leave the baseline's, on its worst case."""
     case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:

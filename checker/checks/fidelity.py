@@ -30,6 +30,7 @@ from checker.preprocess.rebuild import (
     open_source,
 )
 from checker.preprocess.text import TextSpec
+from checker.report import NotRun
 
 UNEXPLAINED = (
     "no single usual mistake explains it (for images: no one edit of the declared steps, i.e. two adjacent "
@@ -107,12 +108,16 @@ class _Run:
         source = _safe_source_name(self.inputs, name)
         spec_where = self.ctx.where("inputs", self.inputs.index(source), "preprocessing")
         if isinstance(e, MissingExtra):
+            if e.extra not in self.reported:
+                self.ctx.not_run.append(NotRun(f"{e.extra} fidelity", f"needs {e.package} ([{e.extra}])"))
             yield from self.once(e.extra, F.warning(F.INPUTS_NOT_REBUILT, str(e), extra=e.extra))
         elif isinstance(e, CannotReproduce):
             msg = f"input '{source}' is not rebuilt from raw files: {e}"
             details: dict[str, Any] = {"input": source}
             if isinstance(e, MissingLibrary):
                 details["extra"] = e.extra  # the extra that installs the library a step names
+            if f"input:{source}" not in self.reported:
+                self.ctx.not_run.append(NotRun(f"fidelity of input '{source}'", f"cannot be reproduced here: {e}"))
             finding = F.warning(F.INPUTS_NOT_REBUILT, msg, **spec_where, **details)
             yield from self.once(f"input:{source}", finding)
         elif self._spec_failed(source):

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from checker import findings as F
-from checker.bundle.paths import BundlePathError, resolve_inside, walk_files
+from checker.bundle.paths import BundlePathError, check_relative, resolve_inside, walk_files
 from checker.context import Context
 from checker.findings import Finding
 from checker.manifest.load import field_path
 from checker.manifest.named import Named, named_files
+from checker.manifest.schema import SCHEMA_FILE
 from checker.readers.digest import bundle_digest, sha256_files
+from checker.readers.digestlist import DIGEST_LIST, DigestList, read_digest_list
 
 MAX_UNLISTED_REPORTED = 20
 MAX_WALK = 50_000
 
 
 def files_stage(ctx: Context) -> Iterator[Finding]:
+    yield from _test_data_globs(ctx)
     named = named_files(ctx.data, ctx.root)
     present: dict[str, Path] = {}
     for entry in named:
@@ -26,8 +29,24 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
             yield finding
     ctx.digests = {rel: digest for rel, digest in _hash(present).items()}
     yield from _declared_digests(ctx, named)
-    yield from _release_digest(ctx)
-    yield from _unlisted(ctx, {n.rel for n in named})
+    listed = read_digest_list(ctx.root)
+    changed = (yield from _listed_digests(ctx, named, listed)) if listed is not None else []
+    yield from _release_digest(ctx, listed, changed)
+    yield from _unlisted(ctx, {n.rel for n in named} | ({DIGEST_LIST} if listed is not None else set()))
+
+
+def _test_data_globs(ctx: Context) -> Iterator[Finding]:
+    """A glob that leaves the bundle is refused like any other path (the cases stage then skips it)."""
+    for i, case in enumerate((ctx.data.get("comparison") or {}).get("cases") or []):
+        pattern = case.get("onnx_test_data") if isinstance(case, dict) else None
+        if not isinstance(pattern, str):
+            continue
+        try:
+            check_relative(pattern)
+        except BundlePathError as exc:
+            ctx.unusable.add(pattern)
+            keys = ("comparison", "cases", i, "onnx_test_data")
+            yield F.error(F.BUNDLE_PATH, f"{field_path(keys)}: {exc}", **ctx.where(*keys))
 
 
 def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | None:
@@ -67,17 +86,53 @@ def _declared_digests(ctx: Context, named: list[Named]) -> Iterator[Finding]:
             yield F.error(F.DIGEST, msg, **ctx.where(*keys), path=entry.rel, actual=actual, declared=entry.sha256)
 
 
-def _release_digest(ctx: Context) -> Iterator[Finding]:
+def _listed_digests(ctx: Context, named: list[Named], listed: DigestList) -> Generator[Finding, None, list[str]]:
+    """Each named file whose sha256 differs from the digest list's: named, at the manifest line naming it."""
+    for problem, line in listed.problems:
+        yield F.error(F.DIGEST, problem, DIGEST_LIST, line)
+    changed, seen = [], set()
+    for entry in named:
+        declared = listed.digests.get(entry.rel)
+        actual = ctx.digests.get(entry.rel)
+        if declared is None or actual is None or entry.rel in seen or declared[0] == actual:
+            continue
+        seen.add(entry.rel)
+        changed.append(entry.rel)
+        msg = f"'{entry.rel}' changed: its sha256 is {actual}, but {DIGEST_LIST} line {declared[1]} says {declared[0]}"
+        yield F.error(F.DIGEST, msg, **ctx.where(*entry.keys), path=entry.rel, actual=actual, declared=declared[0])
+    return changed
+
+
+def _release_digest(ctx: Context, listed: DigestList | None, changed: list[str]) -> Iterator[Finding]:
     declared = (ctx.data.get("release") or {}).get("digest")
     actual = bundle_digest(ctx.digests)
     ctx.digest = actual
     if declared and declared != actual and not ctx.unusable:
-        msg = f"the bundle digest is {actual}, but release.digest says {declared}: a named file changed"
+        msg = (
+            f"the bundle digest is {actual}, but release.digest says {declared}: {_what_changed(ctx, listed, changed)}"
+        )
         yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), actual=actual, declared=declared)
 
 
+def _what_changed(ctx: Context, listed: DigestList | None, changed: list[str]) -> str:
+    if listed is None:
+        return f"a named file changed (run `checker lock` to write {DIGEST_LIST}, which lets the checker name it)"
+    added = sorted(set(ctx.digests) - set(listed.digests))
+    removed = sorted(set(listed.digests) - set(ctx.digests))
+    parts = [f"changed: {_few(changed)}"] if changed else []
+    parts += [f"named but not in {DIGEST_LIST}: {_few(added)}"] if added else []
+    parts += [f"in {DIGEST_LIST} but no longer named: {_few(removed)}"] if removed else []
+    return "; ".join(parts) or f"the files match {DIGEST_LIST}, which is older than release.digest"
+
+
+def _few(paths: list[str], shown: int = 5) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(f"'{p}'" for p in paths[:shown]) + more
+
+
 def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
-    unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel != ctx.manifest.file]
+    beside = {ctx.manifest.file, SCHEMA_FILE}  # the manifest and the schema copy `checker init` writes for editors
+    unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)
     if len(unlisted) > MAX_UNLISTED_REPORTED:

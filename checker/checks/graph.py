@@ -72,6 +72,13 @@ def _inspect(
             **ctx.where(*keys, "path"),
         )
         return None
+    inferred = _full_check(path)
+    if inferred:
+        yield F.warning(
+            F.GRAPH_INVALID,
+            f"{label}: strict shape inference rejects '{entry['path']}': {inferred}",
+            **ctx.where(*keys, "path"),
+        )
     return model
 
 
@@ -96,6 +103,20 @@ def _onnx_check(path: Path) -> str | None:
         onnx.checker.check_model(str(path))
     except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
         return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return None
+
+
+def _full_check(path: Path) -> str | None:
+    """The checker with `full_check`: strict shape inference. Its complaints are warnings, since onnxruntime
+    infers shapes itself and many exported graphs run correctly despite them."""
+    import onnx
+    from onnx.shape_inference import InferenceError
+
+    try:
+        onnx.checker.check_model(str(path), full_check=True)
+    except (InferenceError, onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
+        text = str(exc).strip()
+        return text.splitlines()[0] if text else type(exc).__name__
     return None
 
 

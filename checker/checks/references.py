@@ -15,6 +15,33 @@ def references_stage(ctx: Context) -> Iterator[Finding]:
     yield from _unique(ctx, "outputs", "output")
     yield from _unique(ctx, "variants", "variant")
     yield from _ruled_outputs_declared(ctx)
+    yield from _consistent_inputs(ctx)
+
+
+# A preprocessing kind that makes one sort of tensor; `custom` and `derived` may make any.
+_KIND_MEANING = {"image": "image", "text": "text", "audio": "audio"}
+
+
+def _consistent_inputs(ctx: Context) -> Iterator[Finding]:
+    """Declarations of one input that contradict each other: a layout of another rank than the shape, or a
+    preprocessing kind that makes another sort of tensor than its meaning says."""
+    for i, entry in enumerate(ctx.data.get("inputs") or []):
+        layout, shape = entry.get("layout"), entry.get("shape")
+        if isinstance(layout, str) and isinstance(shape, list) and len(layout) != len(shape):
+            yield F.error(
+                F.MANIFEST_SCHEMA,
+                f"inputs[{i}].layout: '{layout}' names {len(layout)} axes, but the shape {shape} has {len(shape)}",
+                **ctx.where("inputs", i, "layout"),
+            )
+        kind = (entry.get("preprocessing") or {}).get("kind")
+        meaning = entry.get("meaning")
+        wanted = _KIND_MEANING.get(str(kind))
+        if wanted is not None and meaning is not None and meaning != wanted:
+            yield F.error(
+                F.MANIFEST_SCHEMA,
+                f"inputs[{i}].meaning: '{meaning}', but preprocessing.kind '{kind}' makes {wanted} tensors",
+                **ctx.where("inputs", i, "meaning"),
+            )
 
 
 def _unique(ctx: Context, part: str, what: str) -> Iterator[Finding]:

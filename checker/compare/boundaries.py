@@ -30,6 +30,11 @@ class Boundaries:
     baseline_outputs: Mapping[str, Mapping[str, np.ndarray]]
 
     def __call__(self, entry: Entry, result: RuleResult) -> str | None:
+        judged = self.judged(entry)
+        return sentence(self.variant, *judged) if judged is not None else None
+
+    def judged(self, entry: Entry) -> tuple[RuleResult, RuleResult] | None:
+        """The rule at the export boundary and at the transform boundary, over these cases."""
         rule = entry.rule
         twin = next((e for e in self.shadow.entries if e.keys == entry.keys), None)
         if rule is None or twin is None:
@@ -41,10 +46,14 @@ class Boundaries:
             for c in self.cases
         }
         export = judge_rule(rule, names, export_results, None)
-        return (
-            f"by boundary, export (baseline vs reference) {verdict(export)} and transform "
-            f"({self.variant} vs baseline) {verdict(transform)}: {which(export.passed, transform.passed)}"
-        )
+        return export, transform
+
+
+def sentence(variant: str, export: RuleResult, transform: RuleResult) -> str:
+    return (
+        f"by boundary, export (baseline vs reference) {verdict(export)} and transform "
+        f"({variant} vs baseline) {verdict(transform)}: {which(export.passed, transform.passed)}"
+    )
 
 
 def verdict(result: RuleResult) -> str:

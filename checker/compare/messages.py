@@ -34,7 +34,8 @@ def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[
     """E.g. "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by ..."."""
     total = len(result.cases)
     failed = total - round(result.pass_rate * total)
-    where = " against the baseline's outputs" if against == "baseline" else ""
+    sides = {"reference": "", "baseline": " against the baseline's outputs"}
+    where = sides.get(against, f" against {against}'s outputs")  # another provider's: CPUExecutionProvider's
     if failed == 0 and result.note:  # every case passed, yet the rule did not: its note says why
         return f"{graph}: rule {result.output}/{result.check} failed{where}: {result.note}"
     return (

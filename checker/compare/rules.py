@@ -248,4 +248,6 @@ def judge_rule(rule: Rule, names: Sequence[str], results: Mapping[str, CaseResul
         cases={n: results[n].figure for n in names},
         note=NOTHING_COMPARED.format(output=rule.output) if vacuous else _notes(names, results),
         line=line,
+        case_notes={n: note for n in names if (note := results[n].note)},
+        compared=any(results[n].compared for n in names),
     )

@@ -146,26 +146,29 @@ def judge_set(
         result = judge_rule(entry.rule, names, entry.results, line)
         comparison.rules.append(result)
         if not result.passed:
-            notes = {n: r.note for n, r in entry.results.items() if r.note}
-            text = messages.rule_failure(rules.graph, rules.against, result, notes)
             extra = explain(entry, result) if explain is not None else None
+            found.append(rule_finding(rules.graph, rules.against, result, extra, **ctx.where(*entry.keys)))
             if extra:
-                text += f"; {extra}"
                 result.note = f"{result.note}; {extra}" if result.note else extra
-            found.append(
-                F.error(
-                    F.COMPARISON_RULE,
-                    text,
-                    **ctx.where(*entry.keys),
-                    graph=rules.graph,
-                    against=rules.against,
-                    output=result.output,
-                    check=result.check,
-                    worst_case=result.worst_case,
-                )
-            )
     found.extend(nan_findings(ctx, rules, names))
     return comparison, found
+
+
+def rule_finding(
+    graph: str, against: str, result: RuleResult, extra: str | None, file: str | None, line: int | None
+) -> Finding:
+    """The comparison.rule finding of a failed rule (also rebuilt from a merged result by report_merge)."""
+    text = messages.rule_failure(graph, against, result, result.case_notes)
+    if extra:
+        text += f"; {extra}"
+    details = {
+        "graph": graph,
+        "against": against,
+        "output": result.output,
+        "check": result.check,
+        "worst_case": result.worst_case,
+    }
+    return F.error(F.COMPARISON_RULE, text, file, line, **details)
 
 
 def nan_findings(ctx: Context, rules: RuleSet, names: Sequence[str]) -> Iterator[Finding]:

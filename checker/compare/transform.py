@@ -14,7 +14,13 @@ if TYPE_CHECKING:
 
 REQUIRED = ("tool", "version", "settings")
 _QOPERATOR_OPS = {"ConvInteger", "MatMulInteger", "QGemm", "QAttention", "DynamicQuantizeMatMul"}
-_QDQ_OPS = {"QuantizeLinear", "DequantizeLinear"}
+_QDQ_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}
+_INT8, _UINT8 = 3, 2
+EXPECTED_QUANT = (
+    "QuantizeLinear, DequantizeLinear, QLinear*, MatMulInteger, ConvInteger or DynamicQuantizeLinear nodes "
+    "with int8 or uint8 initializers"
+)
+EXPECTED_FP16 = "float16 initializers"
 # onnxruntime.quantization.QuantType names -> ONNX TensorProto data types.
 _QUANT_TYPES = {
     "QInt8": 3,
@@ -38,6 +44,8 @@ class GraphFacts:
     per_channel: bool = False
     per_tensor: bool = False
     float16: bool = False
+    int8_weights: bool = False  # an int8 or uint8 initializer (or Constant node value)
+    float16_weights: bool = False  # a float16 initializer (or Constant node value)
 
 
 def missing_fields(transform: Any) -> list[str]:
@@ -51,6 +59,9 @@ def read_facts(model: onnx.ModelProto) -> GraphFacts:
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
     facts = GraphFacts(ops={n.op_type for n in graph.node})
+    stored = {t.data_type for t in graph.initializer} | _constant_types(graph)
+    facts.int8_weights = bool(stored & {_INT8, _UINT8})
+    facts.float16_weights = _FLOAT16 in stored
     facts.float16 = any(t.data_type == _FLOAT16 for t in inits.values()) or any(
         v.type.tensor_type.elem_type == _FLOAT16 for v in (*graph.input, *graph.output, *graph.value_info)
     )
@@ -61,6 +72,15 @@ def read_facts(model: onnx.ModelProto) -> GraphFacts:
             zero = inits.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
             facts.activation_types.add(zero.data_type if zero is not None else _QUANT_TYPES["QUInt8"])
     return facts
+
+
+def _constant_types(graph: onnx.GraphProto) -> set[int]:
+    """Data types of the tensors Constant nodes hold: exporters often keep weights there, not in initializers."""
+    out = set()
+    for node in graph.node:
+        if node.op_type == "Constant":
+            out |= {a.t.data_type for a in node.attribute if a.name == "value" and a.HasField("t")}
+    return out
 
 
 def _weight_facts(facts: GraphFacts, node: onnx.NodeProto, inits: Mapping[str, onnx.TensorProto]) -> None:
@@ -81,18 +101,39 @@ def _type_name(value: Any) -> str:
     return str(value).rsplit(".", 1)[-1]
 
 
-def contradictions(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
-    """Each way the declared transform disagrees with the graph."""
-    tool = str(transform.get("tool", "")).lower()
+def _settings(transform: Mapping[str, Any]) -> Mapping[str, Any]:
     raw = transform.get("settings")
-    settings: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    quant_ops = {o for o in facts.ops if o in _QDQ_OPS | _QOPERATOR_OPS or o.startswith("QLinear")}
-    if ("quantiz" in tool or "quant_format" in settings) and not quant_ops:
-        yield "it declares a quantization, but the graph holds no quantized operator"
-    if quant_ops:
-        yield from _format_contradictions(settings, facts)
-    if ("float16" in tool or "fp16" in tool) and not facts.float16:
-        yield "it declares a float16 conversion, but the graph holds no float16 tensor"
+    return raw if isinstance(raw, Mapping) else {}
+
+
+def _declares_quantization(transform: Mapping[str, Any]) -> bool:
+    return "quantiz" in str(transform.get("tool", "")).lower() or "quant_format" in _settings(transform)
+
+
+def _declares_float16(transform: Mapping[str, Any]) -> bool:
+    tool = str(transform.get("tool", "")).lower()
+    return "float16" in tool or "fp16" in tool
+
+
+def _quant_ops(facts: GraphFacts) -> set[str]:
+    return {o for o in facts.ops if o in _QDQ_OPS | _QOPERATOR_OPS or o.startswith("QLinear")}
+
+
+def missing_traces(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
+    """Each declared transform that left no trace in the graph: the graph was not transformed as declared."""
+    if _declares_quantization(transform):
+        ops = _quant_ops(facts)
+        if not ops or not facts.int8_weights:
+            found = f"it holds {', '.join(sorted(ops))} but no int8 or uint8 initializer" if ops else "it holds none"
+            yield f"it declares a quantization, so the graph should hold {EXPECTED_QUANT}; {found}"
+    if _declares_float16(transform) and not facts.float16_weights:
+        yield f"it declares a float16 conversion, so the graph should hold {EXPECTED_FP16}; it holds none"
+
+
+def contradictions(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
+    """Each way the declared transform's settings disagree with the graph."""
+    if _quant_ops(facts):
+        yield from _format_contradictions(_settings(transform), facts)
 
 
 def _format_contradictions(settings: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
@@ -122,14 +163,28 @@ def _names(types: set[int]) -> str:
 def transform_findings(
     name: str, transform: Any, model: onnx.ModelProto | None, where: dict[str, Any]
 ) -> list[Finding]:
-    """variant.transform: an error when the transform is incomplete, a warning per contradiction."""
+    """variant.transform: an error when the transform is incomplete or left no trace in the graph, a warning
+    when its settings are empty or contradict the graph."""
     missing = missing_fields(transform)
     if missing:
         msg = f"variant '{name}': transform must state {', '.join(REQUIRED)}; missing: {', '.join(missing)}"
         return [F.error(F.VARIANT_TRANSFORM, msg, **where)]
+    out = []
+    if not _settings(transform) and (_declares_quantization(transform) or _declares_float16(transform)):
+        msg = (
+            f"variant '{name}': transform.settings is empty, but {transform['tool']} takes settings; record the "
+            "ones it ran with (even the defaults) so the transform can be reproduced"
+        )
+        out.append(F.warning(F.VARIANT_TRANSFORM, msg, **where))
     if model is None:
-        return []
-    return [
-        F.warning(F.VARIANT_TRANSFORM, f"variant '{name}': the transform contradicts the graph: {text}", **where)
-        for text in contradictions(transform, read_facts(model))
+        return out
+    facts = read_facts(model)
+    out += [
+        F.error(F.VARIANT_TRANSFORM, f"variant '{name}': the transform left no trace in the graph: {text}", **where)
+        for text in missing_traces(transform, facts)
     ]
+    out += [
+        F.warning(F.VARIANT_TRANSFORM, f"variant '{name}': the transform contradicts the graph: {text}", **where)
+        for text in contradictions(transform, facts)
+    ]
+    return out

@@ -36,6 +36,13 @@ def register(subparsers: Any) -> None:
         metavar="DB",
         help=f"a tensor below this SQNR counts as diverging (default {_MIN_DB:g})",
     )
+    p.add_argument(
+        "--requantize",
+        action="store_true",
+        help="re-run the variant's recorded onnxruntime.quantization transform, as recorded and with each "
+        "candidate nodes_to_exclude, judge each result by the variant's rules, and recommend only what improves "
+        "the failing rules",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     p.set_defaults(func=cmd_diagnose)
 
@@ -46,11 +53,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     if not Path(args.path).exists():
         raise UsageError(f"no such path: {args.path}")
-    result = investigate(Path(args.path), args.variant, args.case, args.min_db)
+    result = investigate(Path(args.path), args.variant, args.case, args.min_db, args.requantize)
     if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_dict(full=True), indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(result, indent=2, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(render_text(result.to_dict(full=True)))
+        sys.stdout.write(render_text(result))
     return 0
 
 
@@ -67,7 +74,24 @@ def render_text(diagnosis: dict[str, Any]) -> str:
     lines.append(f"nodes_to_exclude = {diagnosis['nodes_to_exclude']!r}")
     if diagnosis.get("unmatched"):
         lines.append(f"{diagnosis['unmatched']} baseline tensor(s) have no counterpart in the variant")
+    if diagnosis.get("requantize"):
+        lines += _requantize_text(diagnosis["requantize"])
     return "\n".join(lines) + "\n"
+
+
+def _requantize_text(done: dict[str, Any]) -> list[str]:
+    """Each attempt with each rule's figure, then the measured recommendation."""
+    lines = ["", done["summary"], ""]
+    for trial in done["tried"]:
+        lines.append(f"  {trial['label']} (nodes_to_exclude={trial['nodes_to_exclude']!r})")
+        if trial.get("error"):
+            lines.append(f"      {trial['error']}")
+        for rule in trial["rules"]:
+            figure = "-" if rule["measured"] is None else f"{rule['measured']:.4g}"
+            lines.append(f"      {'pass' if rule['passed'] else 'FAIL'}  {rule['output']}/{rule['check']}  {figure}")
+    lines.append("")
+    lines.append(f"measured recommendation: nodes_to_exclude = {done['recommended']!r}")
+    return lines
 
 
 def _where(tensor: dict[str, Any]) -> str:

@@ -61,6 +61,8 @@ class Diagnosis:
     scored: list[Scored] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
     groups: int = 0
+    # Baseline nodes the transform changed (quantized, replaced or fed quantized tensors); None: not known.
+    changed: frozenset[str] | None = None
 
     @property
     def first(self) -> Scored | None:
@@ -79,9 +81,10 @@ class Diagnosis:
         return sorted(found, key=lambda s: -s.drop_db)
 
     def nodes_to_exclude(self) -> list[str]:
-        """Baseline node names for onnxruntime.quantization's nodes_to_exclude, the largest drop first."""
+        """Baseline node names for onnxruntime.quantization's nodes_to_exclude, the largest drop first: only
+        nodes the transform changed, since excluding one it left alone changes nothing."""
         names = dict.fromkeys(name for s in self.culprits() for name in s.produced.exclude)
-        return list(names)[:MAX_EXCLUDE]
+        return [n for n in names if self.changed is None or n in self.changed][:MAX_EXCLUDE]
 
     def unnamed_culprits(self) -> int:
         return sum(1 for s in self.culprits() if not s.produced.exclude)
@@ -120,7 +123,10 @@ class Diagnosis:
         text += f"; the worst is {_describe(worst)}"
         exclude = self.nodes_to_exclude()
         if exclude:
-            text += f"; to keep the diverging nodes in float, quantize with nodes_to_exclude={exclude!r}"
+            text += (
+                f"; candidates to keep in float: nodes_to_exclude={exclude!r} (unmeasured: "
+                "`checker diagnose --requantize` re-runs the transform and keeps only what helps)"
+            )
         if self.unnamed_culprits():
             text += f" ({self.unnamed_culprits()} diverging node(s) have no name and cannot be excluded by name)"
         return text
@@ -256,6 +262,38 @@ class Graphs:
     variant_folder: Path
 
 
+def changed_nodes(baseline: onnx.ModelProto, variant: onnx.ModelProto) -> frozenset[str]:
+    """Named baseline nodes the transform changed: gone from the variant (replaced or fused) or of another
+    operator there; for a node with weights, its weights quantized or replaced; for one without, an input
+    quantized (fed a DequantizeLinear output). A node with float weights that merely follows a quantized tensor
+    (an excluded Gemm after a quantized Flatten) was not changed: excluding it changes nothing."""
+    dequantized = {o for n in variant.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+    twins = {n.name: n for n in variant.graph.node if n.name}
+    base_weights = {t.name: t for t in baseline.graph.initializer}
+    var_weights = {t.name: t for t in variant.graph.initializer}
+    changed = set()
+    for node in baseline.graph.node:
+        twin = twins.get(node.name)
+        if not node.name:
+            continue
+        if twin is None or twin.op_type != node.op_type:
+            changed.add(node.name)
+            continue
+        weights = [i for i, name in enumerate(node.input) if name in base_weights]
+        if weights:
+            hit = any(
+                i >= len(twin.input)
+                or twin.input[i] in dequantized
+                or var_weights.get(twin.input[i]) != base_weights[node.input[i]]
+                for i in weights
+            )
+        else:
+            hit = any(name in dequantized for name in twin.input)
+        if hit:
+            changed.add(node.name)
+    return frozenset(changed)
+
+
 def diagnose(
     graphs: Graphs,
     variant: str,
@@ -267,7 +305,9 @@ def diagnose(
     """Score every matched intermediate tensor of `variant` against the baseline on one case."""
     matched, unmatched = match_tensors(graphs.baseline, graphs.variant)
     sizes = tensor_sizes(graphs.baseline, inputs)
-    result = Diagnosis(variant, case, min_db, unmatched=unmatched)
+    result = Diagnosis(
+        variant, case, min_db, unmatched=unmatched, changed=changed_nodes(graphs.baseline, graphs.variant)
+    )
     # As qdq_loss_debug does: no graph optimization, so every named tensor survives to be exposed.
     plain = Runtime(runtime.providers, {**runtime.options, "graph_optimization_level": "disabled"})
     seen: list[int] = []

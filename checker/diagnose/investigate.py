@@ -101,26 +101,48 @@ def furthest_case(ctx: Context, graphs: D.Graphs, paths: tuple[Path, Path], runt
     return worst[1]
 
 
-def investigate(path: Path, variant: str, case_name: str | None, min_db: float = D.DEFAULT_MIN_DB) -> D.Diagnosis:
-    """Diagnose `variant` against the baseline on `case_name`, or on the case where they differ most."""
+def investigate(
+    path: Path, variant: str, case_name: str | None, min_db: float = D.DEFAULT_MIN_DB, requantize: bool = False
+) -> dict[str, Any]:
+    """Diagnose `variant` against the baseline on `case_name`, or on the case where they differ most; with
+    `requantize`, measure the candidate exclusions by re-running the recorded transform."""
     with prepared(path) as ctx:
-        _, variant_path = variant_entry(ctx, variant)
-        runtime = resolve_runtime(ctx.data.get("runtime") or {})
-        baseline_path = ctx.graph_path
-        if baseline_path is None or ctx.graph is None:
-            raise BundleError("the baseline graph is not usable")
-        model = ctx.variant_models.get(variant)
-        if model is None:
-            model = _load(variant_path)
-        graphs = D.Graphs(ctx.graph, baseline_path.parent, model, variant_path.parent)
-        if case_name is None:
-            case = furthest_case(ctx, graphs, (baseline_path, variant_path), runtime)
-        else:
-            case = _named_case(ctx, case_name)
-        try:
-            return D.diagnose(graphs, variant, case.name, case.inputs, runtime, min_db)
-        except D.DiagnosisError as exc:
-            raise BundleError(f"the diagnosis could not run: {exc}") from exc
+        result = _diagnosis(ctx, variant, case_name, min_db)
+        out = result.to_dict(full=True)
+        if requantize:
+            out["requantize"] = _requantize(ctx, variant, result.nodes_to_exclude()).to_dict()
+        return out
+
+
+def _requantize(ctx: Context, variant: str, candidates: list[str]) -> Any:
+    from checker.diagnose.requantize import Request, requantize
+
+    entry, variant_path = variant_entry(ctx, variant)
+    if ctx.graph_path is None:
+        raise BundleError("the baseline graph is not usable")
+    index = next(i for i, v in enumerate(ctx.data.get("variants") or []) if v.get("name") == variant)
+    runtime = resolve_runtime(ctx.data.get("runtime") or {})
+    return requantize(ctx, Request(index, entry, ctx.graph_path, variant_path, candidates), runtime)
+
+
+def _diagnosis(ctx: Context, variant: str, case_name: str | None, min_db: float) -> D.Diagnosis:
+    _, variant_path = variant_entry(ctx, variant)
+    runtime = resolve_runtime(ctx.data.get("runtime") or {})
+    baseline_path = ctx.graph_path
+    if baseline_path is None or ctx.graph is None:
+        raise BundleError("the baseline graph is not usable")
+    model = ctx.variant_models.get(variant)
+    if model is None:
+        model = _load(variant_path)
+    graphs = D.Graphs(ctx.graph, baseline_path.parent, model, variant_path.parent)
+    if case_name is None:
+        case = furthest_case(ctx, graphs, (baseline_path, variant_path), runtime)
+    else:
+        case = _named_case(ctx, case_name)
+    try:
+        return D.diagnose(graphs, variant, case.name, case.inputs, runtime, min_db)
+    except D.DiagnosisError as exc:
+        raise BundleError(f"the diagnosis could not run: {exc}") from exc
 
 
 def _named_case(ctx: Context, name: str) -> Case:

@@ -106,6 +106,21 @@ class Client:
             return None
         return self._json(self._send(method, url, json=body))
 
+    def graphql(self, url: str, query: str, variables: Mapping[str, Any]) -> Any:
+        """A GraphQL mutation; GitHub answers 200 with an `errors` list when it refuses one."""
+        body = {"query": query, "variables": dict(variables)}
+        if self.dry_run:
+            self.planned.append(Planned("POST", url, body))
+            return None
+        answer = self._json(self._send("POST", url, json=body))
+        errors = answer.get("errors") if isinstance(answer, dict) else None
+        if errors:
+            first = errors[0] if isinstance(errors, list) and errors else {}
+            message = str(first.get("message", "") if isinstance(first, dict) else first)[:300]
+            status = 403 if "permission" in message.lower() or "accessible" in message.lower() else 422
+            raise self._error(f"POST {self._shown(url)}: {message}", status, message)
+        return answer
+
     def url(self, path: str) -> str:
         return self.api_url.rstrip("/") + path
 

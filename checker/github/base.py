@@ -75,7 +75,8 @@ def verify_at(tree: Path, bundle_words: list[str], extra_args: list[str]) -> dic
         return {"bundles": [], "status": "pass"}
     with tempfile.TemporaryDirectory(prefix="checker-base-report-") as out:
         report = Path(out) / "base-report.json"
-        argv = [sys.executable, "-m", "checker", "verify", *extra_args]
+        # Isolated (-I): the checked-out tree is the working directory, and its own folders stay off sys.path.
+        argv = [sys.executable, "-I", "-m", "checker", "verify", *extra_args]
         argv += ["--format", "json", "--output", str(report), "--no-progress", "--", *paths]
         try:
             done = subprocess.run(argv, cwd=tree, capture_output=True, text=True, timeout=VERIFY_TIMEOUT_S, check=False)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.errors import Error
-from checker.github.config import COMMENT, FAIL_ON, MODES, Config
+from checker.github.config import COMMENT, COMMENT_MODES, FAIL_ON, MODES, Config
+from checker.render.escape import printable
 
 if TYPE_CHECKING:
     from checker.github.api import Client
@@ -44,6 +45,12 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--fail-on", dest="fail_on", choices=FAIL_ON, help="what fails the step")
     p.add_argument("--report", help="the JSON report to write (verify) or read (comment-only)")
     p.add_argument("--args", help="extra `checker verify` options, e.g. --args='--run-validation'")
+    p.add_argument("--pr-number", dest="pr_number", type=int, help="the pull request, for events that name none")
+    p.add_argument("--comment-key", dest="comment_key", help="what names the sticky comment")
+    p.add_argument("--comment-mode", dest="comment_mode", choices=COMMENT_MODES, help="how a new result replaces it")
+    p.add_argument(
+        "--hide-when-passing", dest="hide_when_passing", action="store_const", const=True, help="hide it while passing"
+    )
     p.add_argument(
         "--compare-to", dest="compare_to", help="a base report's path, or base (verify the pull request's base commit)"
     )
@@ -75,58 +82,66 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from checker.github.publish import publish
-    from checker.github.reportfile import read_report
+    from checker.github.publish import not_verified, publish
+    from checker.github.reportfile import read_reports
 
-    keys = ("mode", "bundles", "comment", "fail_on", "report", "args", "compare_to")
-    overrides = {k: getattr(args, k) for k in keys}
-    config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
-    if config.mode == "comment-only":
-        report = read_report(Path(config.report), untrusted=True)
-    else:
-        try:
-            code, verified = _verify(config)
-        except Error as exc:  # a bad input (say, a glob that matches nothing): still leave a summary and outputs
-            sys.stderr.write(f"checker: {exc}\n")
-            code, verified = EXIT_USAGE, None
-        if verified is None:
-            _could_not_verify(config, code)
-            return code
-        report = verified
+    inputs = ("mode", "bundles", "comment", "fail_on", "report", "args", "compare_to", "runtimes")
+    ours = ("pr_number", "comment_key", "comment_mode", "hide_when_passing")
+    overrides = {k: getattr(args, k) for k in (*inputs, *ours)}
+    try:
+        config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
+    except Error as exc:  # a bad input: the summary and outputs still say that nothing was verified
+        sys.stderr.write(f"checker: {printable(str(exc))}\n")
+        plain = Config.from_env({k: v for k, v in os.environ.items() if not k.startswith("INPUT_")})
+        published = not_verified(plain, str(exc), None, "")
+        _print(published.lines)
+        return published.code
     needs_api = config.mode != "verify-only" and config.comment != "never"
-    client = _client(config) if needs_api else None
-    published = publish(config, report, config.report, client)
+    notes: list[str] = []
+    try:
+        if config.mode == "comment-only":  # a glob (reports/*.json) joins the matrix jobs' reports into one
+            report = read_reports(config.report, untrusted=True)
+        else:
+            report, skipped = _verify(config)
+            notes.append(skipped)
+    except Error as exc:  # a bad input or report: still a summary, outputs, and no stale verdict left behind
+        sys.stderr.write(f"checker: {printable(str(exc))}\n")
+        client = _client(config) if needs_api else None
+        published = not_verified(config, str(exc), client, "")
+    else:
+        client = _client(config) if needs_api else None
+        published = publish(config, report, config.report, client, notes)
     _print(published.lines)
     _print_planned(config, client)
     return published.code
 
 
-def _verify(config: Config) -> tuple[int, dict[str, Any] | None]:
-    """Run `checker verify` in this process, its log fenced off from workflow commands."""
-    from checker import cli
+def _verify(config: Config) -> tuple[dict[str, Any], str]:
+    """Verify the bundles with the library, write the JSON report; returns it and the note on skipped paths."""
     from checker.github.event import load_event
-    from checker.github.reportfile import read_report, write_report
-    from checker.github.run import context, verify_argv
+    from checker.github.run import context, resolve_bundles, verify_options
+    from checker.render import render
+    from checker.verify import verify_paths
 
-    report_path = Path(config.report)
-    argv = verify_argv(config, report_path)
+    options = verify_options(config)
+    resolved = resolve_bundles(config.bundles)
+    for path, why in resolved.skipped:
+        _print([f"Skipped {printable(path)}: {why}"])
     event = load_event(config.event_name, config.event_path)
     # The verdict text quotes the manifest: a line in it must not act as a workflow command.
     fence = secrets.token_hex(16) if os.environ.get("GITHUB_ACTIONS") == "true" else None
     _print([f"::stop-commands::{fence}"] if fence else [])
     try:
-        code = cli.main(argv)
+        verified = verify_paths(resolved.paths, options)
+        verified.context.update(context(config, event))
+        report = verified.to_dict()
+        _print([render("text", report)])
     finally:
         _print([f"::{fence}::"] if fence else [])
-    if code not in (cli.EXIT_PASS, cli.EXIT_FAIL):
-        return code, None
-    report = read_report(report_path, untrusted=False)
-    found = report.get("context")
-    report["context"] = {**(found if isinstance(found, dict) else {}), **context(config, event)}
     if config.compare_to:
         _compare(config, event, report)
-    write_report(report_path, report)
-    return code, report
+    Path(config.report).write_text(render("json", report), encoding="utf-8")
+    return report, resolved.note()
 
 
 def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
@@ -142,16 +157,6 @@ def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
         _print([f"::warning title=compare-to::No comparison with the base: {exc}"])
         return
     report["changes"] = diff(base, report)
-
-
-def _could_not_verify(config: Config, code: int) -> None:
-    from checker.github.files import append_summary, write_outputs
-
-    why = "a usage error" if code == EXIT_USAGE else "an internal error"
-    if config.step_summary is not None:
-        append_summary(config.step_summary, f"## ❌ ONNX release check: not run ({why}; see the step's log)\n")
-    if config.output is not None:
-        write_outputs(config.output, {"status": "fail", "report": "", "failed": "0", "comment-url": ""})
 
 
 # ----- checker github comment
@@ -171,7 +176,7 @@ def cmd_comment(args: argparse.Namespace) -> int:
     if client is None:
         raise Error("no token: set GITHUB_TOKEN (or use --dry-run to see the request without one)")
     try:
-        lines = _post(config, client, report, args.pr, args.head_sha, context.get("pull_request"))
+        lines = _post(config, client, report, args.pr, args.head_sha)
     except ApiError as exc:
         raise Error(advice(exc)) from None
     _print(lines or ["No pull request found: pass --pr N."])
@@ -179,9 +184,7 @@ def cmd_comment(args: argparse.Namespace) -> int:
     return 0
 
 
-def _post(
-    config: Config, client: Client, report: dict[str, Any], pr: int | None, head: str | None, hint: object
-) -> list[str]:
+def _post(config: Config, client: Client, report: dict[str, Any], pr: int | None, head: str | None) -> list[str]:
     """Create or update the comment on the given pull request, or on the event's."""
     from checker.github.comment import Sticky
     from checker.github.event import Target, find_targets, load_event
@@ -191,10 +194,8 @@ def _post(
     if pr is not None:
         targets = [Target(pr, head)]
     else:
-        targets = find_targets(
-            client, config.owner_repo, load_event(config.event_name, config.event_path), config.sha, hint
-        )
-    sticky = Sticky(client, config.owner_repo, config.bundles, config.run)
+        targets = find_targets(client, config.owner_repo, load_event(config.event_name, config.event_path), config.sha)
+    sticky = Sticky(client, config.owner_repo, config.sticky_key, config.run, config.comment_mode, config.graphql)
     markdown = render(report, links=links(report))
     return [f"#{t.number}: {_outcome(sticky.sync(t, markdown, create=True))}" for t in targets]
 

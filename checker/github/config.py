@@ -17,6 +17,7 @@ from checker.errors import UsageError
 MODES = ("verify", "verify-only", "comment-only")
 COMMENT = ("always", "on-failure", "never")
 FAIL_ON = ("error", "warning", "never")
+COMMENT_MODES = ("update", "recreate", "minimize-old")
 DEFAULT_API_URL = "https://api.github.com"
 
 
@@ -56,6 +57,11 @@ class Config:
     run_attempt: str | None = None
     workspace: Path | None = None
     step_summary: Path | None = None
+    server_url: str = "https://github.com"
+    graphql_url: str | None = None
+    workflow: str | None = None
+    job: str | None = None
+    action: str | None = None  # the step's id (GITHUB_ACTION): tells two uses of the action in one job apart
     output: Path | None = None
     token: Secret | None = field(default=None, repr=False)
     # The action's inputs.
@@ -65,12 +71,18 @@ class Config:
     fail_on: str = "error"
     report: str = "checker-report.json"
     args: str = ""
+    pr_number: int | None = None
+    comment_key: str = ""
+    comment_mode: str = "update"
+    hide_when_passing: bool = False
     compare_to: str = ""  # a base report's path, or "base" (verify the pull request's base commit)
+    runtimes: str = ""  # --runtime SPECs, space or newline separated
     dry_run: bool = False
     timeout: float = 15.0
 
     def __post_init__(self) -> None:
-        for name, allowed in (("mode", MODES), ("comment", COMMENT), ("fail_on", FAIL_ON)):
+        choices = (("mode", MODES), ("comment", COMMENT), ("fail_on", FAIL_ON), ("comment_mode", COMMENT_MODES))
+        for name, allowed in choices:
             value = getattr(self, name)
             if value not in allowed:
                 option = name.replace("_", "-")
@@ -84,6 +96,24 @@ class Config:
             raise UsageError("no repository: set GITHUB_REPOSITORY (OWNER/NAME) or pass --repo")
         owner, _, name = self.repository.partition("/")
         return owner, name
+
+    @property
+    def sticky_key(self) -> str:
+        """What names the sticky comment: the comment-key input, else the workflow, job and step.
+
+        Not the bundles input: editing it keeps the same comment.
+        """
+        if self.comment_key.strip():
+            return self.comment_key.strip()
+        return "\n".join(part or "" for part in (self.workflow, self.job, self.action))
+
+    @property
+    def graphql(self) -> str:
+        """GraphQL's endpoint: api.github.com/graphql, or /api/graphql beside a GHES /api/v3."""
+        if self.graphql_url:
+            return self.graphql_url
+        base = self.api_url.rstrip("/")
+        return base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
 
     @property
     def run(self) -> tuple[int, int]:
@@ -103,6 +133,11 @@ class Config:
             "run_attempt": env.get("GITHUB_RUN_ATTEMPT") or None,
             "workspace": _path(env.get("GITHUB_WORKSPACE")),
             "step_summary": _path(env.get("GITHUB_STEP_SUMMARY")),
+            "server_url": (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+            "graphql_url": env.get("GITHUB_GRAPHQL_URL") or None,
+            "workflow": env.get("GITHUB_WORKFLOW") or None,
+            "job": env.get("GITHUB_JOB") or None,
+            "action": env.get("GITHUB_ACTION") or None,
             "output": _path(env.get("GITHUB_OUTPUT")),
             "token": _secret(env.get("INPUT_GITHUB_TOKEN") or env.get("GITHUB_TOKEN")),
             **_inputs(env),
@@ -115,12 +150,23 @@ class Config:
 def _inputs(env: Mapping[str, str]) -> dict[str, Any]:
     """The action's inputs (INPUT_<NAME>, as the runner names them); unset or empty keeps the default."""
     names = {"mode": "MODE", "bundles": "BUNDLES", "comment": "COMMENT", "fail_on": "FAIL_ON",
-             "report": "REPORT", "args": "ARGS", "compare_to": "COMPARE_TO"}  # fmt: skip
+             "report": "REPORT", "args": "ARGS", "comment_key": "COMMENT_KEY",
+             "comment_mode": "COMMENT_MODE", "compare_to": "COMPARE_TO", "runtimes": "RUNTIMES"}  # fmt: skip
     values: dict[str, Any] = {}
     for key, name in names.items():
         raw = env.get(f"INPUT_{name}")
         if raw is not None and raw.strip():
             values[key] = raw.strip() if key not in ("bundles", "args") else raw
+    number = (env.get("INPUT_PR_NUMBER") or "").strip()
+    if number:
+        if not number.isdigit() or not 0 < int(number) < 2**31:
+            raise UsageError(f"pr-number must be a pull request number, not {number!r}")
+        values["pr_number"] = int(number)
+    hide = (env.get("INPUT_HIDE_WHEN_PASSING") or "").strip().lower()
+    if hide:
+        if hide not in ("true", "false"):
+            raise UsageError(f"hide-when-passing must be true or false, not {hide!r}")
+        values["hide_when_passing"] = hide == "true"
     timeout = env.get("CHECKER_GITHUB_TIMEOUT")
     if timeout:
         try:

@@ -1,9 +1,11 @@
 """Which pull request a run is about, from the event that started it.
 
-`pull_request` and `pull_request_target` name it; `push` finds the commit's open pull requests;
-`workflow_run` (the privileged half of the fork pattern) gets a number from the event, from the
-report (untrusted) or from the open pull requests of the head branch, and accepts it only when the
-pull request's head commit is the run's head commit.
+`pull_request` and `pull_request_target` name it (none once closed); `push` of a branch finds the
+commit's open pull requests (a tag push has none); `workflow_run` (the privileged half of the fork
+pattern) gets numbers from the event or from the open pull requests of the head branch, and accepts
+one only when its head commit is the run's head commit. A number in a report (untrusted) never
+picks a pull request: it is only checked against these. The `pr-number` input (the workflow's own,
+so trusted) names one for any other event.
 """
 
 from __future__ import annotations
@@ -67,18 +69,23 @@ def pull_number(event: Event) -> int | None:
     return None
 
 
-def find_targets(client: Client, repo: tuple[str, str], event: Event, sha: str | None, hint: object) -> list[Target]:
-    """The pull requests to comment on. `hint` is a number from an untrusted report, checked here."""
+def find_targets(
+    client: Client, repo: tuple[str, str], event: Event, sha: str | None, pr_number: int | None = None
+) -> list[Target]:
+    """The pull requests to comment on; `pr_number` is the workflow's pr-number input."""
     head = head_sha(event, sha)
     if event.name in PULL_EVENTS:
         number = pull_number(event)
-        return [Target(number, head)] if number is not None else []
-    if event.name == "push":
-        return list(_push_targets(client, repo, head))
+        if number is None or _get(event.payload, "pull_request", "state") == "closed":
+            return []
+        return [Target(number, head)]
     if event.name == "workflow_run":
-        found = _workflow_run_target(client, repo, event, head, hint)
-        return [found] if found else []
-    return []  # release, schedule, workflow_dispatch: no pull request
+        return _workflow_run_targets(client, repo, event, head)
+    if pr_number is not None:
+        return [Target(pr_number, head)] if _head_of(client, repo, pr_number) else []
+    if event.name == "push" and not str(event.payload.get("ref", "")).startswith("refs/tags/"):
+        return list(_push_targets(client, repo, head))
+    return []  # a tag push, release, schedule, workflow_dispatch: no pull request
 
 
 def _push_targets(client: Client, repo: tuple[str, str], head: str | None) -> Iterator[Target]:
@@ -90,26 +97,20 @@ def _push_targets(client: Client, repo: tuple[str, str], head: str | None) -> It
             yield Target(int(pull["number"]), head)
 
 
-def _workflow_run_target(
-    client: Client, repo: tuple[str, str], event: Event, head: str | None, hint: object
-) -> Target | None:
+def _workflow_run_targets(client: Client, repo: tuple[str, str], event: Event, head: str | None) -> list[Target]:
     if not head:
-        return None
-    for number in _candidates(client, repo, event, hint):
-        if _head_of(client, repo, number) == head:
-            return Target(number, head)
-    return None
+        return []
+    numbers = list(dict.fromkeys(_candidates(client, repo, event)))
+    return [Target(n, head) for n in numbers if _head_of(client, repo, n) == head]
 
 
-def _candidates(client: Client, repo: tuple[str, str], event: Event, hint: object) -> Iterator[int]:
+def _candidates(client: Client, repo: tuple[str, str], event: Event) -> Iterator[int]:
     run = event.payload.get("workflow_run")
     run = run if isinstance(run, Mapping) else {}
     pulls = run.get("pull_requests")
     for pull in pulls if isinstance(pulls, list) else []:
         if isinstance(pull, Mapping) and (n := _number(pull.get("number"))):
             yield n
-    if (n := _number(hint)) is not None:
-        yield n
     # A fork's run lists no pull requests: look for the open ones of its head branch.
     owner = _str(_get(run, "head_repository", "owner", "login"))
     branch = _str(run.get("head_branch"))
@@ -156,3 +157,8 @@ def _number(value: object) -> int | None:
     if isinstance(value, str) and value.isdigit() and len(value) < 10:
         return int(value) or None
     return None
+
+
+def as_number(value: object) -> int | None:
+    """A pull request number from an untrusted report, or None."""
+    return _number(value)

@@ -2,7 +2,10 @@
 
 This is the action's whole behaviour after verification, in the order of the contract. A comment
 that cannot be written becomes a warning that says why and what would fix it; it never changes the
-verdict. Nothing here prints: the caller writes `Published.lines` to standard output.
+verdict. A run that could not verify (or a comment-only run whose report is refused) still writes
+its summary and outputs, and turns an earlier comment into a "not verified" one, so no stale green
+verdict is left on the pull request. Nothing here prints: the caller writes `Published.lines` to
+standard output.
 """
 
 from __future__ import annotations
@@ -15,15 +18,17 @@ from typing import Any
 from checker.errors import Error
 from checker.github.annotations import Annotation, Selection, select
 from checker.github.api import ApiError, Client
-from checker.github.comment import Outcome, Sticky
+from checker.github.comment import PROVENANCE, Outcome, Sticky
 from checker.github.config import Config
-from checker.github.event import Event, Target, find_targets, head_sha, load_event
+from checker.github.event import Event, Target, as_number, find_targets, head_sha, load_event
 from checker.github.files import append_summary, write_outputs
+from checker.render.escape import text
 from checker.render.links import Links
-from checker.render.markdown import SUMMARY_LIMIT, render
+from checker.render.markdown import SUMMARY_LIMIT, TITLE, render
 
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
 FORKS = "docs/action.md#pull-requests-from-forks"
+EXIT_USAGE = 2
 
 
 @dataclass
@@ -52,28 +57,82 @@ def verdict(report: Mapping[str, Any], fail_on: str) -> tuple[str, int]:
     return ("fail" if failed else "pass"), failed
 
 
-def publish(config: Config, report: Mapping[str, Any], report_path: str, client: Client | None) -> Published:
+def publish(
+    config: Config, report: Mapping[str, Any], report_path: str, client: Client | None, notes: list[str] | None = None
+) -> Published:
     status, failed = verdict(report, config.fail_on)
     code = 1 if failed and config.fail_on != "never" else 0
     result = Published(code, status, failed)
+    event = _event(config, result)
+    found = report.get("context")
+    context: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    refused = _refusal(config, event, context)
+    if refused:
+        return not_verified(config, refused, client, report_path)
     uses_api = config.mode != "verify-only" and config.comment != "never"
     selection = Selection()
     if config.mode != "comment-only":  # the verify-only run already annotated the fork's files
-        selection = select(report, config.workspace, reserve={"warning": 1} if uses_api else None)
-    _summary(config, report, selection)
+        selection = select(report, config.workspace, reserve={"warning": 2} if uses_api else None)
+    notes = [*(notes or []), *_base_warning(config, event, result)]
+    trailer = provenance(config, event, context)
+    _summary(config, report, [*notes, selection.note() or "", trailer])
     result.lines.extend(a.command() for a in selection.chosen)
-    url = _comment(config, report, status, client, result) if uses_api else ""
+    url = _comment(config, report, status, client, result, event, [*notes, trailer]) if uses_api else ""
     _finish(config, report_path, result, url)
     return result
 
 
-def _summary(config: Config, report: Mapping[str, Any], selection: Selection) -> None:
+def not_verified(config: Config, why: str, client: Client | None, report_path: str = "") -> Published:
+    """Nothing was verified: say so in the summary, the outputs and (if there is one) the comment."""
+    result = Published(EXIT_USAGE, "fail", 0)
+    body = f"## ⚠️ {TITLE}: not verified\n\n{text(why, 2000)}\n\nNo bundle was verified by this run, so there is no verdict: the step's log says more.\n"  # noqa: E501
+    event = _event(config, result)
+    trailer = provenance(config, event, {})
+    if config.step_summary is not None:
+        append_summary(config.step_summary, body + "\n" + trailer + "\n")
+    result.lines.append(Annotation("error", f"Nothing was verified: {why}", title=TITLE).command())
+    url = ""
+    if config.mode != "verify-only" and config.comment != "never" and client is not None and config.repository:
+        url = _stale_comment(config, client, event, body + "\n" + trailer + "\n", result)
+    _finish(config, report_path, result, url)
+    return result
+
+
+def _stale_comment(config: Config, client: Client, event: Event, body: str, result: Published) -> str:
+    """An earlier comment (a green verdict, say) no longer applies: update it, never create one."""
+    try:
+        targets = find_targets(client, config.owner_repo, event, config.sha, config.pr_number)
+        sticky = _sticky(config, client)
+        url = ""
+        for target in targets:
+            outcome = sticky.sync(target, body, create=False)
+            result.lines.append(_describe(target, outcome))
+            url = outcome.url if outcome.action != "skipped" and outcome.url else url
+        return url
+    except ApiError as exc:
+        result.problems.append(advice(exc))
+    except Error as exc:
+        result.problems.append(f"The comment was not updated: {exc}.")
+    return ""
+
+
+def _event(config: Config, result: Published) -> Event:
+    try:
+        return load_event(config.event_name, config.event_path)
+    except Error as exc:
+        result.problems.append(f"The event could not be read: {exc}.")
+        return Event(config.event_name or "", {})
+
+
+def _summary(config: Config, report: Mapping[str, Any], notes: list[str]) -> None:
     if config.step_summary is None:
         return
-    notes = [n for n in (selection.note(),) if n]
+    notes = [n for n in notes if n]
     limit = SUMMARY_LIMIT - SUMMARY_RESERVE
-    text = render(report, limit=limit, notes=notes, limit_name="GitHub's 1 MiB job-summary limit", links=links(report))
-    append_summary(config.step_summary, text)
+    markdown = render(
+        report, limit=limit, notes=notes, limit_name="GitHub's 1 MiB job-summary limit", links=links(report)
+    )
+    append_summary(config.step_summary, markdown)
 
 
 def _finish(config: Config, report_path: str, result: Published, url: str) -> None:
@@ -91,10 +150,89 @@ def _finish(config: Config, report_path: str, result: Published, url: str) -> No
         write_outputs(config.output, outputs)
 
 
+# ----- where the report came from
+
+
+def provenance(config: Config, event: Event, context: Mapping[str, Any]) -> str:
+    """The footer line naming the run and the commit that produced the report, with links.
+
+    In comment-only mode both come from the workflow_run event (GitHub's, trusted), not the report.
+    """
+    repo = config.repository or ""
+    base = f"{config.server_url}/{repo}"
+    run_id, commit = config.run_id, _verified(config, event, context)
+    if config.mode == "comment-only" and event.name == "workflow_run":
+        run = event.payload.get("workflow_run")
+        run = run if isinstance(run, Mapping) else {}
+        run_id = str(run.get("id")) if isinstance(run.get("id"), int) else None
+    parts = []
+    if run_id and run_id.isdigit() and repo:
+        parts.append(f"[run {run_id}]({base}/actions/runs/{run_id})")
+    if commit and repo:
+        parts.append(f"commit [`{commit[:12]}`]({base}/commit/{commit})")
+    if not parts:
+        return ""
+    posted = ""
+    if config.mode == "comment-only" and config.run_id and config.run_id.isdigit() and repo:
+        posted = f", posted by [run {config.run_id}]({base}/actions/runs/{config.run_id})"
+    return f"{PROVENANCE}{' at '.join(parts)}{posted}.</sub>"
+
+
+def _verified(config: Config, event: Event, context: Mapping[str, Any]) -> str | None:
+    if config.mode == "comment-only":
+        found = head_sha(event, None)
+    else:
+        recorded = context.get("head_sha")
+        found = recorded if isinstance(recorded, str) else head_sha(event, config.sha)
+    return found if found and all(c in "0123456789abcdef" for c in found) else None
+
+
+def _base_warning(config: Config, event: Event, result: Published) -> list[str]:
+    """pull_request_target checks out the base branch: the pull request's own files were not verified."""
+    if event.name != "pull_request_target" or config.mode == "comment-only":
+        return []
+    from checker.github.run import verified_commit
+
+    checked, head = verified_commit(config, event), head_sha(event, None)
+    if checked and head and checked == head:
+        return []
+    message = (
+        f"pull_request_target checks out the base branch: this run verified commit {str(checked)[:12]}, "
+        f"not the pull request's head {str(head)[:12]}. The comment is labelled with the commit verified."
+    )
+    result.lines.append(Annotation("warning", message, title="Not the pull request's files").command())
+    return [f"> [!WARNING]\n> {text(message, 400)}"]
+
+
+def _refusal(config: Config, event: Event, context: Mapping[str, Any]) -> str:
+    """Why an untrusted report (comment-only mode) is not posted, or empty when it may be."""
+    if config.mode != "comment-only":
+        return ""
+    if event.name != "workflow_run":
+        return f"comment-only mode runs on a workflow_run event, not {event.name or 'none'}: see {FORKS}."
+    if not context:
+        return "The report has no context (which pull request and commit it is about), so it was not posted."
+    recorded, expected = context.get("head_sha"), head_sha(event, None)
+    if not isinstance(recorded, str) or recorded != expected:
+        return "The report names another commit than the run that made it, so it was not posted."
+    repo = context.get("repository")
+    if repo is not None and repo != config.repository:
+        return "The report names another repository than this one, so it was not posted."
+    return ""
+
+
 # ----- the comment
 
 
-def _comment(config: Config, report: Mapping[str, Any], status: str, client: Client | None, result: Published) -> str:
+def _comment(
+    config: Config,
+    report: Mapping[str, Any],
+    status: str,
+    client: Client | None,
+    result: Published,
+    event: Event,
+    notes: list[str],
+) -> str:
     """Write the sticky comment on every pull request of this run; returns the last comment's URL."""
     if client is None:
         result.problems.append(
@@ -103,7 +241,7 @@ def _comment(config: Config, report: Mapping[str, Any], status: str, client: Cli
         )
         return ""
     try:
-        return _comment_targets(config, report, status, client, result)
+        return _comment_targets(config, report, status, client, result, event, notes)
     except ApiError as exc:
         result.problems.append(advice(exc))
     except Error as exc:  # an unreadable event file, say: still only a comment that was not written
@@ -111,49 +249,49 @@ def _comment(config: Config, report: Mapping[str, Any], status: str, client: Cli
     return ""
 
 
-def _comment_targets(config: Config, report: Mapping[str, Any], status: str, client: Client, result: Published) -> str:
-    event = load_event(config.event_name, config.event_path)
-    found = report.get("context")
-    context: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    mismatch = _context_mismatch(config, event, context)
-    if mismatch:
-        result.problems.append(mismatch)
-        return ""
-    hint = context.get("pull_request") if config.mode == "comment-only" else None
-    targets = find_targets(client, config.owner_repo, event, config.sha, hint)
+def _comment_targets(
+    config: Config,
+    report: Mapping[str, Any],
+    status: str,
+    client: Client,
+    result: Published,
+    event: Event,
+    notes: list[str],
+) -> str:
+    targets = find_targets(client, config.owner_repo, event, config.sha, config.pr_number)
     if not targets:
         result.lines.append(f"No pull request to comment on for this {event.name or 'run'} event.")
         return ""
-    bundle_set = _bundle_set(config, context)
-    sticky = Sticky(client, config.owner_repo, bundle_set, config.run)
-    markdown = render(report, links=links(report))
+    if config.mode == "comment-only":
+        found = report.get("context")
+        named = as_number(found.get("pull_request")) if isinstance(found, Mapping) else None
+        if named is not None and named not in {t.number for t in targets}:
+            result.problems.append(
+                f"The report names pull request #{named}, not one of this run's ({_numbers(targets)}), "
+                "so it was not posted."
+            )
+            return ""
+    sticky = _sticky(config, client)
+    markdown = render(report, notes=[n for n in notes if n], links=links(report))
+    passing = status == "pass"
+    create = (config.comment == "always" or not passing) and not (passing and config.hide_when_passing)
     url = ""
     for target in targets:
-        outcome = sticky.sync(target, markdown, create=config.comment == "always" or status == "fail")
+        outcome = sticky.sync(target, markdown, create=create)
+        if config.hide_when_passing and outcome.action in ("updated", "unchanged", "created"):
+            sticky.hide(outcome, hidden=passing)
         result.outcomes.append(outcome)
         result.lines.append(_describe(target, outcome))
         url = outcome.url or url
     return url
 
 
-def _context_mismatch(config: Config, event: Event, context: Mapping[str, Any]) -> str:
-    """An untrusted report must be about the commit of the run that triggered this one."""
-    if config.mode != "comment-only":
-        return ""
-    if event.name != "workflow_run":
-        return f"comment-only mode runs on a workflow_run event, not {event.name or 'none'}: see {FORKS}."
-    recorded, expected = context.get("head_sha"), head_sha(event, None)
-    if recorded is not None and recorded != expected:
-        return "The report names another commit than the run that made it; it was not posted."
-    return ""
+def _sticky(config: Config, client: Client) -> Sticky:
+    return Sticky(client, config.owner_repo, config.sticky_key, config.run, config.comment_mode, config.graphql)
 
 
-def _bundle_set(config: Config, context: Mapping[str, Any]) -> str:
-    """The set the marker names: in comment-only mode, the one the verifying run recorded."""
-    recorded = context.get("bundle_set")
-    if config.mode == "comment-only" and isinstance(recorded, str) and recorded.strip():
-        return recorded[:4096]
-    return config.bundles
+def _numbers(targets: list[Target]) -> str:
+    return ", ".join(f"#{t.number}" for t in targets)
 
 
 def links(report: Mapping[str, Any]) -> Links | None:
@@ -181,6 +319,11 @@ def advice(exc: ApiError) -> str:
         )
     if exc.status == 401:
         return f"The comment was not written: the token was refused ({exc}). Check the github-token input."
+    if exc.status == 429 or (exc.status == 403 and "rate limit" in exc.github_message.lower()):
+        return (
+            f"The comment was not written: GitHub's rate limit was still exhausted after waiting ({exc}). "
+            "Run the job again later, or run fewer jobs that call the API at once. The verdict is unchanged."
+        )
     if exc.status in (403, 404):
         return (
             f"The comment was not written ({exc}): the token lacks a permission. Grant the job "

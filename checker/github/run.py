@@ -7,43 +7,135 @@ The action's `bundles` and `args` inputs are split here, in Python, never by a s
 from __future__ import annotations
 
 import glob
+import re
 import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.opening import is_archive
+from checker.context import Options
 from checker.errors import UsageError
 from checker.github.config import Config
 from checker.github.event import Event, head_sha, pull_number
+from checker.manifest.load import MANIFEST_NAMES, find_manifest
 
 # Options of `checker verify` the action sets itself.
 RESERVED = ("--format", "--output", "-o")
+HELP = ("-h", "--help")
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
-def bundle_paths(spec: str) -> list[str]:
-    """Paths and globs, separated by spaces or newlines (quotes keep a space inside a path)."""
+@dataclass
+class Resolved:
+    """The bundles a `bundles` input names, each once, and what it matched that is not a bundle."""
+
+    paths: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+    def note(self) -> str:
+        """Trusted Markdown for the summary; the paths are code spans of escaped text."""
+        if not self.skipped:
+            return ""
+        from checker.render.escape import text
+
+        lines = [f"> [!NOTE]\n> Not bundles, so not verified ({len(self.skipped)}):"]
+        lines += [f"> - {text(path, 200)}: {why}" for path, why in self.skipped[:50]]
+        if len(self.skipped) > 50:
+            lines.append(f"> - and {len(self.skipped) - 50} more")
+        return "\n".join(lines)
+
+
+def resolve_bundles(spec: str) -> Resolved:
+    """Paths and globs, separated by spaces or newlines (quotes keep a space inside a path).
+
+    A path that is not a bundle (a README beside the bundle folders) is skipped and listed; a bundle
+    named twice (as its folder and as its manifest) is verified once. Only when nothing at all is a
+    bundle is it a usage error.
+    """
+    resolved, seen = Resolved(), set()
     words = _split(spec, "bundles")
-    paths: list[str] = []
     for word in words:
         # glob.glob, not Path.glob: a pattern may be absolute.
         matches = sorted(glob.glob(word, recursive=True)) if glob.has_magic(word) else [word]  # noqa: PTH207
         if not matches:
-            raise UsageError(f"no bundle matches {word!r}")
-        paths.extend(m for m in matches if m not in paths)
-    if not paths:
-        raise UsageError("no bundles: the bundles input is empty")
-    return paths
+            resolved.skipped.append((word, "matches nothing"))
+        for match in matches:
+            identity, why = _identity(Path(match), named=not glob.has_magic(word))
+            if identity is None:
+                resolved.skipped.append((match, why))
+            elif identity not in seen:
+                seen.add(identity)
+                resolved.paths.append(match)
+    if not resolved.paths:
+        if not words:
+            raise UsageError("no bundles: the bundles input is empty")
+        shown = "; ".join(f"{path}: {why}" for path, why in resolved.skipped[:5])
+        raise UsageError(f"no bundle found in the bundles input ({shown})")
+    return resolved
 
 
-def verify_argv(config: Config, report_path: Path) -> list[str]:
-    """`checker verify` arguments: the user's options, ours (which win), then `--` and the bundles."""
+def bundle_paths(spec: str) -> list[str]:
+    return resolve_bundles(spec).paths
+
+
+def _identity(path: Path, named: bool) -> tuple[str | None, str]:
+    """The manifest (or archive) a path stands for, so a bundle named twice is one; or None and why not."""
+    if not path.exists():
+        return None, "no such path"
+    if path.is_dir():
+        manifest = find_manifest(path)
+        if manifest is None:
+            return None, f"a folder without a manifest ({', '.join(MANIFEST_NAMES)})"
+        return str(manifest.resolve()), ""
+    if path.is_file() and (path.name in MANIFEST_NAMES or is_archive(path)):
+        return str(path.resolve()), ""
+    if path.is_file() and named and path.suffix in (".yaml", ".yml", ".json"):
+        return str(path.resolve()), ""  # a manifest under another name, named on purpose
+    return None, "not a bundle folder, manifest or archive"
+
+
+def verify_options(config: Config) -> Options:
+    """The `checker verify` options the args input gives, parsed by verify's own parser; ours win."""
+    from checker import cli
+
     extra = _split(config.args, "args")
     for word in extra:
-        if word.split("=", 1)[0] in RESERVED:
-            raise UsageError(f"args may not set {word.split('=', 1)[0]}: the action writes the JSON report itself")
-    ours = ["--format", "json", "--output", str(report_path), "--no-progress"]
-    if config.fail_on == "warning":
-        ours.append("--strict")
-    return ["verify", *extra, *ours, "--", *bundle_paths(config.bundles)]
+        option = word.split("=", 1)[0]
+        if option in RESERVED:
+            raise UsageError(f"args may not set {option}: the action writes the JSON report itself")
+        if option in HELP:
+            raise UsageError(f"args may not ask for {option}: it would verify nothing")
+    try:
+        args = cli.build_parser().parse_args(["verify", *extra, "--", "bundle"])
+    except SystemExit:  # argparse's own exits (an abbreviation of --help): never a green step
+        raise UsageError("args: not a set of checker verify options") from None
+    options = cli.verify_options(args)
+    options.strict = options.strict or config.fail_on == "warning"
+    options.runtimes += config.runtimes.split()
+    return options
+
+
+def verified_commit(config: Config, event: Event) -> str | None:
+    """The commit whose files were checked.
+
+    Under pull_request_target the default checkout is the base branch, not the pull request's head:
+    the workspace's own HEAD says which commit is there (read from the file, running nothing).
+    """
+    if event.name != "pull_request_target":
+        return head_sha(event, config.sha)
+    found = _workspace_head(config.workspace)
+    return found or config.sha
+
+
+def _workspace_head(workspace: Path | None) -> str | None:
+    if workspace is None:
+        return None
+    try:
+        head = (workspace / ".git" / "HEAD").read_text(encoding="ascii", errors="replace")[:200].strip()
+    except OSError:
+        return None
+    return head if _HEX.fullmatch(head) else None
 
 
 def context(config: Config, event: Event) -> dict[str, Any]:
@@ -51,8 +143,8 @@ def context(config: Config, event: Event) -> dict[str, Any]:
     found: dict[str, Any] = {
         "repository": config.repository,
         "event": event.name or None,
-        "head_sha": head_sha(event, config.sha),
-        "pull_request": pull_number(event),
+        "head_sha": verified_commit(config, event),
+        "pull_request": pull_number(event) or config.pr_number,
         "run_id": config.run_id,
         "bundle_set": config.bundles,
     }

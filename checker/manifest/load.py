@@ -15,9 +15,8 @@ from checker import findings as F
 from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
 from checker.findings import Finding
 
-# A release may list 10,000 cases (about 2 MB); the bounds stop what an attacker could make costly.
-MAX_MANIFEST_BYTES = 16 << 20
-MAX_NODES = 1_000_000
+MAX_MANIFEST_BYTES = 16 << 20  # a release with tens of thousands of cases; the node count bounds the work
+MAX_NODES = 2_000_000  # the parsed tree's size: what an attacker could make us build
 MAX_DEPTH = 64  # a manifest nests six levels; JSON and YAML parsers recurse per level
 SUPPORTED_VERSIONS = (1,)
 MANIFEST_NAMES = ("bundle.yaml", "bundle.yml", "bundle.json")

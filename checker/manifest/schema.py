@@ -17,6 +17,14 @@ def schema_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "schemas"
 
 
+# The schema's copy that `checker init` writes beside the manifest, so editors resolve `$schema` offline.
+SCHEMA_FILE = "manifest.schema.json"
+
+
+def schema_text(name: str) -> str:
+    return (schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8")
+
+
 @functools.cache
 def load(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))

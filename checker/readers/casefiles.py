@@ -79,6 +79,8 @@ def _test_data(
     loaded: Loaded,
 ) -> None:
     pattern = entry["onnx_test_data"]
+    if pattern in ctx.unusable:
+        return  # the files stage refused it (bundle.path)
     try:
         folders = test_data_folders(ctx.root, pattern)
     except BundlePathError as exc:

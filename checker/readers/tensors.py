@@ -13,17 +13,15 @@ if TYPE_CHECKING:
 MAX_TENSOR_FILE_BYTES = 4 << 30
 MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
 MAX_NPZ_MEMBERS = 1024
+MMAP_FROM_BYTES = 64 << 10  # smaller files are read: a mapping holds a file descriptor, and 10,000 cases hold 20,000
 MAX_NPZ_RATIO = 1000  # zero-filled arrays compress well, but not a thousandfold beyond a few MiB
-# Arrays below this size are copied out of their mapping, which then closes: a mapping holds a file descriptor
-# for as long as its array lives, and 10,000 cases of small tensors would run out of them.
-KEEP_MAPPED_BYTES = 16 << 20
 
 
 class TensorFileError(ValueError):
     """A tensor file that cannot be read safely; the message says why."""
 
 
-def _check_size(path: Path) -> None:
+def _check_size(path: Path) -> int:
     from checker.bundle.paths import regular_size
 
     try:
@@ -32,21 +30,20 @@ def _check_size(path: Path) -> None:
         raise TensorFileError(f"{path.name} cannot be read ({exc.strerror})") from exc
     if size > MAX_TENSOR_FILE_BYTES:
         raise TensorFileError(f"{path.name} is {size} bytes; at most {MAX_TENSOR_FILE_BYTES} per tensor file")
+    return size
 
 
 def load_npy(path: Path) -> np.ndarray:
     import numpy as np
 
-    _check_size(path)
+    size = _check_size(path)
     try:
-        # Mapped, not read: onnxruntime copies the pages it needs, so a case costs no up-front read.
-        array = np.load(path, allow_pickle=False, mmap_mode="r")
+        # Large files are mapped, not read: onnxruntime copies the pages it needs, so a case costs no up-front read.
+        array = np.load(path, allow_pickle=False, mmap_mode="r" if size >= MMAP_FROM_BYTES else None)
     except (ValueError, OSError, EOFError) as exc:
         raise TensorFileError(f"{path.name} is not a readable .npy file without pickles ({exc})") from exc
     if not isinstance(array, np.ndarray):
         raise TensorFileError(f"{path.name} holds no array")
-    if isinstance(array, np.memmap) and array.nbytes < KEEP_MAPPED_BYTES:
-        array = np.array(array)
     return native(array)
 
 

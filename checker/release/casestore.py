@@ -26,6 +26,7 @@ from checker.release.tree import (
     read_tree,
     release_name,
     schema_comment,
+    write_schema,
     write_tree,
 )
 
@@ -79,6 +80,8 @@ def add_case(bundle: Path, case: NewCase, *, replace: bool = False, reference: s
     files = _save(root, folder, case, used)
     _put(tree, _entry(case, files, raw), index)
     write_tree(tree, target)
+    if manifest is None:
+        write_schema(root)  # the new manifest's $schema comment names it
     written = [*files["inputs"].values(), *files["expected"].values(), *raw.values()]
     locked = bool(isinstance(tree.get("release"), dict) and tree["release"].get("digest"))
     return AddedCase(target, case.name, written, built, index is not None, locked)

@@ -160,13 +160,17 @@ def cmd_case_add(args: argparse.Namespace) -> int:
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from checker.release.pack import pack
+    from checker.report import not_run_line
 
     if not args.path.exists():
         raise UsageError(f"no such path: {args.path}")
     result = pack(args.path, args.output, strict=args.strict)
     if result.archive is None:
         sys.stdout.write(_failed_report(result, args.strict))
-        sys.stderr.write(f"checker: {args.path} was not packed: it fails verification (the findings above)\n")
+        why = "it fails verification (the findings above)"
+        if result.report.status(args.strict) == "pass":
+            why = f"not every check ran here ({not_run_line([n.to_dict() for n in result.report.not_run])})"
+        sys.stderr.write(f"checker: {args.path} was not packed: {why}\n")
         return 1
     sys.stdout.write(f"packed {len(result.files)} files into {result.archive}\nbundle digest {result.digest}\n")
     return 0

@@ -27,6 +27,7 @@ from checker.release.tree import (
     note,
     read_tree,
     release_name,
+    write_schema,
     write_text,
 )
 
@@ -66,6 +67,7 @@ def init_bundle(
     draft = draft_manifest(facts, source, release, carried)
     target = existing or root / DEFAULT_NAME
     write_text(target, _checked_text(draft.tree, target))
+    write_schema(root)
     return InitResult(target, draft.placeholders, draft.guesses, copied)
 
 

@@ -1,4 +1,5 @@
-"""`checker lock`: write every named file's sha256 and the bundle digest into the manifest, keeping its comments."""
+"""`checker lock`: write every named file's sha256 (into `bundle.sha256`, and beside the graph, label and tokenizer
+paths of the manifest) and the bundle digest into the manifest, keeping its comments."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from checker.errors import BundleError
 from checker.manifest.load import Manifest, dump_tree, find_manifest, load_manifest
 from checker.manifest.named import named_files
 from checker.readers.digest import bundle_digest, sha256_files
+from checker.readers.digestlist import DIGEST_LIST, list_text
 
 
 @dataclass
@@ -39,8 +41,11 @@ def lock(path: Path) -> LockResult:
     digests = {rel: d for rel, d in zip(files, sha256_files(files.values()).values())}
     digest = bundle_digest(digests)
     _write_digests(manifest.tree, digests, digest)
+    # Every file's digest, case tensors and raw inputs included, in a list beside the manifest: verify names
+    # the file that changed, and a manifest of thousands of cases stays short.
+    (root / DIGEST_LIST).write_text(list_text(digests), encoding="utf-8")
     manifest_path.write_text(dump_tree(manifest.tree, manifest_path.suffix), encoding="utf-8")
-    return LockResult(True, [f"locked {len(digests)} files; bundle digest {digest}"], digest)
+    return LockResult(True, [f"locked {len(digests)} files (digests in {DIGEST_LIST}); bundle digest {digest}"], digest)
 
 
 def _resolve(manifest: Manifest, root: Path) -> tuple[dict[str, Path], list[str]]:

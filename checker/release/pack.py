@@ -22,6 +22,7 @@ from checker.errors import BundleError, Error, UsageError
 from checker.manifest.load import load_manifest
 from checker.manifest.named import named_files
 from checker.readers.digest import CHUNK, bundle_digest
+from checker.readers.digestlist import DIGEST_LIST
 from checker.release.tree import locate
 from checker.report import BundleReport
 
@@ -68,16 +69,18 @@ def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResul
     from checker.verify import verify_bundle
 
     report = verify_bundle(path, Options(strict=strict))
-    if report.status(strict) == "fail":
-        return PackResult(report)
+    if report.status(strict) == "fail" or report.not_run:
+        return PackResult(report)  # a release ships only once every one of its checks has run
     manifest, _ = load_manifest(manifest_path)
     assert manifest is not None  # it passed verification
     root = manifest_path.parent
     stem = release_stem(manifest.data)
     named = sorted({entry.rel for entry in named_files(manifest.data, root)})
     target = out if out is not None else Path(f"{stem}.tar.gz")
-    digests = _write(target, root, stem, sorted([*named, manifest_path.name]))
-    digests.pop(manifest_path.name)
+    beside = [manifest_path.name] + ([DIGEST_LIST] if (root / DIGEST_LIST).is_file() else [])
+    digests = _write(target, root, stem, sorted([*named, *beside]))
+    for name in beside:
+        digests.pop(name)
     digest = bundle_digest(digests)
     if digest != report.digest:
         target.unlink(missing_ok=True)
@@ -85,7 +88,7 @@ def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResul
             f"a named file changed while {path} was packed (digest {digest}, verified {report.digest}); "
             "nothing was written"
         )
-    return PackResult(report, target, digest, sorted([*named, manifest_path.name]))
+    return PackResult(report, target, digest, sorted([*named, *beside]))
 
 
 def _write(target: Path, root: Path, stem: str, members: list[str]) -> dict[str, str]:

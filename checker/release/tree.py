@@ -59,10 +59,18 @@ def write_text(path: Path, text: str) -> None:
 
 
 def schema_comment() -> str:
-    """The comment that lets YAML editors complete and check the manifest."""
-    from checker.manifest.schema import load
+    """The comment that lets YAML editors complete and check the manifest: a relative path to the schema's copy
+    beside it (`write_schema`), which resolves offline and with no published URL."""
+    from checker.manifest.schema import SCHEMA_FILE
 
-    return f"yaml-language-server: $schema={load('manifest')['$id']}"
+    return f"yaml-language-server: $schema={SCHEMA_FILE}"
+
+
+def write_schema(root: Path) -> None:
+    """The manifest schema, beside the manifest, for `schema_comment` to name."""
+    from checker.manifest.schema import SCHEMA_FILE, schema_text
+
+    write_text(root / SCHEMA_FILE, schema_text("manifest"))
 
 
 def block(pairs: Mapping[str, Any] | None = None) -> Any:

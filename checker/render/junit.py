@@ -69,7 +69,11 @@ def render(report: Mapping[str, Any], colour: bool = False) -> str:
 def _suite(bundle: Mapping[str, Any], strict: bool) -> ET.Element:
     name = _clean(bundle.get("name") or bundle.get("path") or "bundle")
     path = bundle.get("path")
-    cases = [*_check_cases(bundle, name, strict, path if isinstance(path, str) else ""), *_rule_cases(bundle, name)]
+    cases = [
+        *_check_cases(bundle, name, strict, path if isinstance(path, str) else ""),
+        *_rule_cases(bundle, name),
+        *_not_run_cases(bundle, name, strict),
+    ]
     suite = ET.Element("testsuite", name=name)
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(sum(1 for c in cases if c.failures)))
@@ -97,6 +101,18 @@ def _case_element(case: Case) -> ET.Element:
 
 
 # ----- checks: the seven pieces, then one case per family of findings
+
+
+def _not_run_cases(bundle: Mapping[str, Any], suite: str, strict: bool) -> Iterator[Case]:
+    """A check that could not run here: skipped, or failed under --strict (as the verdict is)."""
+    for entry in _dicts(bundle.get("not_run")):
+        reason = f"not run: {_clean(entry.get('reason'))}"
+        case = Case(f"{suite}.not_run", _clean(entry.get("check")))
+        if strict:
+            case.failures.append(reason)
+        else:
+            case.skipped = reason
+        yield case
 
 
 def _check_cases(bundle: Mapping[str, Any], suite: str, strict: bool, path: str = "") -> Iterator[Case]:

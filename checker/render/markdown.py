@@ -416,7 +416,25 @@ def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
     yield from _info_list(bundle, view)
     for comparison in _dicts(bundle.get("comparisons")):
         yield from _comparison(comparison, view.detail, view.cuts)
+    yield from _runtimes(bundle)
     yield from _key_values("Validation command", bundle.get("validation"))
+
+
+def _runtimes(bundle: Mapping[str, Any]) -> Iterator[str]:
+    """One row per runtime (--runtime), one column per rule: its verdict and measured figure."""
+    from checker.render.runtimes import runtime_table
+
+    table = runtime_table(bundle)
+    if table is None:
+        return
+    heads, rows = table
+    yield ""
+    yield "#### Rules in each runtime"
+    yield ""
+    yield "| " + " | ".join(text(h, 120) for h in heads) + " |"
+    yield "|" + " --- |" * len(heads)
+    for row in rows:
+        yield "| " + " | ".join(text(cell, 120) for cell in row) + " |"
 
 
 def _info_list(bundle: Mapping[str, Any], view: View) -> Iterator[str]:

@@ -88,6 +88,7 @@ def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | Non
     lines += _findings(bundle, [f for f in findings if f.get("severity") not in ("error", "warning")], paint)
     for comparison in bundle.get("comparisons", []):
         lines += _comparison(comparison, paint)
+    lines += _runtimes(bundle)
     if bundle.get("validation"):
         lines += _validation(bundle["validation"], paint)
     return "\n".join(lines)
@@ -132,6 +133,18 @@ def _map(value: Any) -> dict[str, Any]:
 
 def _seq(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def _runtimes(bundle: dict[str, Any]) -> list[str]:
+    from checker.render.runtimes import runtime_table
+
+    table = runtime_table(bundle)
+    if table is None:
+        return []
+    heads, rows = table
+    widths = [max(len(row[i]) for row in [heads, *rows]) for i in range(len(heads))]
+    lines = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [heads, *rows]]
+    return ["  rules in each runtime:", *lines]
 
 
 def _validation(run: dict[str, Any], paint: Painter) -> list[str]:

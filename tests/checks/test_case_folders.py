@@ -43,6 +43,8 @@ def _edit_manifest(text: str, spec: dict[str, Any]) -> str:
 
 
 def _edit_files(root: Path, spec: dict[str, Any]) -> None:
+    if spec.get("strip_digests"):
+        (root / "bundle.sha256").unlink(missing_ok=True)  # the digest list beside the manifest goes with them
     for rel in spec.get("remove", []):
         (root / rel).unlink()
     for rel, target in (spec.get("symlink") or {}).items():

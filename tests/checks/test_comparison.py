@@ -339,7 +339,7 @@ def test_malformed_rules_are_schema_errors_not_crashes(tmp_path: Path) -> None:
     assert comparisons[0].status == "fail"
 
 
-def test_a_transform_the_graph_contradicts_is_a_warning(tmp_path: Path) -> None:
+def test_a_transform_that_left_no_trace_is_an_error(tmp_path: Path) -> None:
     model = classifier()
     variants = [variant_entry("int8", "copy.onnx", LOOSE)]  # declares quantize_static; the graph is float
     ctx = make_context(
@@ -350,7 +350,7 @@ def test_a_transform_the_graph_contradicts_is_a_warning(tmp_path: Path) -> None:
     )
     found, comparisons = stage(ctx)
     warning = next(f for f in found if f.id == F.VARIANT_TRANSFORM)
-    assert warning.severity is F.Severity.WARNING
-    assert "holds no quantized operator" in warning.message
+    assert warning.severity is F.Severity.ERROR
+    assert "left no trace in the graph" in warning.message and "MatMulInteger" in warning.message
     assert warning.line == ctx.manifest.line("variants", 0, "transform")
     assert [c.status for c in comparisons] == ["pass", "pass"]

@@ -115,12 +115,17 @@ def test_transform_findings() -> None:
     assert "missing: version, settings" in missing[0].message and missing[0].line == 7
     assert transform_findings("int8", None, None, where)[0].severity is F.Severity.ERROR
     floaty = transform_findings("int8", {"tool": TOOL, "version": "1", "settings": {}}, classifier(), where)
-    assert [f.severity for f in floaty] == [F.Severity.WARNING]
-    assert "holds no quantized operator" in floaty[0].message
+    assert [f.severity for f in floaty] == [F.Severity.WARNING, F.Severity.ERROR]
+    assert "transform.settings is empty" in floaty[0].message
+    assert "should hold QuantizeLinear" in floaty[1].message and "int8 or uint8 initializers" in floaty[1].message
     fp16 = transform_findings(
-        "half", {"tool": "onnxconverter_common.float16", "version": "1", "settings": {}}, classifier(), where
+        "half",
+        {"tool": "onnxconverter_common.float16", "version": "1", "settings": {"keep_io_types": True}},
+        classifier(),
+        where,
     )
-    assert "no float16 tensor" in fp16[0].message
+    assert [f.severity for f in fp16] == [F.Severity.ERROR]
+    assert "should hold float16 initializers" in fp16[0].message
 
 
 class FakeTerminal(io.StringIO):

@@ -33,7 +33,12 @@ SPECS = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openap
 TOKEN = "ghs_fakeInstallationToken0123456789abcdef"  # a workflow's GITHUB_TOKEN: /user answers 403
 PAT = "github_pat_fakePersonalToken0123456789abcdef"  # a person's token: /user answers their login
 READ_ONLY = "ghs_fakeForkReadOnlyToken0123456789abcdef"  # a fork's pull_request token
+APP = "ghs_fakeAppInstallationToken0123456789abcd"  # a GitHub App's installation token: /user answers 403
 BOT = "github-actions[bot]"
+APP_BOT = "octo-release-app[bot]"
+# GitHub's GraphQL mutations the action sends, with the variables each takes (from GitHub's public schema).
+MUTATIONS = {"minimizeComment": {"id", "why"}, "unminimizeComment": {"id"}}
+CLASSIFIERS = {"SPAM", "ABUSE", "OFF_TOPIC", "OUTDATED", "DUPLICATE", "RESOLVED"}
 COMMENT_LIMIT = 65536
 
 
@@ -185,7 +190,9 @@ class FakeGitHub:
     def __init__(self, server: HTTPServer, plan: str = "api.github.com", prefix: str = "") -> None:
         self.server, self.prefix, self.api = server, prefix, openapi(plan)
         self.repo = ("octo-org", "octo-repo")
-        self.logins = {TOKEN: None, PAT: "release-bot", READ_ONLY: None}
+        self.logins = {TOKEN: None, PAT: "release-bot", READ_ONLY: None, APP: None}
+        self.authors = {APP: APP_BOT}  # who a token's comments are by, when /user does not say
+        self.minimized: dict[str, str] = {}  # node id -> classifier
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
         self.commit_pulls: dict[str, list[int]] = {}
@@ -200,6 +207,11 @@ class FakeGitHub:
     @property
     def url(self) -> str:
         return self.server.url_for(self.prefix or "/").rstrip("/")
+
+    @property
+    def graphql_path(self) -> str:
+        """api.github.com/graphql; on GHES, /api/graphql beside the REST API's /api/v3."""
+        return self.prefix.removesuffix("/v3") + "/graphql" if self.prefix else "/graphql"
 
     # ----- arranging
 
@@ -276,6 +288,8 @@ class FakeGitHub:
         except ValueError:
             payload = body.decode("utf-8", "replace")
         self.seen.append(Seen(request.method, path, query, dict(request.headers), payload))
+        if path == self.graphql_path:
+            return self._graphql(request, payload)
         if not path.startswith(self.prefix + "/"):
             self.violations.append(f"{request.method} {path}: outside the API prefix {self.prefix!r}")
             return _json(404, {"message": "Not Found"})
@@ -298,6 +312,34 @@ class FakeGitHub:
         if 200 <= status < 300:
             self.violations += self.api.check_response(request.method, path, status, answer)
         return _json(status, answer, headers)
+
+    def _graphql(self, request: Request, payload: Any) -> Response:
+        """GraphQL's one endpoint: the two mutations on a comment, by its node id, as GitHub answers them."""
+        token = self._token(request)
+        if token is None or token not in self.logins:
+            return _json(401, {"message": "This endpoint requires you to be authenticated."})
+        query = payload.get("query") if isinstance(payload, dict) else None
+        variables = payload.get("variables") if isinstance(payload, dict) else None
+        name = re.search(r"\{\s*(\w+)\s*\(", query or "")
+        if request.method != "POST" or not isinstance(variables, dict) or name is None:
+            self.violations.append(f"GraphQL: not a POST of a query with variables: {payload!r}")
+            return _json(200, {"errors": [{"message": "Parse error"}]})
+        mutation = name.group(1)
+        if mutation not in MUTATIONS or set(variables) != MUTATIONS[mutation] or not query.startswith("mutation"):
+            self.violations.append(f"GraphQL: unexpected {mutation} with {sorted(variables)}")
+            return _json(200, {"errors": [{"message": f"Field '{mutation}' doesn't exist"}]})
+        if mutation == "minimizeComment" and variables["why"] not in CLASSIFIERS:
+            self.violations.append(f"GraphQL: classifier {variables['why']!r}")
+        nodes = {c["node_id"] for comments in self.comments.values() for c in comments}
+        if variables["id"] not in nodes:
+            return _json(200, {"errors": [{"type": "NOT_FOUND", "message": "Could not resolve to a node"}]})
+        if token == READ_ONLY:
+            return _json(200, {"errors": [{"type": "FORBIDDEN", "message": "Resource not accessible by integration"}]})
+        if mutation == "minimizeComment":
+            self.minimized[variables["id"]] = variables["why"]
+            return _json(200, {"data": {mutation: {"minimizedComment": {"isMinimized": True}}}})
+        self.minimized.pop(variables["id"], None)
+        return _json(200, {"data": {mutation: {"unminimizedComment": {"isMinimized": False}}}})
 
     def _check_headers(self, request: Request) -> None:
         if request.headers.get("Accept") != "application/vnd.github+json":
@@ -332,7 +374,7 @@ class FakeGitHub:
             return 401, {"message": "Requires authentication"}, {}
         if request.method != "GET" and token == READ_ONLY:
             return 403, _forbidden(), {}
-        author = self.logins.get(token) or BOT
+        author = self.authors.get(token) or self.logins.get(token) or BOT
         routes = [
             (r"/issues/(\d+)/comments", self._comments),
             (r"/issues/comments/(\d+)", self._comment),

@@ -116,7 +116,7 @@ def test_a_bad_input_still_leaves_a_summary_and_outputs(
     env.setenv("GITHUB_STEP_SUMMARY", str(summary))
     env.setenv("INPUT_BUNDLES", "models/*/bundle.yaml")  # matches nothing here
     assert main(["github", "run"]) == 2
-    assert "not run (a usage error" in summary.read_text(encoding="utf-8")
+    assert "ONNX release check: not verified" in summary.read_text(encoding="utf-8")
     assert "status<<" in outputs.read_text(encoding="utf-8") or "status=fail" in outputs.read_text(encoding="utf-8")
     assert "models/*/bundle.yaml" in capsys.readouterr().err
 

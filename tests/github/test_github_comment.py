@@ -68,12 +68,12 @@ def test_another_authors_comment_with_our_marker_is_never_taken_over(
     assert github.requests("PATCH") == [] and github.requests("DELETE") == []
 
 
-def test_another_bundle_set_gets_its_own_comment(github: FakeGitHub, make_client: Callable[..., Client]) -> None:
+def test_another_comment_key_gets_its_own_comment(github: FakeGitHub, make_client: Callable[..., Client]) -> None:
     github.add_pull(2, HEAD)
-    sticky(make_client(github), bundle_set="a/bundle.yaml").sync(Target(2, HEAD), "## a", create=True)
-    sticky(make_client(github), bundle_set="b/bundle.yaml").sync(Target(2, HEAD), "## b", create=True)
+    sticky(make_client(github), bundle_set="ci\nimages").sync(Target(2, HEAD), "## a", create=True)
+    sticky(make_client(github), bundle_set="ci\ntexts").sync(Target(2, HEAD), "## b", create=True)
     assert sorted(c["body"][-4:] for c in github.ours(2)) == ["## a", "## b"]
-    assert marker("b/bundle.yaml a/bundle.yaml") == marker("a/bundle.yaml\nb/bundle.yaml")
+    assert marker("ci  images") == marker("ci\nimages")
 
 
 def test_the_token_owners_login_is_used_when_the_token_may_read_it(
@@ -189,3 +189,17 @@ def test_enterprise_server_keeps_the_comment_under_its_api_prefix(
     sticky(make_client(ghes), run=(101, 1)).sync(Target(2, HEAD), "## second", create=True)
     assert [c["body"].endswith("## second") for c in ghes.ours(2)] == [True]
     assert all(s.path.startswith("/api/v3/") for s in ghes.seen)
+
+
+def test_minimize_old_on_enterprise_server_uses_its_graphql_endpoint(
+    ghes: FakeGitHub, make_client: Callable[..., Client]
+) -> None:
+    ghes.add_pull(2, HEAD)
+    graphql = ghes.url.removesuffix("/v3") + "/graphql"
+    first = Sticky(make_client(ghes), REPO, SET, (100, 1), "minimize-old", graphql)
+    first.sync(Target(2, HEAD), "## first", create=True)
+    old = ghes.ours(2)[0]
+    second = Sticky(make_client(ghes), REPO, SET, (101, 1), "minimize-old", graphql)
+    assert second.sync(Target(2, HEAD), "## second", create=True).action == "created"
+    assert ghes.minimized == {old["node_id"]: "OUTDATED"}
+    assert [s.path for s in ghes.seen if s.path.endswith("graphql")] == ["/api/graphql"]

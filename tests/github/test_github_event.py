@@ -11,7 +11,7 @@ from ghsupport import HEAD, load_event
 
 from checker.errors import Error
 from checker.github.api import Client
-from checker.github.event import Event, Target, find_targets, head_sha
+from checker.github.event import Event, Target, as_number, find_targets, head_sha
 from checker.github.event import load_event as read_event
 
 REPO = ("octo-org", "octo-repo")
@@ -74,19 +74,43 @@ def test_workflow_run_from_a_fork_finds_the_pull_by_head_branch(
     assert listed.query == {"state": "open", "head": "forker:new-model", "per_page": "100"}
 
 
-def test_workflow_run_checks_an_untrusted_number_from_the_report(
+def test_workflow_run_never_takes_a_pull_request_from_the_report(
     github: FakeGitHub, make_client: Callable[..., Client]
 ) -> None:
     payload = load_event("workflow_run.completed")
     payload["workflow_run"]["pull_requests"] = []
     del payload["workflow_run"]["head_repository"]
-    github.add_pull(3, "7" * 40)  # another pull request: the report lies about its number
-    github.add_pull(4, RUN_HEAD)
+    github.add_pull(4, RUN_HEAD)  # open, at the run's head: but nothing in the event names it
     client = make_client(github)
-    assert find_targets(client, REPO, Event("workflow_run", payload), None, 3) == []
-    assert find_targets(client, REPO, Event("workflow_run", payload), None, "4") == [Target(4, RUN_HEAD)]
-    for hostile in ("4/../../x", -4, True, 10**12, "1e3"):
-        assert find_targets(client, REPO, Event("workflow_run", payload), None, hostile) == []
+    assert find_targets(client, REPO, Event("workflow_run", payload), None) == []
+    for hostile in ("4/../../x", -4, True, 10**12, "1e3", "4"):
+        assert as_number(hostile) == (4 if hostile == "4" else None)
+
+
+def test_closed_pull_requests_and_tag_pushes_get_no_comment(
+    github: FakeGitHub, make_client: Callable[..., Client]
+) -> None:
+    client = make_client(github)
+    closed = load_event("pull_request.synchronize")
+    closed["pull_request"]["state"] = "closed"
+    assert find_targets(client, REPO, Event("pull_request", closed), "f" * 40) == []
+    tag = load_event("push.tag")
+    github.add_pull(5, tag["after"])
+    github.commit_pulls[tag["after"]] = [5]  # an open pull request whose head is the tagged commit
+    assert find_targets(client, REPO, Event("push", tag), None) == []
+    assert github.requests("GET", "/commits/") == []
+
+
+def test_pr_number_names_the_pull_request_for_other_events(
+    github: FakeGitHub, make_client: Callable[..., Client]
+) -> None:
+    client = make_client(github)
+    github.add_pull(7, "a" * 40)
+    github.add_pull(8, "b" * 40, state="closed")
+    dispatch = Event("workflow_dispatch", {})
+    assert find_targets(client, REPO, dispatch, "a" * 40, 7) == [Target(7, "a" * 40)]
+    assert find_targets(client, REPO, dispatch, "b" * 40, 8) == []
+    assert find_targets(client, REPO, dispatch, "a" * 40) == []
 
 
 def test_an_event_file_is_read_and_bounded(tmp_path: Path) -> None:

@@ -175,7 +175,8 @@ def test_comment_only_refuses_a_report_about_another_commit(
     cfg = config(event="workflow_run.completed", name="workflow_run", mode="comment-only")
     result = publish(cfg, report, "r.json", make_client(github))
     assert github.comments[2] == []
-    assert "another commit" in result.problems[0]
+    assert result.code == 2 and result.status == "fail"
+    assert any(line.startswith("::error") and "another commit" in line for line in result.lines)
 
 
 def test_the_summary_stays_under_githubs_limit(config: Callable[..., Config]) -> None:

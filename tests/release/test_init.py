@@ -56,10 +56,21 @@ def test_the_manifest_names_its_schema_for_editors_and_matches_it(tmp_path: Path
     folder = converted("test_Linear", tmp_path)
     init_bundle(folder / "model.onnx")
     first = (folder / "bundle.yaml").read_text(encoding="utf-8").splitlines()[0]
-    assert first == f"# yaml-language-server: $schema={load('manifest')['$id']}"
+    assert first == "# yaml-language-server: $schema=manifest.schema.json"
+    # The reference resolves offline: a relative path to the schema, written beside the manifest.
+    import json
+
+    import jsonschema
+    import yaml
+
+    schema = json.loads((folder / first.rsplit("=", 1)[1]).read_text(encoding="utf-8"))
+    assert schema == load("manifest")
+    data = yaml.safe_load((folder / "bundle.yaml").read_text(encoding="utf-8"))
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(data))
     _code, bundle = verify_json(cli, folder)
     assert "manifest.schema" not in ids(bundle)
     assert "check.skipped" not in ids(bundle)
+    assert not [f for f in bundle["findings"] if f["id"] == "bundle.unlisted" and "schema" in f["message"]]
 
 
 def test_dims_shapes_dtypes_and_the_runtime_come_from_the_graph(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ def test_verify_on_the_device_judges_the_graph_and_says_what_it_could_not_check(
     bundle = json.loads(result.stdout)["bundles"][0]
     not_rebuilt = [f for f in bundle["findings"] if f["id"] == "inputs.not_rebuilt"]
     assert not_rebuilt and "Pillow" in not_rebuilt[0]["message"] and "[image]" in not_rebuilt[0]["message"]
+    assert bundle["not_run"] == [{"check": "image fidelity", "reason": "needs Pillow ([image])"}]
     assert bundle["comparisons"] and bundle["comparisons"][0]["status"] == "pass"
     assert bundle["pieces"]["graph"] == "present"
     version = _run(lean, "--version", cwd=tmp_path)

@@ -59,7 +59,7 @@ def test_the_archive_holds_the_manifest_and_exactly_the_named_files_normalised(
     code, _out, err = cli("pack", example, "-o", archive)
     assert code == 0, err
     data = YAML(typ="safe").load((example / "bundle.yaml").read_text(encoding="utf-8"))
-    expected = sorted({n.rel for n in named_files(data, example)} | {"bundle.yaml"})
+    expected = sorted({n.rel for n in named_files(data, example)} | {"bundle.yaml", "bundle.sha256"})
     with tarfile.open(archive, "r:gz") as tar:
         members = tar.getmembers()
     assert [m.name for m in members] == [f"{STEM}/{rel}" for rel in expected]

@@ -1,0 +1,325 @@
+"""`checker diagnose --requantize`: advice that is measured before it is given.
+
+The variant's recorded transform (the onnxruntime.quantization function its `transform.tool` names, with its
+`settings`) is run again on the baseline graph, calibrated on the bundle's cases (or the ones
+`settings.calibration_cases` declares), once as recorded and once per candidate `nodes_to_exclude`. Each
+result is judged by the variant's own rules; a set of nodes is recommended only when it improves every rule the
+variant fails without making a passing rule fail. The report lists every attempt with its figures.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checker.compare.ruleset import RuleSet, judge_set, parse_entries
+from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, run_case
+from checker.context import Case, Context
+from checker.errors import BundleError
+from checker.report import RuleResult
+
+TOOLS = ("quantize_static", "quantize_dynamic")
+MAX_SINGLE_TRIALS = 6  # besides the whole candidate set, each of the first few candidates alone
+_ENUMS = {
+    "quant_format": "QuantFormat",
+    "activation_type": "QuantType",
+    "weight_type": "QuantType",
+    "calibrate_method": "CalibrationMethod",
+}
+_OWN_SETTINGS = ("calibration_cases",)  # read by the checker, not passed to onnxruntime
+
+
+@dataclass
+class Trial:
+    """One graph judged by the variant's rules: the shipped variant, the recorded transform, or an exclusion."""
+
+    label: str
+    nodes_to_exclude: list[str]
+    rules: list[RuleResult] = field(default_factory=list)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "label": self.label,
+            "nodes_to_exclude": self.nodes_to_exclude,
+            "rules": [
+                {"output": r.output, "check": r.check, "measured": r.measured, "passed": r.passed} for r in self.rules
+            ],
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class Requantized:
+    tool: str
+    recorded_version: str
+    used_version: str
+    settings: dict[str, Any]
+    ignored: list[str]
+    calibration: list[str]
+    trials: list[Trial] = field(default_factory=list)
+    recommended: list[str] = field(default_factory=list)
+    summary: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "recorded_version": self.recorded_version,
+            "used_version": self.used_version,
+            "settings": self.settings,
+            "ignored_settings": self.ignored,
+            "calibration_cases": self.calibration,
+            "tried": [t.to_dict() for t in self.trials],
+            "recommended": self.recommended,
+            "summary": self.summary,
+        }
+
+
+def quantizer(tool: str) -> Callable[..., Any]:
+    name = str(tool).rsplit(".", 1)[-1]
+    if name not in TOOLS:
+        raise BundleError(
+            f"--requantize re-runs onnxruntime.quantization's {' or '.join(TOOLS)}; the variant's tool is '{tool}'"
+        )
+    import onnxruntime.quantization as q
+
+    function: Callable[..., Any] = getattr(q, name)
+    return function
+
+
+def quant_kwargs(function: Callable[..., Any], settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The recorded settings as keyword arguments of `function` (enum names resolved); the keys it cannot take."""
+    import onnxruntime.quantization as q
+
+    accepted = set(inspect.signature(function).parameters)
+    kwargs: dict[str, Any] = {}
+    ignored = []
+    for key, value in settings.items():
+        if key in _OWN_SETTINGS:
+            continue
+        if key not in accepted or key in ("model_input", "model_output", "calibration_data_reader"):
+            ignored.append(key)
+            continue
+        if key in _ENUMS:
+            enum = getattr(q, _ENUMS[key])
+            member = str(value).rsplit(".", 1)[-1]
+            if member not in enum.__members__:
+                raise BundleError(f"transform.settings.{key}: '{value}' is not one of {', '.join(enum.__members__)}")
+            value = enum[member]
+        kwargs[key] = value
+    return kwargs, ignored
+
+
+def calibration_cases(cases: Sequence[Case], declared: Any) -> list[Case]:
+    """All cases, the first N (`calibration_cases: N`), or the named ones (`calibration_cases: [a, b]`)."""
+    if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+        return list(cases[:declared])
+    if isinstance(declared, list):
+        wanted = {str(n) for n in declared}
+        chosen = [c for c in cases if c.name in wanted]
+        if len(chosen) != len(wanted):
+            missing = sorted(wanted - {c.name for c in chosen})
+            raise BundleError(f"transform.settings.calibration_cases names no case {', '.join(missing)}")
+        return chosen
+    return list(cases)
+
+
+def _reader(cases: Sequence[Case]) -> Any:
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class Reader(CalibrationDataReader):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self._items: Iterator[Case] = iter(cases)
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            case = next(self._items, None)
+            return None if case is None else {k: np.asarray(v) for k, v in case.inputs.items()}
+
+    return Reader()
+
+
+@dataclass
+class _Judge:
+    """Runs a graph on every case and judges it by the variant's rules and drift rules."""
+
+    ctx: Context
+    index: int
+    runtime: Runtime
+    baseline: dict[str, dict[str, np.ndarray]]  # case -> outputs of the baseline graph
+
+    def __call__(self, trial: Trial, path: Path) -> Trial:
+        try:
+            session = open_session(path, self.runtime)
+        except SessionError as exc:
+            trial.error = f"onnxruntime cannot load it: {exc}"
+            return trial
+        keys = ("variants", self.index)
+        ref, _ = parse_entries(self.ctx, (*keys, "rules"))
+        drift, _ = parse_entries(self.ctx, (*keys, "drift_rules"))
+        sets = [
+            RuleSet(trial.label, "reference", ref, lambda c: c.expected, "no expected outputs"),
+            RuleSet(trial.label, "baseline", drift, lambda c: self.baseline.get(c.name), "no baseline outputs"),
+        ]
+        for case in self.ctx.cases or []:
+            try:
+                outputs: dict[str, np.ndarray] | None = run_case(session, case.inputs)
+                failure = None
+            except CaseRunError as exc:
+                outputs, failure = None, str(exc)
+            for rules in sets:
+                rules.add_case(case, outputs, failure)
+        names = [c.name for c in self.ctx.cases or []]
+        for rules in sets:
+            trial.rules.extend(judge_set(self.ctx, rules, names)[0].rules)
+        return trial
+
+
+def baseline_outputs(ctx: Context, path: Path, runtime: Runtime) -> dict[str, dict[str, np.ndarray]]:
+    try:
+        session = open_session(path, runtime)
+    except SessionError as exc:
+        raise BundleError(f"onnxruntime cannot load the baseline graph: {exc}") from exc
+    out = {}
+    for case in ctx.cases or []:
+        try:
+            out[case.name] = run_case(session, case.inputs)
+        except CaseRunError:
+            continue
+    return out
+
+
+def _better(after: RuleResult, before: RuleResult) -> bool:
+    if after.measured is None or before.measured is None:
+        return after.passed and not before.passed
+    if after.direction == "max":
+        return after.measured < before.measured
+    return after.measured > before.measured
+
+
+def improves(trial: Trial, reference: Trial) -> bool:
+    """Every rule the reference fails is better, and no rule it passes fails."""
+    if trial.error or reference.error or len(trial.rules) != len(reference.rules):
+        return False
+    failing = [(a, b) for a, b in zip(trial.rules, reference.rules) if not b.passed]
+    if not failing:
+        return False
+    regressed = any(b.passed and not a.passed for a, b in zip(trial.rules, reference.rules))
+    return not regressed and all(_better(a, b) for a, b in failing)
+
+
+def candidate_sets(candidates: Sequence[str]) -> list[list[str]]:
+    sets = [list(candidates)] if candidates else []
+    if len(candidates) > 1:
+        sets += [[name] for name in candidates[:MAX_SINGLE_TRIALS]]
+    return sets
+
+
+def _choose(trials: Sequence[Trial], recorded: Trial) -> Trial | None:
+    """The improving trial that passes the most rules, then gains most on the first failing rule."""
+    better = [t for t in trials if improves(t, recorded)]
+    if not better:
+        return None
+    first = next(i for i, r in enumerate(recorded.rules) if not r.passed)
+
+    def score(t: Trial) -> tuple[int, float]:
+        rule = t.rules[first]
+        figure = rule.measured if rule.measured is not None else 0.0
+        return sum(r.passed for r in t.rules), -figure if rule.direction == "max" else figure
+
+    return max(better, key=score)
+
+
+@dataclass
+class Request:
+    """What to re-run: the variant (its index and entry), the baseline graph, the shipped variant graph."""
+
+    index: int
+    entry: Mapping[str, Any]
+    baseline: Path
+    variant: Path
+    candidates: list[str]
+
+
+def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
+    import onnxruntime
+
+    transform = request.entry.get("transform") if isinstance(request.entry.get("transform"), Mapping) else {}
+    assert isinstance(transform, Mapping)
+    function = quantizer(str(transform.get("tool", "")))
+    settings = dict(transform.get("settings") or {})
+    kwargs, ignored = quant_kwargs(function, settings)
+    calibration = calibration_cases(ctx.cases or [], settings.get("calibration_cases"))
+    result = Requantized(
+        str(transform.get("tool")),
+        str(transform.get("version", "")),
+        onnxruntime.__version__,
+        settings,
+        ignored,
+        [c.name for c in calibration],
+    )
+    judge = _Judge(ctx, request.index, runtime, baseline_outputs(ctx, request.baseline, runtime))
+    shipped = judge(Trial("the shipped variant", list(kwargs.get("nodes_to_exclude") or [])), request.variant)
+    recorded_excluded = list(kwargs.pop("nodes_to_exclude", None) or [])
+    with tempfile.TemporaryDirectory(prefix="checker-requantize-") as work:
+
+        def attempt(label: str, extra: list[str]) -> Trial:
+            excluded = list(dict.fromkeys(recorded_excluded + extra))
+            out = Path(work) / f"trial-{len(result.trials)}.onnx"
+            trial = Trial(label, excluded)
+            try:
+                reader = {"calibration_data_reader": _reader(calibration)} if "static" in function.__name__ else {}
+                function(str(request.baseline), str(out), **reader, **kwargs, nodes_to_exclude=excluded)
+            except Exception as exc:  # onnxruntime.quantization raises bare exceptions of many kinds
+                trial.error = f"{function.__name__} failed: {exc}"
+                return trial
+            return judge(trial, out)
+
+        recorded = attempt("the recorded transform, re-run", [])
+        result.trials = [shipped, recorded]
+        for names in candidate_sets([n for n in request.candidates if n not in recorded_excluded]):
+            result.trials.append(attempt(f"excluding {', '.join(names)}", names))
+    chosen = _choose(result.trials[2:], recorded)
+    result.recommended = chosen.nodes_to_exclude if chosen is not None else []
+    result.summary = _summary(result, recorded, chosen)
+    return result
+
+
+def _figures(trial: Trial, reference: Trial) -> str:
+    pairs = [
+        f"{b.output}/{b.check} {_num(b.measured)} -> {_num(a.measured)}"
+        for a, b in zip(trial.rules, reference.rules)
+        if not b.passed
+    ]
+    return "; ".join(pairs) or "-"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _summary(result: Requantized, recorded: Trial, chosen: Trial | None) -> str:
+    version = (
+        f" (recorded with {result.recorded_version}; re-run with {result.used_version})"
+        if result.recorded_version != result.used_version
+        else ""
+    )
+    head = f"re-ran {result.tool.rsplit('.', 1)[-1]}{version} on {len(result.calibration)} calibration case(s)"
+    if recorded.error:
+        return f"{head}: the recorded transform could not be re-run: {recorded.error}"
+    if all(r.passed for r in recorded.rules):
+        return f"{head}: the re-run passes every rule, so there is nothing to exclude"
+    tried = [t for t in result.trials[2:]]
+    if not tried:
+        return f"{head}: the diagnosis found no node the transform changed to exclude, so nothing was tried"
+    attempts = "; ".join(f"{t.label}: {t.error or _figures(t, recorded)}" for t in tried)
+    if chosen is None:
+        return f"{head}; tried {attempts}; none improves the failing rules, so no nodes_to_exclude is recommended"
+    return f"{head}; tried {attempts}; recommended nodes_to_exclude={chosen.nodes_to_exclude!r}"

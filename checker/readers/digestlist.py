@@ -1,0 +1,58 @@
+"""The digest list beside the manifest: `bundle.sha256`, one `<sha256>  <path>` line per named file.
+
+`checker lock` writes it; its lines are exactly those the bundle digest hashes, so `release.digest` is the
+SHA-256 of this file. It lets `checker verify` name the file that changed (a case tensor, a raw input, an ONNX
+test-data file) without a digest field per file in the manifest, which keeps a manifest of many cases short.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checker.bundle.paths import regular_size
+
+DIGEST_LIST = "bundle.sha256"
+MAX_LIST_BYTES = 64 << 20  # 100 bytes a line: over half a million files
+_LINE = re.compile(r"^([0-9a-f]{64}) [ *](\S.*)$")
+
+
+@dataclass
+class DigestList:
+    """What the list declares: path -> (sha256, line), and the lines it could not read."""
+
+    digests: dict[str, tuple[str, int]] = field(default_factory=dict)
+    problems: list[tuple[str, int | None]] = field(default_factory=list)
+
+
+def list_text(file_digests: Mapping[str, str]) -> str:
+    """The list's text: the lines of the bundle digest, sorted by path (as `sha256sum` writes them)."""
+    return "".join(f"{file_digests[rel]}  {rel}\n" for rel in sorted(file_digests))
+
+
+def read_digest_list(root: Path) -> DigestList | None:
+    """The list beside the manifest, or None when there is none."""
+    path = root / DIGEST_LIST
+    if not path.exists() and not path.is_symlink():
+        return None
+    out = DigestList()
+    try:
+        size = regular_size(path)
+        if path.is_symlink():
+            raise OSError("a link; the digest list must be a plain file")
+        if size > MAX_LIST_BYTES:
+            out.problems.append((f"{DIGEST_LIST} is {size} bytes; at most {MAX_LIST_BYTES}", None))
+            return out
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        out.problems.append((f"{DIGEST_LIST} cannot be read ({exc})", None))
+        return out
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _LINE.match(line)
+        if found is None:
+            out.problems.append((f"{DIGEST_LIST} line {number} is not '<sha256>  <path>'", number))
+            continue
+        out.digests[found.group(2)] = (found.group(1), number)
+    return out
