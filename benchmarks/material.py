@@ -64,6 +64,44 @@ class Bundle:
     cases: list[str]  # case names; files under comparison/<name>/
 
 
+def small_model(cache: Path = CACHE) -> Path:
+    """A ~1 MB image classifier (float32 [N, 3, 32, 32] -> 10 class probabilities), built once with seeded weights:
+    Flatten, a 3072x80 Gemm (most of the megabyte), Relu, an 80x10 Gemm, Softmax."""
+    target = cache / "small_classifier.onnx"
+    if target.exists():
+        return target
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w1 = (rng.standard_normal((3072, 80)) / np.sqrt(3072)).astype(np.float32)
+    w2 = (rng.standard_normal((80, 10)) / np.sqrt(80)).astype(np.float32)
+    inits = [
+        numpy_helper.from_array(w1, "w1"),
+        numpy_helper.from_array(np.zeros(80, np.float32), "b1"),
+        numpy_helper.from_array(w2, "w2"),
+        numpy_helper.from_array(np.zeros(10, np.float32), "b2"),
+    ]
+    nodes = [
+        helper.make_node("Flatten", ["pixels"], ["flat"], axis=1),
+        helper.make_node("Gemm", ["flat", "w1", "b1"], ["hidden"]),
+        helper.make_node("Relu", ["hidden"], ["act"]),
+        helper.make_node("Gemm", ["act", "w2", "b2"], ["logits"]),
+        helper.make_node("Softmax", ["logits"], ["probabilities"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "small-classifier",
+        [helper.make_tensor_value_info("pixels", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+        [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 10])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    cache.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(model.SerializeToString())
+    return target
+
+
 def write_bundle(root: Path, model: Path, count: int, size: int, threads: int = 0) -> Bundle:
     """A complete bundle (all seven pieces) with `count` cases of [1, 3, size, size].
 
@@ -89,14 +127,29 @@ def write_bundle(root: Path, model: Path, count: int, size: int, threads: int = 
                 "expected": {out_name: f"comparison/case-{i:03d}/output.npy"},
             }
         )
-    data = manifest(in_name, out_name, entries)
+    data = manifest(in_name, out_name, entries, outputs[0].ndim)
+    if outputs[0].ndim == 2:  # the classifier fixes its input's height and width
+        data["inputs"][0]["shape"] = ["batch", 3, size, size]
+    if outputs[0].ndim == 2:
+        (root / "labels.txt").write_text("".join(f"class-{i}\n" for i in range(outputs[0].shape[1])))
     if threads:
         data["runtime"]["session_options"] = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
     (root / "bundle.json").write_text(json.dumps(data, indent=2))
     return Bundle(root, graph, in_name, out_name, [e["name"] for e in entries])
 
 
-def manifest(in_name: str, out_name: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
+def manifest(in_name: str, out_name: str, cases: list[dict[str, Any]], out_rank: int = 4) -> dict[str, Any]:
+    # A detector's output is a mask like its input; a classifier's is [batch, classes] of probabilities.
+    if out_rank == 4:
+        output = {"name": out_name, "dtype": "float32", "shape": ["batch", 1, "height", "width"], "meaning": "mask"}
+    else:
+        output = {
+            "name": out_name,
+            "dtype": "float32",
+            "shape": ["batch", 10],
+            "meaning": "probabilities",
+            "labels": {"path": "labels.txt"},
+        }
     return {
         "manifest_version": 1,
         "release": {"name": "bench-model", "version": "1.0.0"},
@@ -110,9 +163,7 @@ def manifest(in_name: str, out_name: str, cases: list[dict[str, Any]]) -> dict[s
                 "preprocessing": {"kind": "custom", "description": "random pixels"},
             }
         ],
-        "outputs": [
-            {"name": out_name, "dtype": "float32", "shape": ["batch", 1, "height", "width"], "meaning": "mask"}
-        ],
+        "outputs": [output],
         "runtime": {"name": "onnxruntime", "version": ">=1.17"},
         "validation": {"command": "checker verify bundle.json"},
         "comparison": {

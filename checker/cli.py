@@ -102,6 +102,14 @@ def _add_verify(sub: Any) -> None:
         help="stop a graph that runs longer than this on one case (default: 600)",
     )
     p.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="verify up to N bundles at once, in worker processes (default: the number of cores; 1: one by one)",
+    )
+    p.add_argument(
         "--shard",
         type=_shard,
         metavar="K/N",
@@ -125,6 +133,16 @@ def _add_verify(sub: Any) -> None:
         help="a folder of wheels to install runtime environments from (repeatable)",
     )
     p.set_defaults(func=cmd_verify)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 0 < value <= 1024:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs from 1 to 1024")
+    return value
 
 
 def _shard(text: str) -> Any:
@@ -218,6 +236,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         runtimes=list(args.runtimes),
         offline=args.offline,
         find_links=list(args.find_links),
+        jobs=args.jobs,
     )
 
 

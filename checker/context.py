@@ -27,6 +27,8 @@ class Options:
     progress: bool = False
     providers: list[str] | None = None
     case_timeout_s: float = 600.0  # a graph that runs longer on one case is stopped (a Loop can run for ever)
+    jobs: int = 1  # bundles verified at once, each in a worker process (the CLI's default: one per core)
+    intra_op_threads: int | None = None  # onnxruntime's threads per session unless the manifest sets them
     shard: Shard | None = None  # judge only this shard of the cases (--shard K/N)
     runtimes: list[str] = field(default_factory=list)  # --runtime SPECs: each judged in its own environment
     offline: bool = False  # runtime environments only from the cache or the wheelhouses

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import sys
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -9,11 +12,10 @@ from pathlib import Path
 
 from checker import __version__
 from checker import findings as F
-from checker.bundle.opening import open_bundle
+from checker.bundle.opening import is_archive, open_bundle
 from checker.checks.cases import cases_stage
 from checker.checks.comparison import compare_stage
 from checker.checks.completeness import completeness_stage
-from checker.checks.fidelity import fidelity_stage
 from checker.checks.files import files_stage
 from checker.checks.graph import graph_stage
 from checker.checks.labels import labels_stage
@@ -31,6 +33,17 @@ from checker.readers.environment import environment
 from checker.report import BundleReport, Report
 
 Stage = Callable[[Context], Iterable[Finding]]
+
+
+def fidelity_stage(ctx: Context) -> Iterable[Finding]:
+    """The fidelity stage (checks/fidelity.py), imported only for a bundle with raw inputs to rebuild: the
+    preprocessing it loads costs a small bundle a good part of its run."""
+    if not any(case.raw for case in ctx.cases or []):
+        return ()
+    from checker.checks.fidelity import fidelity_stage as stage
+
+    return stage(ctx)
+
 
 # The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
@@ -52,11 +65,88 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
 )
 
 
+# Memory a worker needs besides its bundle's files (interpreter, libraries, a session's own), and the peak a
+# bundle's files cost at most while verified (benchmarks/bench_memory.py measures 1.09x the weights).
+WORKER_BASE_BYTES = 300 << 20
+PEAK_PER_BYTE = 1.3
+
+
 def verify_paths(paths: list[str], options: Options) -> Report:
-    report = Report(checker_version=__version__, strict=options.strict, environment=environment())
-    for path in paths:
-        report.bundles.append(verify_bundle(Path(path), options))
-    return report
+    bundles = _verify_all([Path(p) for p in paths], options)
+    # After the bundles: the versions then come from the modules they loaded (see installed_version).
+    return Report(checker_version=__version__, strict=options.strict, environment=environment(), bundles=bundles)
+
+
+def _verify_all(paths: list[Path], options: Options) -> list[BundleReport]:
+    """Every bundle's report, in the order given; bundles run side by side in worker processes when
+    `options.jobs` and the memory allow it, with the same reports as one after another."""
+    workers = pool_size(paths, options.jobs)
+    if workers <= 1:
+        return [verify_bundle(path, options) for path in paths]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    # Workers draw no progress bar (several would overwrite each other) and share the cores between them.
+    worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads)
+    context = multiprocessing.get_context(_start_method())
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
+
+
+def _start_method() -> str:
+    """Fork where it is safe and quiet: a forked worker starts with the libraries this process has loaded (not
+    onnxruntime, which only a stage loads), where a fresh interpreter would import them all again. Python 3.12
+    warns when a process with threads (the BLAS's) forks, and other systems' libraries may not survive it."""
+    import threading
+
+    alone = threading.active_count() == 1  # a thread of ours could hold a lock the forked copy never frees
+    if sys.platform.startswith("linux") and sys.version_info < (3, 12) and alone and "onnxruntime" not in sys.modules:
+        return "fork"
+    return "spawn"
+
+
+def pool_size(paths: list[Path], jobs: int) -> int:
+    """Workers to run: at most `jobs` and one per bundle, and no more than the memory holds when each
+    verifies the largest bundle at once."""
+    wanted = min(jobs, len(paths))
+    if wanted <= 1:
+        return 1
+    available = available_memory()
+    if available is None:
+        return wanted
+    largest = max(bundle_bytes(p) for p in paths)
+    return max(1, min(wanted, int(available // (WORKER_BASE_BYTES + PEAK_PER_BYTE * largest))))
+
+
+def bundle_bytes(path: Path) -> int:
+    """The size of a bundle's files (graphs, weights and cases alike: an upper bound on the weights), or of
+    its archive. Links are not followed."""
+    folder = path.parent if path.is_file() and not is_archive(path) else path
+    if folder.is_file():
+        return folder.stat().st_size
+    total = 0
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += (Path(parent) / name).lstat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def available_memory() -> int | None:
+    """Memory available to new processes (MemAvailable counts the page cache the kernel can drop)."""
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def verify_bundle(path: Path, options: Options) -> BundleReport:

@@ -30,7 +30,6 @@ from checker.compare.session import (
 )
 from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
-from checker.diagnose import divergence as D
 from checker.findings import Finding
 from checker.manifest import views
 from checker.report import Comparison
@@ -84,7 +83,7 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
     if blocked is not None:
         yield blocked
         return
-    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers)
+    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers, ctx.options.intra_op_threads)
     yield from judge_all(Run(ctx, runtime, for_run(ctx.options.progress), comparisons))
 
 
@@ -381,6 +380,8 @@ def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Compari
     case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:
         return
+    from checker.diagnose import divergence as D  # only a failed variant needs it
+
     try:
         variant = model if model is not None else load_graph(path)
         graphs = D.Graphs(run.ctx.graph, run.baseline_path.parent, variant, path.parent)
@@ -398,6 +399,8 @@ def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Compari
 def load_graph(path: Path) -> Any:
     """A graph file without its external data (onnxruntime reads that itself, from the bundle folder)."""
     import onnx
+
+    from checker.diagnose import divergence as D
 
     try:
         return onnx.load(str(path), format="protobuf", load_external_data=False)

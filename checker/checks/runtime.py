@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from importlib import metadata
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -11,6 +10,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
+from checker.readers.environment import installed_version
 from checker.readers.graphinfo import opsets
 from checker.readers.support import Release, admitted, oldest_loading, releases
 
@@ -95,9 +95,8 @@ def _opset_of(ctx: Context, label: str, model: Any, oldest: Release, text: str) 
 
 
 def _installed(ctx: Context, spec: SpecifierSet, text: str) -> Iterator[Finding]:
-    try:
-        here = metadata.version("onnxruntime")
-    except metadata.PackageNotFoundError:
+    here = installed_version("onnxruntime")
+    if here is None:
         return
     if not spec.contains(here, prereleases=True):
         yield F.warning(

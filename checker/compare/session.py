@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,13 +70,19 @@ def choose_providers(declared: Sequence[str], available: Sequence[str]) -> tuple
     return chosen, [p for p in declared if p not in available]
 
 
-def resolve_runtime(runtime: Mapping[str, Any], override: Sequence[str] | None = None) -> Runtime:
-    """Providers (a command-line override wins over the manifest) and session options."""
+def resolve_runtime(
+    runtime: Mapping[str, Any], override: Sequence[str] | None = None, threads: int | None = None
+) -> Runtime:
+    """Providers (a command-line override wins over the manifest) and session options; `threads` is the
+    intra-op thread count when the manifest sets none (bundles verified side by side share the cores)."""
     import onnxruntime as ort
 
     declared = list(override) if override else list(runtime.get("execution_providers") or [])
     chosen, unavailable = choose_providers(declared, ort.get_available_providers())
-    return Runtime(chosen, dict(runtime.get("session_options") or {}), unavailable)
+    options = dict(runtime.get("session_options") or {})
+    if threads is not None:
+        options.setdefault("intra_op_num_threads", threads)
+    return Runtime(chosen, options, unavailable)
 
 
 def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
@@ -153,6 +160,48 @@ class CaseRunError(RuntimeError):
     """One case could not be run; the message names why."""
 
 
+class _Watchdog:
+    """One thread keeps every run's time bound: a thread started per case costs a small bundle a share of its
+    run. A run arms it with its RunOptions and deadline and disarms it when done; a run past its deadline gets
+    onnxruntime's terminate flag."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._armed: dict[int, tuple[float, Any]] = {}  # token -> (deadline, RunOptions)
+        self._tokens = 0
+        self._thread: threading.Thread | None = None
+
+    def arm(self, options: Any, timeout: float) -> int:
+        with self._cond:
+            self._tokens += 1
+            self._armed[self._tokens] = (time.monotonic() + timeout, options)
+            if self._thread is None or not self._thread.is_alive():  # none yet, or this is a forked child
+                self._thread = threading.Thread(target=self._watch, name="case-timeout", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+            return self._tokens
+
+    def disarm(self, token: int) -> None:
+        with self._cond:
+            self._armed.pop(token, None)
+
+    def _watch(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for token, (deadline, options) in list(self._armed.items()):
+                    if deadline <= now:
+                        options.terminate = True
+                        del self._armed[token]
+                soonest = min((deadline for deadline, _ in self._armed.values()), default=None)
+                self._cond.wait(None if soonest is None else soonest - now)
+
+
+_WATCHDOG = _Watchdog()
+if hasattr(os, "register_at_fork"):  # a forked worker starts with a fresh lock and no thread
+    os.register_at_fork(after_in_child=lambda: globals().__setitem__("_WATCHDOG", _Watchdog()))
+
+
 def timed_run(
     session: ort.InferenceSession, wanted: list[str] | None, feed: Mapping[str, Any], timeout: float = CASE_TIMEOUT_S
 ) -> list[Any]:
@@ -161,9 +210,7 @@ def timed_run(
 
     options = ort.RunOptions()
     options.log_severity_level = _QUIET + 1  # a stopped run is reported here, not in onnxruntime's log
-    timer = threading.Timer(timeout, setattr, (options, "terminate", True))
-    timer.daemon = True
-    timer.start()
+    token = _WATCHDOG.arm(options, timeout)
     try:
         values: list[Any] = session.run(wanted, dict(feed), options)
     except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
@@ -171,7 +218,7 @@ def timed_run(
             raise CaseRunError(f"the graph ran for more than {timeout:g} s on this case and was stopped") from exc
         raise CaseRunError(_first_line(exc)) from exc
     finally:
-        timer.cancel()
+        _WATCHDOG.disarm(token)
     return values
 
 

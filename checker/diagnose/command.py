@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checker.compare.matching import GRAPH_INPUT
-
 _MIN_DB = 30.0
 
 
@@ -99,6 +97,8 @@ def _requantize_text(done: dict[str, Any]) -> list[str]:
 
 
 def _where(tensor: dict[str, Any]) -> str:
+    from checker.compare.matching import GRAPH_INPUT  # loaded here: the CLI imports this module at start-up
+
     if tensor["node"] is None and tensor["exclude"] and tensor["op_type"] == GRAPH_INPUT:
         return f"graph input, quantized for {', '.join(tensor['exclude'])}"
     return f"{tensor['node'] or 'unnamed node'}, {tensor['op_type']}"

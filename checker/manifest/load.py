@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import gc
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +72,14 @@ def to_plain(node: Any) -> Any:
     return str(node)
 
 
+def plain_data(tree: Any) -> Any:
+    """The tree as plain data: the fast path's tree itself when all its keys are text (it is made of dicts,
+    lists and plain scalars already), else a plain copy."""
+    if type(tree) is MarkedMap and tree.lc.plain:
+        return tree
+    return to_plain(tree)
+
+
 def _refuse_costly(text: str, name: str) -> Finding | None:
     """Refuse, from the event stream, what makes a few bytes costly: anchors and aliases expand into a huge
     tree, and deep nesting makes ruamel.yaml's scanner quadratic (10000 '[' would take hours). A manifest
@@ -114,6 +124,195 @@ def parse_text(text: str, name: str) -> tuple[Any, list[Finding]]:
     return tree, []
 
 
+# YAML 1.2's implicit types as ruamel.yaml resolves them (its resolver's own patterns): a plain scalar that
+# matches one of these and is not a plain decimal int or float is left to ruamel, so both loaders agree.
+_SPECIAL = re.compile(
+    r"""[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
+    |[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+
+    |<<|=|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[\ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
+     (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?""",
+    re.X,
+)
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
+_CONSTANTS: dict[str, Any] = {
+    **dict.fromkeys(("", "~", "null", "Null", "NULL")),
+    **dict.fromkeys(("true", "True", "TRUE"), True),
+    **dict.fromkeys(("false", "False", "FALSE"), False),
+}
+# Characters the two parsers treat differently (line breaks counted apart; tabs that ruamel refuses where
+# libyaml accepts them): a manifest with one takes ruamel's path.
+_ODD = re.compile("[\\t\\x85\\u2028\\u2029\\ufeff]")
+
+
+class _Unsure(Exception):
+    """The fast path met something it does not resolve exactly as ruamel.yaml does: ruamel decides."""
+
+
+class _Marks:
+    """ruamel.yaml's line-column record (`lc`), as much of it as `Manifest.line` reads: 0-based (line, column)."""
+
+    __slots__ = ("data", "plain")
+
+    def __init__(self) -> None:
+        self.data: dict[Any, tuple[int, int]] = {}
+        self.plain = False  # on the root: every key in the tree is text, so the tree is its own plain data
+
+    def key(self, key: Any) -> tuple[int, int]:
+        return self.data[key]
+
+    def item(self, index: int) -> tuple[int, int]:
+        return self.data[index]
+
+
+class MarkedMap(dict[Any, Any]):
+    """A mapping with the line of each key, as ruamel's CommentedMap carries it."""
+
+    __slots__ = ("lc",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lc = _Marks()
+
+
+class MarkedList(list[Any]):
+    """A sequence with the line of each item, as ruamel's CommentedSeq carries it."""
+
+    __slots__ = ("lc",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lc = _Marks()
+
+
+def _scalar(value: str, plain: bool) -> Any:
+    """A scalar's value under YAML 1.2's core types, as ruamel.yaml resolves it; _Unsure for what it might not."""
+    if not plain:
+        return value
+    if value in _CONSTANTS:
+        return _CONSTANTS[value]
+    if _INT.fullmatch(value):
+        return int(value)
+    if _FLOAT.fullmatch(value):
+        return float(value)
+    if _SPECIAL.fullmatch(value):
+        raise _Unsure(value)
+    return value
+
+
+def _fast_tree(text: str) -> Any:
+    """The manifest's tree from libyaml's event stream (C), with line marks; _Unsure when ruamel must decide.
+
+    Built here from events rather than by PyYAML's composer, which recurses in C and would crash on deep
+    nesting; the same bounds as ruamel's path are checked on the way (a breach goes to ruamel, which words it).
+    Anchors, aliases, tags, directives and complex keys are rare in a manifest and left to ruamel.
+    """
+    import yaml
+
+    loader_class = getattr(yaml, "CSafeLoader", None)
+    if loader_class is None or _ODD.search(text):
+        raise _Unsure("no libyaml")
+    # The tree is acyclic and its nodes live as long as the manifest: the cyclic collector, which would scan the
+    # growing tree again and again (a third of the time for 10,000 cases), has nothing to find in it.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        loader = loader_class(text)
+        try:
+            return _compose(loader)
+        finally:
+            loader.dispose()
+            if collecting:
+                gc.enable()
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: text libyaml cannot take (a lone surrogate)
+        raise _Unsure("libyaml refused it") from exc
+
+
+def _compose(loader: Any) -> Any:
+    from yaml import events as E
+
+    stack: list[Any] = []  # open collections; a mapping's pending key sits above it as a tuple
+    root: Any = None
+    count = depth = 0
+    odd_keys: list[Any] = []  # keys that are not text (1, true, null): the plain data then needs to_plain
+    while True:
+        event = loader.get_event()
+        count += 1
+        kind = type(event)
+        if count > MAX_NODES:
+            raise _Unsure("bounds")
+        if kind is E.ScalarEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise _Unsure("anchor or tag")
+            root = _place(stack, _scalar(event.value, not event.style), event.start_mark, root, odd_keys)
+        elif kind is E.MappingStartEvent or kind is E.SequenceStartEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise _Unsure("anchor or tag")
+            node = MarkedMap() if kind is E.MappingStartEvent else MarkedList()
+            depth += 1
+            if depth > MAX_DEPTH or (stack and type(stack[-1]) is MarkedMap):
+                raise _Unsure("too deep, or a complex key")
+            root = _place(stack, node, event.start_mark, root, odd_keys)
+            stack.append(node)
+        elif kind is E.MappingEndEvent or kind is E.SequenceEndEvent:
+            depth -= 1
+            stack.pop()
+        elif kind is E.DocumentStartEvent:
+            if event.version is not None or event.tags:
+                raise _Unsure("directive")
+        elif kind is E.StreamEndEvent:
+            if type(root) is MarkedMap:
+                root.lc.plain = not odd_keys
+            return root
+        elif kind is E.DocumentEndEvent:
+            if loader.check_event(E.DocumentStartEvent):
+                raise _Unsure("several documents")  # ruamel words the error
+        elif kind is not E.StreamStartEvent:
+            raise _Unsure(kind.__name__)  # an alias
+
+
+def _place(stack: list[Any], value: Any, mark: Any, root: Any, odd_keys: list[Any]) -> Any:
+    """Put a value where the open collection wants it: an item, a key, or a key's value."""
+    if not stack:
+        return value
+    top = stack[-1]
+    kind = type(top)
+    if kind is MarkedList:
+        top.lc.data[len(top)] = (mark.line, mark.column)
+        top.append(value)
+    elif kind is MarkedMap:
+        if value in top or type(value) is float:
+            raise _Unsure("duplicate or float key")
+        if type(value) is not str:
+            odd_keys.append(value)
+        stack.append((value, mark.line, mark.column))
+    else:  # a key waits for its value
+        stack.pop()
+        mapping = stack[-1]
+        key, line, column = top
+        mapping.lc.data[key] = (line, column)
+        mapping[key] = value
+    return root
+
+
+def parse_marked(text: str, name: str) -> tuple[Any, list[Finding]]:
+    """The parsed tree for reading (data and line marks), or None with a `manifest.parse` finding.
+
+    libyaml (C) parses the plain case, which is nearly every manifest, several times faster than ruamel.yaml;
+    whatever it might read differently or refuse goes to `parse_text`, so data, lines and messages are the
+    same either way. The tree it gives cannot be written back with comments: `checker lock` uses `parse_text`.
+    """
+    try:
+        tree = _fast_tree(text)
+    except (_Unsure, ImportError):  # any doubt at all: ruamel decides, and words any error
+        return parse_text(text, name)
+    if not isinstance(tree, dict):
+        return parse_text(text, name)
+    return tree, []
+
+
 def read_text(path: Path) -> tuple[str | None, list[Finding]]:
     name = path.name
     try:
@@ -131,19 +330,20 @@ def read_text(path: Path) -> tuple[str | None, list[Finding]]:
         return None, [F.error(F.MANIFEST_PARSE, f"{name} cannot be read ({exc.strerror})", name)]
 
 
-def load_manifest(path: Path) -> tuple[Manifest | None, list[Finding]]:
+def load_manifest(path: Path, round_trip: bool = False) -> tuple[Manifest | None, list[Finding]]:
     """Parse, check the version, validate against the schema.
 
     The manifest comes back whenever it parses and its version is supported, even with schema findings:
-    completeness can still be judged from it, defensively; the later checks need a valid one.
+    completeness can still be judged from it, defensively; the later checks need a valid one. `round_trip`
+    gives ruamel.yaml's tree, which keeps comments and quoting for writing the manifest back.
     """
     text, found = read_text(path)
     if text is None:
         return None, found
-    tree, found = parse_text(text, path.name)
+    tree, found = (parse_text if round_trip else parse_marked)(text, path.name)
     if tree is None:
         return None, found
-    manifest = Manifest(data=to_plain(tree), file=path.name, tree=tree)
+    manifest = Manifest(data=plain_data(tree), file=path.name, tree=tree)
     unencodable = unencodable_findings(manifest)
     if unencodable:
         return None, unencodable  # no later stage may see a string that cannot be written out
@@ -174,10 +374,25 @@ def schema_findings(manifest: Manifest) -> list[Finding]:
     """Every schema violation, each at the line of the field at fault."""
     from checker.manifest.schema import validator
 
+    if surely_valid(manifest.data):
+        return []
     out = []
     for err in sorted(validator("manifest").iter_errors(manifest.data), key=lambda e: list(e.absolute_path)):
         out.extend(_describe(manifest, err))
     return out
+
+
+def surely_valid(data: Any, name: str = "manifest") -> bool:
+    """True when jsonschema-rs finds the data valid: then jsonschema, whose messages the findings quote and
+    which takes a millisecond a case, need not run (nor load). Where the two could disagree, Rust is the
+    stricter (a pattern's `$` before a final newline), so whatever jsonschema refuses never passes here."""
+    from checker.manifest.schema import fast_validator
+
+    try:
+        fast = fast_validator(name)
+        return fast is not None and bool(fast.is_valid(data))
+    except Exception:  # data Rust cannot take (a lone surrogate, an integer past 64 bits): jsonschema decides
+        return False
 
 
 def field_path(keys: tuple[Any, ...]) -> str:

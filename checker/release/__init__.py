@@ -12,6 +12,18 @@ An export script saves each case right after running the original model, before 
 
 from __future__ import annotations
 
-from checker.release.api import save_case
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from checker.release.api import save_case
 
 __all__ = ["save_case"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the CLI imports this package's commands, and `checker --version` needs none of it.
+    if name == "save_case":
+        from checker.release.api import save_case
+
+        return save_case
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,7 +31,7 @@ def _manifest_path(path: Path) -> Path:
 
 def lock(path: Path) -> LockResult:
     manifest_path = _manifest_path(path)
-    manifest, found = load_manifest(manifest_path)
+    manifest, found = load_manifest(manifest_path, round_trip=True)
     if manifest is None or found:
         return LockResult(False, [f.message for f in found] or ["the manifest cannot be read"])
     root = manifest_path.parent
