@@ -127,6 +127,15 @@ REMEDIES: dict[str, Remedy] = {
     F.VALIDATION_FAILED: _fixed("run the validation command locally and fix what its output shows"),
     F.VALIDATION_NOT_RUN: _fixed("pass --run-validation, on a trusted bundle only, to run it"),
     F.STAGE_SKIPPED: _fixed("fix the errors that stopped the earlier stage; this one then runs"),
+    F.RUNTIME_LOAD: _fixed(
+        "export at an opset that runtime loads, or raise runtime.version's lower bound above it (the message holds "
+        "its error)"
+    ),
+    F.RUNTIME_INSTALL: _fixed(
+        "name a release with a wheel for this Python and platform, or fill the cache (run once online, or give "
+        "--find-links)"
+    ),
+    F.REPORT_MERGE: _fixed("merge the reports of every shard: run the missing --shard K/N job and pass its report"),
     F.RUNTIME_THREADS: _fixed("ask for no more threads than the target device has CPUs (0 lets onnxruntime choose)"),
     F.INTERNAL_ERROR: _fixed("report the bug with the traceback from details.traceback; the later stages did not run"),
 }

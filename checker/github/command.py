@@ -117,18 +117,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print(published.lines)
     _print_planned(config, client)
     # A bug in a stage still leaves a report (an internal.error finding naming the stage), posted as usual.
-    crashed = report is not None and config.mode != "comment-only" and _crashed(report)
-    return EXIT_INTERNAL if crashed else published.code
+    crashed = _crashes(report) if report is not None and config.mode != "comment-only" else []
+    if crashed:
+        sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")
+        sys.stderr.writelines(crashed)
+        return EXIT_INTERNAL
+    return published.code
 
 
-def _crashed(report: dict[str, Any]) -> bool:
+def _crashes(report: dict[str, Any]) -> list[str]:
+    """The tracebacks of the report's internal.error findings (a bug in a stage)."""
     from checker.findings import INTERNAL_ERROR
 
     def items(value: object) -> list[Any]:
         return value if isinstance(value, list) else []
 
     bundles = [b for b in items(report.get("bundles")) if isinstance(b, dict)]
-    return any(isinstance(f, dict) and f.get("id") == INTERNAL_ERROR for b in bundles for f in items(b.get("findings")))
+    found = [f for b in bundles for f in items(b.get("findings")) if isinstance(f, dict)]
+    return [
+        str((f.get("details") or {}).get("traceback", f.get("message"))) for f in found if f.get("id") == INTERNAL_ERROR
+    ]
 
 
 def _verify(config: Config) -> tuple[dict[str, Any], str]:

@@ -76,12 +76,11 @@ def test_reports_about_different_commits_are_not_merged(
 
 def test_the_runtimes_input_becomes_runtime_options(tmp_path: Path) -> None:
     from checker.github.config import Config
-    from checker.github.run import verify_argv
+    from checker.github.run import verify_options
 
     config = Config.from_env(
         {"INPUT_RUNTIMES": "oldest\n onnxruntime-openvino==1.24.1 ", "INPUT_BUNDLES": str(EXAMPLE)}
     )
-    argv = verify_argv(config, tmp_path / "r.json")
-    pairs = [argv[i + 1] for i, a in enumerate(argv) if a == "--runtime"]
-    assert pairs == ["oldest", "onnxruntime-openvino==1.24.1"]
-    assert argv.index("--runtime") < argv.index("--")
+    assert verify_options(config).runtimes == ["oldest", "onnxruntime-openvino==1.24.1"]
+    config = Config.from_env({"INPUT_RUNTIMES": "newest", "INPUT_ARGS": "--runtime 1.17.3"})
+    assert verify_options(config).runtimes == ["1.17.3", "newest"]
