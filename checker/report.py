@@ -38,6 +38,11 @@ def json_figures(value: Any) -> Any:
     return value
 
 
+def mappings(value: object) -> list[Mapping[str, Any]]:
+    """The mappings of a list in a report read back from JSON; anything else in it is skipped, not trusted."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
 @dataclass
 class RuleResult:
     """One rule judged over every case of one graph."""

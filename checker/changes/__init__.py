@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from checker.findings import PIECES
+from checker.report import mappings as _dicts
 
 MAX_LISTED = 200  # findings or cases listed per kind and bundle; the rest are counted
 
@@ -204,10 +205,6 @@ def _case_names(bundle: Mapping[str, Any]) -> list[str]:
 
 
 # ----- small helpers
-
-
-def _dicts(value: object) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def _str(value: object) -> str | None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from checker.report import mappings as _dicts
+
 PER_STEP = 10
 LEVELS = {"error": "error", "warning": "warning"}
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")
@@ -125,7 +127,3 @@ def _inside(root: PurePosixPath, file: object) -> str | None:
         return None
     joined = root / rel
     return joined.as_posix().removeprefix("./")
-
-
-def _dicts(value: object) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []

@@ -25,6 +25,7 @@ from checker.github.files import append_summary, write_outputs
 from checker.render.escape import text
 from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, TITLE, render
+from checker.report import mappings as _dicts
 
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
 FORKS = "docs/action.md#pull-requests-from-forks"
@@ -332,7 +333,3 @@ def advice(exc: ApiError) -> str:
     if exc.status is None or exc.status >= 500:
         return f"The comment was not written: the GitHub API is not answering ({exc}). The verdict is unchanged."
     return f"The comment was not written ({exc}). The verdict is unchanged."
-
-
-def _dicts(value: object) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []

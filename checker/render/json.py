@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from checker.report import json_figures
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-def render(report: dict[str, Any], **_: Any) -> str:
+    from checker.render import RenderOptions
+
+
+def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     # allow_nan=False: a report is read by other tools, and NaN is not JSON; non-finite figures are written
     # as the strings "inf", "-inf" and "nan" instead.
     return json.dumps(json_figures(report), indent=2, allow_nan=False, sort_keys=False) + "\n"

@@ -11,9 +11,16 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.remedies import remedy
+from checker.report import mappings as _dicts
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from checker.render import RenderOptions
+
 
 # The order a reader meets the checks in, as `checker verify` runs them.
 CHECKS = (
@@ -50,8 +57,8 @@ class Case:
     skipped: str | None = None
 
 
-def render(report: Mapping[str, Any], colour: bool = False) -> str:
-    """The JUnit XML document; `colour` is accepted like every renderer's and ignored."""
+def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
+    """The JUnit XML document; it has no use for the options."""
     root = ET.Element("testsuites", name="onnx-release-checker")
     totals = {"tests": 0, "failures": 0, "skipped": 0}  # skipped is counted per suite (the schema has it there)
     for bundle in _dicts(report.get("bundles")):
@@ -213,10 +220,6 @@ def _rule_case(classname: str, name: str, rule: Mapping[str, Any]) -> Case:
 
 
 # ----- helpers
-
-
-def _dicts(value: object) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def _clean(value: object) -> str:

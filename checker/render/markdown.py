@@ -18,12 +18,19 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from checker.changes import changed_rules
 from checker.remedies import remedy
 from checker.render.escape import forget, mermaid, text
 from checker.render.links import Links, repo_path
+from checker.report import mappings as _dicts
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from checker.render import RenderOptions
+
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body
 SUMMARY_LIMIT = 1_048_576  # bytes in one step's job summary; over it GitHub drops the whole summary
@@ -89,22 +96,16 @@ class Cuts:
         return f"> [!NOTE]\n> Shortened to fit {limit_name}: left out {parts}. The JSON report has them all."
 
 
-def render(
-    report: Mapping[str, Any],
-    *,
-    limit: int = DEFAULT_LIMIT,
-    notes: Sequence[str] = (),
-    limit_name: str = "GitHub's comment size limit",
-    colour: bool = False,
-    links: Links | None = None,
-) -> str:
+def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     """The report as Markdown of at most `limit` UTF-8 bytes (so also at most `limit` characters).
 
-    `notes` are trusted Markdown lines from the caller, added at the end. `colour` is accepted like
-    every renderer's and ignored: Markdown has none. `links` makes files, the commit and the run links.
+    `notes` are trusted Markdown lines from the caller, added at the end; `links` makes files, the commit
+    and the run links. Markdown has no colour.
     """
+    limit = options.get("limit", DEFAULT_LIMIT)
+    limit_name = options.get("limit_name", "GitHub's comment size limit")
     try:
-        return _fitted(report, notes, limit_name, limit, links)
+        return _fitted(report, options.get("notes", ()), limit_name, limit, options.get("links"))
     finally:
         forget()
 
@@ -919,11 +920,6 @@ def _footer(report: Mapping[str, Any], links: Links | None) -> str:
 
 
 # ----- small helpers
-
-
-def _dicts(value: object) -> list[Mapping[str, Any]]:
-    """The mappings of a list from the report; anything else in it is ignored, not trusted."""
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:

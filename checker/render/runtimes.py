@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from checker.report import mappings as _dicts
+
 OWN = "this checker's onnxruntime"
 Column = tuple[str, str, str, str, int]  # graph, against, output, check, the rule's index in its comparison
-
-
-def _dicts(value: object) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def _columns(sets: Sequence[Sequence[Mapping[str, Any]]]) -> list[Column]:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from checker.changes import changed_rules
 from checker.remedies import remedy
 from checker.render.escape import printable
 from checker.render.links import repo_path
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from checker.render import RenderOptions
+
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "warning": "33", "info": "36", "not_assessed": "33"}
 
@@ -40,11 +47,11 @@ def _inert(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def render(report: dict[str, Any], colour: bool = False, **_: Any) -> str:
+def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     """Ordered as a reader acts: the verdict; each failing bundle (its path, each error with its fix, then
     warnings, then what changed since the base, the pieces and the comparisons); then the passing ones."""
-    report = _inert(report)
-    paint = Painter(colour)
+    report = _inert(dict(report))
+    paint = Painter(options.get("colour", False))
     bundles = [b for b in report.get("bundles", []) if isinstance(b, dict)]
     changes = _changes(report.get("changes"))
     total = len(bundles)
