@@ -220,3 +220,33 @@ def write_bundle(
         data["variants"] = variants
     write_manifest(root, data, "bundle.json")
     return root
+
+
+def endless_loop(path: Path) -> Path:
+    """A graph whose Loop runs 2**62 trips: it runs until it is stopped."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1]),
+        ],
+        [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "go", "x"], ["y"], body=body)],
+        "endless",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [
+            helper.make_tensor("trips", TensorProto.INT64, [], [2**62]),
+            helper.make_tensor("go", TensorProto.BOOL, [], [True]),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    return path

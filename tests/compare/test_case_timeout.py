@@ -11,39 +11,14 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from modelkit import endless_loop
 from onnx import TensorProto, helper
 
 from checker.compare.session import CaseRunError, timed_run
 
 
 def _endless(path: Path) -> ort.InferenceSession:
-    """A Loop of 2**62 trips: it runs until it is stopped."""
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
-        "body",
-        [
-            helper.make_tensor_value_info("i", TensorProto.INT64, []),
-            helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1]),
-        ],
-        [
-            helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1]),
-        ],
-        [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])],
-    )
-    graph = helper.make_graph(
-        [helper.make_node("Loop", ["trips", "go", "x"], ["y"], body=body)],
-        "endless",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
-        [
-            helper.make_tensor("trips", TensorProto.INT64, [], [2**62]),
-            helper.make_tensor("go", TensorProto.BOOL, [], [True]),
-        ],
-    )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
-    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(str(endless_loop(path)), providers=["CPUExecutionProvider"])
 
 
 def _quick(path: Path) -> ort.InferenceSession:

@@ -11,6 +11,7 @@ import onnxruntime as ort
 import pytest
 from bundlekit import linear_model, manifest, write_bundle
 from hostile import ids, messages
+from modelkit import endless_loop
 from onnx import TensorProto, helper
 
 from checker.compare.rules import evaluate_case, judge_rule, parse_rule
@@ -18,37 +19,8 @@ from checker.compare.session import CaseRunError, run_case
 from checker.report import BundleReport
 
 
-def _endless_loop(path: Path) -> Path:
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
-        "body",
-        [
-            helper.make_tensor_value_info("i", TensorProto.INT64, []),
-            helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1]),
-        ],
-        [
-            helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1]),
-        ],
-        [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])],
-    )
-    graph = helper.make_graph(
-        [helper.make_node("Loop", ["trips", "go", "x"], ["y"], body=body)],
-        "endless",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
-        [
-            helper.make_tensor("trips", TensorProto.INT64, [], [2**62]),
-            helper.make_tensor("go", TensorProto.BOOL, [], [True]),
-        ],
-    )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
-    return path
-
-
 def test_a_graph_that_loops_for_ever_is_stopped(tmp_path: Path) -> None:
-    session = ort.InferenceSession(str(_endless_loop(tmp_path / "loop.onnx")), providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(endless_loop(tmp_path / "loop.onnx")), providers=["CPUExecutionProvider"])
     with pytest.raises(CaseRunError, match=r"ran for more than 0\.5 s on this case and was stopped"):
         run_case(session, {"x": np.zeros(1, np.float32)}, timeout=0.5)
 
@@ -133,7 +105,7 @@ def test_verify_stops_an_endless_graph_at_the_case_timeout(tmp_path: Path, capsy
 
     root = tmp_path / "endless"
     root.mkdir()
-    _endless_loop(root / "model.onnx")
+    endless_loop(root / "model.onnx")
     np.save(root / "x.npy", np.zeros(1, np.float32))
     np.save(root / "y.npy", np.ones(1, np.float32))
     data = manifest()
