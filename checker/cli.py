@@ -66,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--format", choices=("text", "json", "markdown", "junit"), default=None, help="report format (default: text)"
+        "--format",
+        choices=("text", "json", "markdown", "junit"),
+        default=None,
+        help="report format (default: text, or what the --output file's suffix names: .json, .md, .xml)",
     )
     p.add_argument(
         "--output",
@@ -118,6 +121,7 @@ def _add_verify(sub: Any) -> None:
     p.add_argument(
         "--runtime",
         action="append",
+        type=_runtime_spec,
         default=[],
         metavar="SPEC",
         dest="runtimes",
@@ -172,6 +176,16 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return EXIT_USAGE
 
 
+def _runtime_spec(text: str) -> str:
+    from checker.runtimes.envs import RuntimeSpecError, parse_spec
+
+    try:
+        parse_spec(text)
+    except RuntimeSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -200,6 +214,24 @@ def check_paths(paths: Sequence[str]) -> None:
         raise UsageError("no such path: " + ", ".join(missing))
 
 
+def check_output(args: argparse.Namespace) -> None:
+    """Refuse an --output that cannot be written before the work, not after it."""
+    out: Path | None = args.output
+    if out is not None and (out.is_dir() or not out.parent.is_dir()):
+        why = "is a folder" if out.is_dir() else f"has no folder {out.parent}"
+        raise UsageError(f"--output {out} {why}")
+
+
+# The format an --output file's suffix names, when --format is not given.
+SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".xml": "junit"}
+
+
+def report_format(args: argparse.Namespace) -> str:
+    if args.format:
+        return str(args.format)
+    return SUFFIX_FORMATS.get(args.output.suffix.lower(), "text") if args.output is not None else "text"
+
+
 def colour_wanted(args: argparse.Namespace, stream: Any) -> bool:
     # no-color.org: a NO_COLOR that is set and not empty turns colour off.
     return not args.no_color and not os.environ.get("NO_COLOR") and bool(getattr(stream, "isatty", lambda: False)())
@@ -209,14 +241,17 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
     """Write the chosen format to --output or stdout; with --output, the text verdict also prints."""
     from checker.render import render
 
-    fmt = args.format or "text"
+    fmt = report_format(args)
     options: dict[str, Any] = {}
     if fmt == "markdown":  # in a workflow, files, the commit and the run link as in the pull-request comment
         from checker.render.links import Links
 
         options["links"] = Links.from_env(os.environ)
     if args.output is not None:
-        args.output.write_text(render(fmt, report, **options), encoding="utf-8")
+        try:
+            args.output.write_text(render(fmt, report, **options), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
         if fmt != "text":
             sys.stdout.write(render("text", report, colour=colour_wanted(args, sys.stdout)))
         return
@@ -244,7 +279,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from checker.verify import verify_paths
 
     check_paths(args.paths)
-    progress = not args.no_progress and (args.format in (None, "text")) and sys.stderr.isatty()
+    check_output(args)
+    progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
     from checker.changes.command import read
 
@@ -291,6 +327,7 @@ def cmd_report_merge(args: argparse.Namespace) -> int:
     from checker.report_merge import merge_reports
 
     check_paths([str(p) for p in args.reports])
+    check_output(args)
     merged = merge_reports([read_report(p, untrusted=True) for p in args.reports], strict=args.strict)
     emit_report(args, merged)
     return EXIT_PASS if merged["status"] == "pass" else EXIT_FAIL

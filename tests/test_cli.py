@@ -121,3 +121,26 @@ def test_version_names_the_dependencies(cli: Cli) -> None:
     for word in ("checker", "onnx", "onnxruntime", "numpy", "python"):
         assert word in out
     assert code == 0
+
+
+def test_an_output_that_cannot_be_written_is_a_usage_error_before_verifying(
+    cli: Cli, example: Path, tmp_path: Path
+) -> None:
+    for target in (tmp_path / "no-such-folder" / "r.json", tmp_path):
+        code, out, err = cli("verify", example, "--format", "json", "--output", target)
+        assert code == 2 and "--output" in err and "Traceback" not in err
+        assert out == ""  # refused before the bundle was verified
+
+
+def test_the_output_files_suffix_names_the_format(cli: Cli, example: Path, tmp_path: Path) -> None:
+    code, _, _ = cli("verify", example, "--output", tmp_path / "r.json")
+    assert code == 0 and json.loads((tmp_path / "r.json").read_text())["status"] == "pass"
+    cli("verify", example, "--output", tmp_path / "r.xml")
+    assert (tmp_path / "r.xml").read_text().startswith("<?xml")
+    cli("verify", example, "--format", "text", "--output", tmp_path / "t.json")
+    assert (tmp_path / "t.json").read_text().startswith("PASS")
+
+
+def test_a_runtime_spec_that_names_no_release_is_a_usage_error(cli: Cli, example: Path) -> None:
+    code, out, err = cli("verify", example, "--runtime", "garbage!!")
+    assert code == 2 and "--runtime 'garbage!!'" in err and out == ""

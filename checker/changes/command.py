@@ -38,8 +38,9 @@ def read(path: Path) -> dict[str, Any]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from checker.changes import diff
-    from checker.cli import emit_report
+    from checker.cli import check_output, emit_report
 
+    check_output(args)
     base, head = read(args.base), read(args.head)
     head["changes"] = diff(base, head)
     emit_report(args, head)

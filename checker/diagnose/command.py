@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--min-db",
-        type=float,
+        type=_finite,
         default=_MIN_DB,
         metavar="DB",
         help=f"a tensor below this SQNR counts as diverging (default {_MIN_DB:g})",
@@ -102,3 +102,16 @@ def _where(tensor: dict[str, Any]) -> str:
     if tensor["node"] is None and tensor["exclude"] and tensor["op_type"] == GRAPH_INPUT:
         return f"graph input, quantized for {', '.join(tensor['exclude'])}"
     return f"{tensor['node'] or 'unnamed node'}, {tensor['op_type']}"
+
+
+def _finite(text: str) -> float:
+    """A finite number of decibels: with nan or inf no tensor would ever count as diverging."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or abs(value) > 1000:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of decibels from -1000 to 1000")
+    return value

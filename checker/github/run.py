@@ -112,7 +112,8 @@ def verify_options(config: Config) -> Options:
         raise UsageError("args: not a set of checker verify options") from None
     options = cli.verify_options(args)
     options.strict = options.strict or config.fail_on == "warning"
-    options.runtimes += config.runtimes.split()
+    for spec in config.runtimes.split():
+        options.runtimes.append(_runtime_spec(spec))
     return options
 
 
@@ -156,3 +157,14 @@ def _split(value: str, name: str) -> list[str]:
         return shlex.split(value)
     except ValueError as exc:
         raise UsageError(f"cannot split the {name} input: {exc}") from None
+
+
+def _runtime_spec(spec: str) -> str:
+    """A SPEC of the runtimes input, refused as a usage error (as --runtime is) when it names no release."""
+    from checker.runtimes.envs import RuntimeSpecError, parse_spec
+
+    try:
+        parse_spec(spec)
+    except RuntimeSpecError as exc:
+        raise UsageError(f"runtimes: {exc}") from None
+    return spec

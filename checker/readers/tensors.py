@@ -7,7 +7,7 @@ import zipfile
 import zlib
 from pathlib import Path
 from tokenize import TokenError
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,6 +59,8 @@ def load_npy(path: Path) -> np.ndarray:
 
     size = _check_size(path)
     try:
+        with path.open("rb") as fh:
+            _check_header(fh, size, path.name)
         # Large files are mapped, not read: onnxruntime copies the pages it needs, so a case costs no up-front read.
         array = np.load(path, allow_pickle=False, mmap_mode="r" if size >= MMAP_FROM_BYTES else None)
     except UNREADABLE as exc:
@@ -108,18 +110,29 @@ def _npz_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.nda
     if not info.filename.endswith(".npy") or info.is_dir():
         raise TensorFileError(f"{name}: member '{info.filename}' is not a .npy array")
     with zf.open(info) as member:
-        major, minor = npy.read_magic(member)
-        reader = npy.read_array_header_1_0 if (major, minor) == (1, 0) else npy.read_array_header_2_0
-        shape, _, dtype = reader(member)
-        need = math.prod(shape) * dtype.itemsize
-        if dtype.hasobject or need > info.file_size:
-            what = "holds Python objects" if dtype.hasobject else f"declares {need} bytes in {info.file_size}"
-            raise TensorFileError(f"{name}: member '{info.filename}' {what}")
+        _check_header(member, info.file_size, f"{name}: member '{info.filename}'")
     with zf.open(info) as member:
         array = npy.read_array(member, allow_pickle=False)
     if not isinstance(array, np.ndarray):
         raise TensorFileError(f"{name}: member '{info.filename}' holds no array")
     return array
+
+
+def _check_header(stream: IO[bytes], size: int, what: str) -> None:
+    """A .npy header that declares no more data than the file holds, and no Python objects.
+
+    NumPy allocates what a header declares before reading it, so a tiny file declaring a terabyte would
+    exhaust memory (a MemoryError, not a finding) unless refused here.
+    """
+    from numpy.lib import format as npy
+
+    major, minor = npy.read_magic(stream)
+    reader = npy.read_array_header_1_0 if (major, minor) == (1, 0) else npy.read_array_header_2_0
+    shape, _, dtype = reader(stream)
+    need = math.prod(shape) * dtype.itemsize
+    if dtype.hasobject or need > size:
+        said = "holds Python objects" if dtype.hasobject else f"declares {need} bytes in {size}"
+        raise TensorFileError(f"{what} {said}")
 
 
 def load_pb(path: Path) -> tuple[str, np.ndarray]:

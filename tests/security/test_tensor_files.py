@@ -14,7 +14,7 @@ import pytest
 from hostile import ids, messages, rewrite_manifest
 from onnx import TensorProto, numpy_helper
 
-from checker.readers.tensors import TensorFileError, load_npz, load_pb
+from checker.readers.tensors import TensorFileError, load_npy, load_npz, load_pb
 from checker.readers.wire import MAX_TYPED_BYTES
 from checker.report import BundleReport
 
@@ -51,6 +51,14 @@ def test_npz_member_declaring_more_than_it_holds_is_refused_before_allocating(tm
         zf.writestr("x.npy", _npy_header((10**6, 1000, 10)) + b"\0" * 100)
     with pytest.raises(TensorFileError, match="declares 40000000000 bytes"):
         load_npz(path)
+
+
+def test_npy_declaring_more_than_it_holds_is_refused_before_allocating(tmp_path: Path) -> None:
+    # A 144-byte file whose header asks for 1.2 PB: NumPy raised MemoryError (exit 3) before this check.
+    path = tmp_path / "lie.npy"
+    path.write_bytes(_npy_header((99999999999, 3, 32, 32)) + b"\0" * 16)
+    with pytest.raises(TensorFileError, match="declares 1228799999987712 bytes in 144"):
+        load_npy(path)
 
 
 def test_npz_of_real_arrays_still_loads(tmp_path: Path) -> None:
