@@ -119,6 +119,8 @@ def parse_text(text: str, name: str) -> tuple[Any, list[Finding]]:
         return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML: {problem}", name, line)]
     except (YAMLError, ValueError, RecursionError) as exc:
         return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML/JSON ({exc})", name)]
+    except (IndexError, KeyError, TypeError, AttributeError) as exc:  # ruamel's constructor on some odd input
+        return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML: ruamel.yaml cannot build it ({exc!r})", name)]
     if not isinstance(tree, dict):
         return None, [F.error(F.MANIFEST_PARSE, "the manifest must be a mapping of fields", name, 1)]
     return tree, []

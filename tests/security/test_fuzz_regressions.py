@@ -339,3 +339,14 @@ def test_an_element_type_onnx_does_not_know_is_a_graph_finding(example: Path, ve
     report = verify(example)
     assert "internal.error" not in ids(report)
     assert any("type 29" in m for m in messages(report, "graph.io"))
+
+
+def test_yaml_that_breaks_ruamels_constructor_is_a_parse_finding(tmp_path: Path) -> None:
+    # Found by the fuzz campaign: a complex key beside a merge-like key made ruamel.yaml raise IndexError.
+    from checker.manifest.load import load_manifest
+
+    path = tmp_path / "bundle.yaml"
+    path.write_text('manifest_version:\n  ? ""\n  : []\n  +_:\n    b: 1\n', encoding="utf-8")
+    manifest, found = load_manifest(path)
+    assert manifest is None and [f.id for f in found] == ["manifest.parse"]
+    assert "cannot build it" in found[0].message and found[0].file == "bundle.yaml"
