@@ -118,17 +118,27 @@ def _npz_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> np.nda
     return array
 
 
+MAX_NPY_HEADER_BYTES = 1 << 16  # NumPy itself refuses headers over 10,000 bytes
+
+
 def _check_header(stream: IO[bytes], size: int, what: str) -> None:
     """A .npy header that declares no more data than the file holds, and no Python objects.
 
     NumPy allocates what a header declares before reading it, so a tiny file declaring a terabyte would
     exhaust memory (a MemoryError, not a finding) unless refused here.
     """
+    import io
+
     from numpy.lib import format as npy
 
-    major, minor = npy.read_magic(stream)
-    reader = npy.read_array_header_1_0 if (major, minor) == (1, 0) else npy.read_array_header_2_0
-    shape, _, dtype = reader(stream)
+    # The header is read from a bounded copy: a version-2 header states its own length in four bytes, and
+    # reading that many from the file itself would allocate them first (a MemoryError, not a finding).
+    head = io.BytesIO(stream.read(min(size, MAX_NPY_HEADER_BYTES)))
+    version = npy.read_magic(head)
+    if version not in ((1, 0), (2, 0), (3, 0)):
+        raise TensorFileError(f"{what} is .npy format version {version[0]}.{version[1]}; only 1.0 to 3.0 exist")
+    reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+    shape, _, dtype = reader(head)
     need = math.prod(shape) * dtype.itemsize
     if dtype.hasobject or need > size:
         said = "holds Python objects" if dtype.hasobject else f"declares {need} bytes in {size}"

@@ -61,6 +61,17 @@ def test_npy_declaring_more_than_it_holds_is_refused_before_allocating(tmp_path:
         load_npy(path)
 
 
+def test_npy_header_length_beyond_the_file_is_refused_before_allocating(tmp_path: Path) -> None:
+    # Found by the fuzz campaign: version 1.16 read as 2.0 took four bytes as a 3.7 GB header length.
+    path = tmp_path / "lie.npy"
+    path.write_bytes(b"\x93NUMPY\x02\x00\xed[\xb4\xdd" + b"{'descr': '<f4'}" + b"\0" * 64)
+    with pytest.raises(TensorFileError, match=r"not a readable \.npy file"):
+        load_npy(path)
+    path.write_bytes(b"\x93NUMPY\x01\x10" + b"\0" * 64)
+    with pytest.raises(TensorFileError, match=r"format version 1\.16"):
+        load_npy(path)
+
+
 def test_npz_of_real_arrays_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "ok.npz"
     np.savez_compressed(path, a=np.arange(6, dtype=np.float32).reshape(2, 3), b=np.zeros(0, np.int64))
