@@ -22,12 +22,17 @@ if TYPE_CHECKING:
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 # Modules that add subcommands; each exposes register(subparsers) and imports nothing heavy at import time.
-COMMAND_MODULES = (
-    "checker.preprocess.command",
-    "checker.diagnose.command",
-    "checker.release.command",
-    "checker.github.command",
-)
+# The commands other packages register, by the module that registers them: a run imports only the module of
+# the command it runs (all of them for the overall help, or for a name that is none of these).
+COMMAND_MODULES = {
+    "preprocess": "checker.preprocess.command",
+    "diagnose": "checker.diagnose.command",
+    "init": "checker.release.command",
+    "case": "checker.release.command",
+    "pack": "checker.release.command",
+    "github": "checker.github.command",
+}
+BUILT_IN = ("verify", "lock", "schema", "report")
 
 
 def version_text() -> str:
@@ -44,7 +49,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for `argv`'s command; without argv, for every command."""
     parser = _Parser(
         prog="checker",
         description="Check that an ONNX model release bundle is complete and reproduces its reference outputs.",
@@ -55,13 +61,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lock(sub)
     _add_schema(sub)
     _add_report(sub)
-    for name in COMMAND_MODULES:
+    for name in _modules_for(argv):
         try:
             importlib.import_module(name).register(sub)
         except ModuleNotFoundError as exc:
             if not (exc.name and name.startswith(exc.name)):
                 raise
     return parser
+
+
+def _modules_for(argv: Sequence[str] | None) -> list[str]:
+    command = next((arg for arg in argv or () if not arg.startswith("-")), None)
+    if argv is not None and command in BUILT_IN:
+        return []
+    if argv is not None and command in COMMAND_MODULES:
+        return [COMMAND_MODULES[command]]
+    return list(dict.fromkeys(COMMAND_MODULES.values()))
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
@@ -355,7 +370,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else argv
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         if args.version:
             sys.stdout.write(version_text() + "\n")

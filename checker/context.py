@@ -77,6 +77,7 @@ class Context:
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
+    resolved: dict[str, Path] = field(default_factory=dict)  # bundle-relative path -> real path (Context.resolve)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -91,6 +92,13 @@ class Context:
         if rel in self.unusable:
             return None
         try:
-            return resolve_inside(self.root, rel)
+            return self.resolve(rel)
         except BundlePathError:
             return None
+
+    def resolve(self, rel: str) -> Path:
+        """resolve_inside, once per path: the files stage and the cases stage look up the same files."""
+        found = self.resolved.get(rel)
+        if found is None:
+            found = self.resolved[rel] = resolve_inside(self.root, rel)
+        return found

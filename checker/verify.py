@@ -22,7 +22,6 @@ from checker.checks.labels import labels_stage
 from checker.checks.ranges import range_stage
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
-from checker.checks.runtimes import runtimes_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -41,6 +40,16 @@ def fidelity_stage(ctx: Context) -> Iterable[Finding]:
     if not any(case.raw for case in ctx.cases or []):
         return ()
     from checker.checks.fidelity import fidelity_stage as stage
+
+    return stage(ctx)
+
+
+def runtimes_stage(ctx: Context) -> Iterable[Finding]:
+    """The runtimes stage (checks/runtimes.py), imported only when --runtime asks for one: its environments
+    and worker processes are nothing a plain run needs to load."""
+    if not ctx.options.runtimes:
+        return ()
+    from checker.checks.runtimes import runtimes_stage as stage
 
     return stage(ctx)
 

@@ -144,3 +144,39 @@ def test_the_output_files_suffix_names_the_format(cli: Cli, example: Path, tmp_p
 def test_a_runtime_spec_that_names_no_release_is_a_usage_error(cli: Cli, example: Path) -> None:
     code, out, err = cli("verify", example, "--runtime", "garbage!!")
     assert code == 2 and "--runtime 'garbage!!'" in err and out == ""
+
+
+def test_each_command_is_registered_by_the_module_the_table_names() -> None:
+    """A run builds only its own command's parser: the table that says which module registers which command
+    must stay true, and the overall help still lists every command."""
+    import argparse
+
+    from checker.cli import BUILT_IN, COMMAND_MODULES, build_parser
+
+    def commands(parser: argparse.ArgumentParser) -> list[str]:
+        (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return list(sub.choices)
+
+    everything = commands(build_parser())
+    assert sorted(everything) == sorted([*BUILT_IN, *COMMAND_MODULES])
+    for name in COMMAND_MODULES:
+        assert name in commands(build_parser([name, "--help"]))
+    assert commands(build_parser(["verify", "x"])) == list(BUILT_IN)
+    assert commands(build_parser(["no-such-command"])) == everything  # so the error lists every choice
+
+
+def test_verify_imports_no_other_commands_module(example: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom checker.cli import main\nmain(['verify', sys.argv[1], '--format', 'json', '-o', "
+        "sys.argv[2]])\nprint(sorted(m for m in sys.modules if m.endswith('.command')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(example), str(example.parent / "r.json")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()[-1]
+    assert out == "['checker.changes.command']"  # `report diff`'s registration, which verify's parser includes

@@ -30,27 +30,28 @@ def check_relative(rel: str) -> PurePosixPath:
         raise BundlePathError("the path is empty")
     if "\\" in rel or "\x00" in rel:
         raise BundlePathError(f"'{rel}' must use '/' and no NUL or backslash")
-    pure = PurePosixPath(rel)
-    if pure.is_absolute() or (len(rel) > 1 and rel[1] == ":"):
+    if rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
         raise BundlePathError(f"'{rel}' is absolute; paths are relative to the manifest's folder")
-    if ".." in pure.parts:
+    parts = [part for part in rel.split("/") if part not in ("", ".")]  # PurePosixPath's parts, made faster
+    if ".." in parts:
         raise BundlePathError(f"'{rel}' uses '..'; paths must stay inside the bundle")
     # The file system's own limits, checked here so that no open or stat fails with "file name too long".
     if len(rel.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
         raise BundlePathError(f"'{rel[:60]}...' is longer than {MAX_PATH_BYTES} bytes")
-    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in pure.parts):
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in parts):
         raise BundlePathError(f"'{rel[:60]}...' has a name longer than {MAX_NAME_BYTES} bytes")
-    return pure
+    return PurePosixPath(*parts)
 
 
 def resolve_inside(root: Path, rel: str) -> Path:
     """The real path of `rel` under `root`, following links only while they stay inside `root`."""
-    pure = check_relative(rel)
-    real_root = root.resolve()
-    target = (real_root / pure).resolve()
-    if target != real_root and real_root not in target.parents:
+    check_relative(rel)
+    # On strings: a bundle of 10,000 cases resolves 20,000 paths, and pathlib's resolve costs five times more.
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(real_root, rel))  # noqa: PTH118 (strings, as the comment says)
+    if target != real_root and not target.startswith(real_root.rstrip(os.sep) + os.sep):
         raise BundlePathError(f"'{rel}' goes through a link that leaves the bundle")
-    return target
+    return Path(target)
 
 
 MAX_GLOB_ENTRIES = 100_000  # files and folders a glob may look through
@@ -115,10 +116,13 @@ def _skip_stars(reach: set[int], segments: tuple[str, ...]) -> set[int]:
 def walk_files(root: Path, limit: int) -> list[str]:
     """Every regular file under `root`, bundle-relative and sorted; links are not followed. At most `limit`."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    top = os.fspath(root)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".git"))
+        folder = os.path.relpath(dirpath, top).replace(os.sep, "/")
+        prefix = "" if folder == "." else folder + "/"
         for name in sorted(filenames):
-            out.append(Path(dirpath, name).relative_to(root).as_posix())
+            out.append(prefix + name)
             if len(out) >= limit:
                 return out
     return out

@@ -6,7 +6,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from checker import findings as F
-from checker.bundle.paths import BundlePathError, check_relative, resolve_inside, walk_files
+from checker.bundle.paths import BundlePathError, check_relative, walk_files
 from checker.context import Context
 from checker.findings import Finding
 from checker.manifest.load import field_path
@@ -53,7 +53,7 @@ def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | N
     if entry.rel in present or entry.rel in ctx.unusable:
         return None
     try:
-        path = resolve_inside(ctx.root, entry.rel)
+        path = ctx.resolve(entry.rel)
         is_file = path.is_file()
     except (BundlePathError, OSError) as exc:  # OSError: a name the file system refuses (too long, no access)
         ctx.unusable.add(entry.rel)

@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from checker import findings as F
-from checker.bundle.paths import BundlePathError, check_relative, resolve_inside
+from checker.bundle.paths import BundlePathError, check_relative
 from checker.context import Context
 from checker.findings import Finding
 from checker.readers.graphinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs
@@ -166,7 +166,7 @@ def _ref_problem(
     if rel in ctx.unusable:
         return f"tensor '{ref.tensor}' references '{rel}', which is missing or refused (see above)"
     try:
-        path = resolve_inside(ctx.root, rel)
+        path = ctx.resolve(rel)
     except BundlePathError as exc:
         return f"tensor '{ref.tensor}': {exc}"
     if rel not in sizes:

@@ -170,15 +170,20 @@ class _Watchdog:
         self._armed: dict[int, tuple[float, Any]] = {}  # token -> (deadline, RunOptions)
         self._tokens = 0
         self._thread: threading.Thread | None = None
+        self._wakes_at: float | None = None  # when the watching thread wakes next; None: only when notified
 
     def arm(self, options: Any, timeout: float) -> int:
         with self._cond:
             self._tokens += 1
-            self._armed[self._tokens] = (time.monotonic() + timeout, options)
+            deadline = time.monotonic() + timeout
+            self._armed[self._tokens] = (deadline, options)
             if self._thread is None or not self._thread.is_alive():  # none yet, or this is a forked child
                 self._thread = threading.Thread(target=self._watch, name="case-timeout", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif self._wakes_at is None or deadline < self._wakes_at:
+                # Waking the thread for every case would cost each run a hand-over of the interpreter; it is
+                # woken only when this deadline comes before the one it already waits for.
+                self._cond.notify()
             return self._tokens
 
     def disarm(self, token: int) -> None:
@@ -194,6 +199,7 @@ class _Watchdog:
                         options.terminate = True
                         del self._armed[token]
                 soonest = min((deadline for deadline, _ in self._armed.values()), default=None)
+                self._wakes_at = soonest
                 self._cond.wait(None if soonest is None else soonest - now)
 
 

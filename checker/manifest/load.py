@@ -325,7 +325,7 @@ def read_text(path: Path) -> tuple[str | None, list[Finding]]:
         size = regular_size(path)
         if size > MAX_MANIFEST_BYTES:
             return None, [F.error(F.MANIFEST_PARSE, f"{name} is {size} bytes; at most {MAX_MANIFEST_BYTES}", name)]
-        return path.read_bytes().decode("utf-8-sig"), []
+        return path.read_bytes().decode("utf-8").removeprefix("\ufeff"), []  # utf-8-sig's codec is Python
     except UnicodeDecodeError as exc:
         return None, [F.error(F.MANIFEST_PARSE, f"{name} is not UTF-8 text ({exc.reason})", name)]
     except OSError as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 CHUNK = 1 << 20
@@ -14,22 +13,40 @@ CHUNK = 1 << 20
 def sha256_file(path: Path) -> str:
     """Hex SHA-256 of one file, read in 1 MiB chunks into one reused buffer (no copy per chunk)."""
     digest = hashlib.sha256()
-    buffer = bytearray(CHUNK)
-    view = memoryview(buffer)
     with path.open("rb", buffering=0) as handle:
+        # A case file of a few KiB gets a buffer of its size: zeroing 1 MiB per file cost more than hashing it.
+        buffer = bytearray(min(CHUNK, os.fstat(handle.fileno()).st_size + 1))
+        view = memoryview(buffer)
         while n := handle.readinto(buffer):
             digest.update(view[:n])
     return digest.hexdigest()
 
 
+PARALLEL_FROM_BYTES = 4 << 20  # below this a file hashes in about a millisecond, less than a hand-over costs
+
+
 def sha256_files(paths: Iterable[Path]) -> dict[Path, str]:
-    """Digests of several files, hashed concurrently: large files keep every core busy."""
+    """Digests of several files: large ones hashed concurrently, to keep every core busy; small ones (a
+    bundle's cases) one after another, since a thread pool costs them more than it saves."""
     unique = list(dict.fromkeys(paths))
-    if len(unique) <= 1:
-        return {p: sha256_file(p) for p in unique}
-    workers = min(len(unique), os.cpu_count() or 1, 8)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(zip(unique, pool.map(sha256_file, unique)))
+    large = {p for p in unique if _size(p) >= PARALLEL_FROM_BYTES}
+    digests = {p: sha256_file(p) for p in unique if p not in large}
+    if len(large) <= 1:
+        digests.update((p, sha256_file(p)) for p in large)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(len(large), os.cpu_count() or 1, 8)) as pool:
+            ordered = list(large)
+            digests.update(zip(ordered, pool.map(sha256_file, ordered)))
+    return {p: digests[p] for p in unique}
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # hashed alone, where the error shows
 
 
 def bundle_digest(file_digests: Mapping[str, str]) -> str:

@@ -79,9 +79,9 @@ def test_zip_bomb_refused(tmp_path: Path) -> None:
 
 
 def test_too_many_members_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import checker.bundle.opening
+    import checker.bundle.archives
 
-    monkeypatch.setattr(checker.bundle.opening, "MAX_ARCHIVE_MEMBERS", 5)
+    monkeypatch.setattr(checker.bundle.archives, "MAX_ARCHIVE_MEMBERS", 5)
     archive = tmp_path / "many.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         for i in range(6):

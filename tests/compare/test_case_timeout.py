@@ -57,3 +57,15 @@ def test_an_endless_run_is_stopped_and_a_quick_one_beside_it_is_not(tmp_path: Pa
     assert time.monotonic() - start < 30
     assert all(y[0] == 0 for (y,) in quick_runs)
     assert _watchdogs() == 1
+
+
+def test_a_shorter_bound_after_a_longer_one_still_stops_its_run(tmp_path: Path) -> None:
+    """The watchdog thread is woken only for a deadline sooner than the one it sleeps towards: after a run
+    bounded at ten minutes, an endless run bounded at half a second must still be stopped on time."""
+    endless, quick = _endless(tmp_path / "endless.onnx"), _quick(tmp_path / "quick.onnx")
+    x = {"x": np.zeros(1, np.float32)}
+    timed_run(quick, None, x, 600.0)
+    start = time.monotonic()
+    with pytest.raises(CaseRunError, match=r"ran for more than 0\.5 s"):
+        timed_run(endless, None, x, 0.5)
+    assert time.monotonic() - start < 30

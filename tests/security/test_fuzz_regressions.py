@@ -16,7 +16,7 @@ import pytest
 from hostile import ids, messages, rewrite_manifest
 
 from checker import findings as F
-from checker.bundle.opening import extract
+from checker.bundle.archives import extract
 from checker.compare.rules import RuleError, parse_rule
 from checker.compare.session import machine_threads, session_options
 from checker.manifest.schema import load, validator
