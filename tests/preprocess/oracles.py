@@ -1,85 +1,123 @@
-# ruff: noqa: SIM108, RUF046  (the packages' code is kept as they write it)
-"""Application preprocessing, reproduced line for line from the packages that ship these ONNX models.
+"""Application preprocessing run by the packages' own code, as the oracle for the reference tensors.
 
-The packages themselves are large (models of tens of megabytes, and OpenCV builds of their own), so the tests
-do not install them; each function below follows the named function of the named release, and the tests
-store what these functions make as the reference tensors.
+ddddocr 1.6.1 and rapidocr_onnxruntime 1.4.4 are not installed: tests/fetch_models.py unpacks the Python sources
+of their pinned wheels into the tests' cache (CI runs it before the tests), and the functions below import them
+from there and call the packages' own functions and methods. A test that needs a package not in the cache
+skips, saying how to fetch it.
+
+- Instances are built without loading a model where the method called does not use one; the attributes it
+  reads are set as the package's `__init__` sets them, from the package's own `config.yaml`.
+- rapidocr_onnxruntime's `__init__` imports its text detector, which needs pyclipper and shapely; the recogniser,
+  classifier and image loader do not, so the package is entered without running that `__init__`.
+- Where a value is computed inline in a package's `__call__` (the recogniser's `max_wh_ratio`, the classifier's
+  batch), it is computed here the same way, for one line, next to the call it feeds.
+
+`opencv_lanczos` is not from a package: it is the common OpenCV idiom for a classifier's input.
 """
 
 from __future__ import annotations
 
-import math
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import cv2
 import numpy as np
-from PIL import Image
+import pytest
+from fetch_models import cached
+
+DDDDOCR = "ddddocr-1.6.1"
+RAPIDOCR = "rapidocr_onnxruntime-1.4.4"
+
+
+def package(name: str) -> Path:
+    """The folder holding the package's sources in the tests' cache; the test skips if it was not fetched."""
+    root = cached(name)
+    if root is None:
+        pytest.skip(f"{name} is not in the model cache; fetch it with: python tests/fetch_models.py")
+    return root
+
+
+def ddddocr(module: str) -> ModuleType:
+    root = package(DDDDOCR)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    loaded = importlib.import_module(f"ddddocr.{module}")
+    assert Path(loaded.__file__ or "").is_relative_to(root), loaded.__file__  # the pinned copy, nothing else
+    return loaded
+
+
+def rapidocr(module: str) -> ModuleType:
+    root = package(RAPIDOCR) / "rapidocr_onnxruntime"
+    if "rapidocr_onnxruntime" not in sys.modules:
+        # the package itself, without its `__init__` (which imports the detector's pyclipper and shapely)
+        spec = importlib.machinery.ModuleSpec("rapidocr_onnxruntime", None, is_package=True)
+        spec.submodule_search_locations = [str(root)]
+        sys.modules["rapidocr_onnxruntime"] = importlib.util.module_from_spec(spec)
+    loaded = importlib.import_module(f"rapidocr_onnxruntime.{module}")
+    assert Path(loaded.__file__ or "").is_relative_to(root), loaded.__file__
+    return loaded
+
+
+def rapidocr_config() -> dict[str, Any]:
+    """The package's own configuration, read and completed as `RapidOCR.__init__` does (model paths made
+    absolute by `update_model_path`)."""
+    utils = rapidocr("utils")
+    config: dict[str, Any] = utils.read_yaml(package(RAPIDOCR) / "rapidocr_onnxruntime" / "config.yaml")
+    return dict(utils.update_model_path(config))
 
 
 def ddddocr_classification(path: Path) -> np.ndarray:
-    """ddddocr 1.6.1, ddddocr/core/ocr_engine.py (OCREngine._preprocess_image, default model): resize to
-    height 64 with Pillow's LANCZOS, the width by `int(w * (64 / h))`; *then* grey; / 255.0."""
-    image = Image.open(path)
-    target_height = 64
-    target_width = int(image.size[0] * (target_height / image.size[1]))
-    image = image.resize((target_width, target_height), Image.LANCZOS)  # ImageProcessor.resize_image
-    image = image.convert("L")  # ImageProcessor.convert_to_grayscale
-    img_array = np.array(image).astype(np.float32)
-    img_array = img_array / 255.0
-    img_array = np.expand_dims(img_array, axis=0)
-    return np.expand_dims(img_array, axis=0)
+    """ddddocr's default OCR model, as `OCREngine.predict` prepares an image: `load_image_from_input`, then
+    `OCREngine._preprocess_image` (Pillow LANCZOS resize to height 64, width by `int(w * (64 / h))`; *then*
+    grey; / 255.0)."""
+    ocr_engine = ddddocr("core.ocr_engine")
+    engine = ocr_engine.OCREngine.__new__(ocr_engine.OCREngine)  # without loading the 14 MB default model
+    engine.session, engine.is_initialized = None, False  # as BaseEngine.__init__ leaves them (read by __del__)
+    engine.use_import_onnx = False  # as OCREngine.__init__ sets it with no import_onnx_path: the default model
+    image = ddddocr("utils.image_io").load_image_from_input(path)
+    tensor: np.ndarray = engine._preprocess_image(image, png_fix=False)
+    return tensor
 
 
-def _rapidocr_load(path: Path) -> np.ndarray:
-    """rapidocr_onnxruntime 1.4.4, utils/load_image.py (LoadImage): Pillow decode, then RGB to BGR."""
-    img = np.array(Image.open(path))
-    return cv2.cvtColor(img, cv2.COLOR_RGB2BGR)
+def rapidocr_image(path: Path) -> np.ndarray:
+    """rapidocr's `LoadImage`: Pillow decode, then RGB to BGR."""
+    image: np.ndarray = rapidocr("utils.load_image").LoadImage()(path)
+    return image
 
 
 def rapidocr_recognizer(path: Path) -> np.ndarray:
-    """rapidocr_onnxruntime 1.4.4, ch_ppocr_rec/text_recognize.py (TextRecognizer.__call__ for one line, then
-    resize_norm_img with rec_img_shape [3, 48, 320]): ceil'd width, OpenCV linear resize, / 255, - 0.5, / 0.5,
-    then zeros padded on the right up to at least 320 (mid-grey after normalising)."""
-    img = _rapidocr_load(path)
-    img_channel, img_height, img_width = 3, 48, 320
+    """`TextRecognizer.resize_norm_img` for one line (rec_img_shape [3, 48, 320]): ceil'd width, OpenCV linear
+    resize, / 255, - 0.5, / 0.5, then zeros padded on the right up to at least 320 (mid-grey after normalising)."""
+    text_recognize = rapidocr("ch_ppocr_rec.text_recognize")
+    recognizer = text_recognize.TextRecognizer.__new__(text_recognize.TextRecognizer)  # without its 11 MB model
+    recognizer.rec_image_shape = rapidocr_config()["Rec"]["rec_img_shape"]  # as TextRecognizer.__init__ sets it
+    img = rapidocr_image(path)
+    # TextRecognizer.__call__ for a batch of this one line: the widest of 320/48 and the line's own ratio
+    _, img_h, img_w = recognizer.rec_image_shape[:3]
     h, w = img.shape[0:2]
-    max_wh_ratio = max(img_width / img_height, w * 1.0 / h)
-    img_width = int(img_height * max_wh_ratio)
-    ratio = w / float(h)
-    if math.ceil(img_height * ratio) > img_width:
-        resized_w = img_width
-    else:
-        resized_w = int(math.ceil(img_height * ratio))
-    resized_image = cv2.resize(img, (resized_w, img_height))
-    resized_image = resized_image.astype("float32")
-    resized_image = resized_image.transpose((2, 0, 1)) / 255
-    resized_image -= 0.5
-    resized_image /= 0.5
-    padding_im = np.zeros((img_channel, img_height, img_width), dtype=np.float32)
-    padding_im[:, :, 0:resized_w] = resized_image
-    return padding_im[None]
+    max_wh_ratio = max(img_w / img_h, w * 1.0 / h)
+    return np.asarray(recognizer.resize_norm_img(img, max_wh_ratio)[np.newaxis, :], np.float32)
+
+
+def rapidocr_classifier() -> Any:
+    """The package's `TextClassifier`, built from its own configuration with the model it ships."""
+    return rapidocr("ch_ppocr_cls.text_cls").TextClassifier(rapidocr_config()["Cls"])
 
 
 def rapidocr_classifier_batch(path: Path, copies: int = 3) -> np.ndarray:
-    """rapidocr_onnxruntime 1.4.4, ch_ppocr_cls/text_cls.py (TextClassifier.resize_norm_img, cls_image_shape
-    [3, 48, 192]), with the batch filled by copies of the same crop, as an application checking one line's
-    orientation does."""
-    img = _rapidocr_load(path)
-    img_c, img_h, img_w = 3, 48, 192
-    h, w = img.shape[:2]
-    ratio = w / float(h)
-    if math.ceil(img_h * ratio) > img_w:
-        resized_w = img_w
-    else:
-        resized_w = int(math.ceil(img_h * ratio))
-    resized_image = cv2.resize(img, (resized_w, img_h))
-    resized_image = resized_image.astype("float32")
-    resized_image = resized_image.transpose((2, 0, 1)) / 255
-    resized_image -= 0.5
-    resized_image /= 0.5
-    padding_im = np.zeros((img_c, img_h, img_w), dtype=np.float32)
-    padding_im[:, :, :resized_w] = resized_image
-    return np.stack([padding_im] * copies)
+    """`TextClassifier.resize_norm_img` (cls_image_shape [3, 48, 192]) on each of `copies` copies of the same
+    crop, batched as `TextClassifier.__call__` does: what an application checking one line's orientation
+    feeds when it passes the crop three times."""
+    classifier = rapidocr_classifier()
+    crops = [rapidocr_image(path)] * copies
+    # TextClassifier.__call__: all crops share one ratio, so they fill one batch (cls_batch_num is 6) in order
+    batch = [classifier.resize_norm_img(crop)[np.newaxis, :] for crop in crops]
+    return np.concatenate(batch).astype(np.float32)
 
 
 def opencv_lanczos(path: Path, size: int = 32) -> np.ndarray:

@@ -1,6 +1,7 @@
-"""Real pipelines declared exactly as steps: the stored tensors come from the packages' own preprocessing
-(oracles.py), every case has its raw file, and no tolerance is overridden. Then each single mistake in the
-manifest is planted, and the explanation must name the edit that undoes it."""
+"""Real pipelines declared exactly as steps: the stored tensors are made by the packages' own preprocessing
+code, run from the tests' cache (oracles.py; fetched by tests/fetch_models.py, else these tests skip), every
+case has its raw file, and no tolerance is overridden. Then each single mistake in the manifest is planted, and
+the explanation must name the edit that undoes it."""
 
 from __future__ import annotations
 
