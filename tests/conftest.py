@@ -51,3 +51,23 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str
         return code, out, err
 
     return run
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fail-on-skip",
+        action="store_true",
+        help="count a skipped test as failed (for a CI step whose tests must all run, e.g. with an optional extra)",
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """With --fail-on-skip, a test that skips (e.g. an optional library that did not install) fails instead."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and item.config.getoption("--fail-on-skip") and not hasattr(report, "wasxfail"):
+        where = report.longrepr  # (path, line, reason) for a skip
+        reason = f"{where[0]}:{where[1]}: {where[2]}" if isinstance(where, tuple) else str(where)
+        report.outcome = "failed"
+        report.longrepr = f"--fail-on-skip: the test skipped ({reason})"

@@ -38,6 +38,10 @@ MAX_NEIGHBOURS = 64
 class Neighbour:
     description: str  # completes "the stored tensor matches the declared preprocessing ..."
     steps: tuple[Step, ...]
+    # Set on the switches to another library of one resize step: (the step's index, the edit's words). Libraries
+    # often agree (torchvision's antialiased bilinear is Pillow's; its nearest is OpenCV's), so an explanation
+    # names every library of that run that reproduces the stored tensor, not only the first.
+    also: tuple[int, str] | None = None
 
 
 def neighbours(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) -> Iterator[Neighbour]:
@@ -57,7 +61,10 @@ def neighbours(steps: tuple[Step, ...], orientation: int, stored_batch: int | No
 def _all(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) -> Iterator[Neighbour]:
     for i, step in enumerate(steps):
         for changed, description in _parameter_changes(step, orientation, stored_batch):
-            yield Neighbour(description, (*steps[:i], changed, *steps[i + 1 :]))
+            also = None
+            if isinstance(step, Resize) and isinstance(changed, Resize) and changed.library != step.library:
+                also = (i, f"library: {changed.library}, filter: {changed.filter_name}")
+            yield Neighbour(description, (*steps[:i], changed, *steps[i + 1 :]), also)
     for i in range(1, len(steps) - 1):
         a, b = steps[i], steps[i + 1]
         if type(a) is not type(b):
@@ -116,6 +123,21 @@ def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         for rounding in ROUNDINGS:
             if rounding != step.rounding:
                 yield _changed(step, "rounding", rounding)
+    # A manifest that leaves `library` out (Pillow) most likely forgot the application's library; one that names
+    # a library most likely has its filter or antialias wrong, which another library may happen to match too.
+    if step.library == "pillow":
+        yield from _other_libraries(step)
+        yield from _own_filters(step)
+    else:
+        yield from _own_filters(step)
+        yield from _other_libraries(step)
+    if step.size is None:
+        for arithmetic in ARITHMETICS:
+            if arithmetic != step.arithmetic:
+                yield _changed(step, "arithmetic", arithmetic)
+
+
+def _other_libraries(step: Resize) -> Iterator[tuple[Step, str]]:
     for library in FILTERS:
         if library == step.library or library == "torch":
             continue
@@ -129,15 +151,14 @@ def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
                     f"(the manifest has {step.library}, {step.filter_name})"
                 ),
             )
+
+
+def _own_filters(step: Resize) -> Iterator[tuple[Step, str]]:
+    if step.library == "torchvision":
+        yield _changed(step, "antialias", not step.antialias)
     for filt in FILTERS[step.library]:
         if filt != step.filter_name:
             yield _changed(step, "filter", filt, step.filter_name)
-    if step.library == "torchvision":
-        yield _changed(step, "antialias", not step.antialias)
-    if step.size is None:
-        for arithmetic in ARITHMETICS:
-            if arithmetic != step.arithmetic:
-                yield _changed(step, "arithmetic", arithmetic)
 
 
 def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
@@ -145,7 +166,7 @@ def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         other = "half_even" if step.offset_rounding == "floor" else "floor"
         changed, description = _changed(step, "offset_rounding", other)
         if other == "half_even":
-            description += " (the offset rounded half to even (as torchvision's CenterCrop does))"
+            description += ": the offset rounded half to even (as torchvision's CenterCrop does)"
         yield changed, description
 
 

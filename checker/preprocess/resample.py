@@ -78,7 +78,7 @@ def _torch(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.nda
         raise CannotReproduce(
             "resize.library is torch, and torch is not installed here, so the checker cannot reproduce its resize"
         ) from e
-    x = torch.from_numpy(np.ascontiguousarray(img, dtype=np.float32)).permute(2, 0, 1)[None]
+    x = torch.from_numpy(_writable(img, np.float32)).permute(2, 0, 1)[None]
     align = None if interpolation == "nearest" else False
     y = functional.interpolate(x, size=size, mode=interpolation, align_corners=align, antialias=False)
     return np.asarray(y[0].permute(1, 2, 0).numpy(), dtype=np.float64)
@@ -131,7 +131,13 @@ def _torchvision(img: np.ndarray, size: tuple[int, int], filt: str, antialias: b
     functional = torchvision_functional()
     torch = importlib.import_module("torch")
     modes = importlib.import_module("torchvision.transforms").InterpolationMode
-    src = img if img.dtype in (np.uint8, np.float32) else img.astype(np.float32)
-    x = torch.from_numpy(np.ascontiguousarray(src)).permute(2, 0, 1)
+    src = _writable(img, img.dtype if img.dtype in (np.uint8, np.float32) else np.float32)
+    x = torch.from_numpy(src).permute(2, 0, 1)
     y = functional.resize(x, list(size), interpolation=getattr(modes, filt.upper()), antialias=antialias)
     return np.ascontiguousarray(y.permute(1, 2, 0).numpy())
+
+
+def _writable(img: np.ndarray, dtype: Any) -> np.ndarray:
+    """`img` as a contiguous, writable array of `dtype`: torch warns on a read-only array (decoded pixels are
+    read-only views of the image), so those are copied."""
+    return np.require(img, dtype=dtype, requirements=["C", "W"])

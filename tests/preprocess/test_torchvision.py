@@ -1,0 +1,228 @@
+"""torchvision as the oracle: the stored tensors are made by torchvision's own `transforms.v2` pipelines, the
+manifest declares them as steps with `library: torchvision`, every case has its raw file, and no tolerance is
+overridden. Then each single mistake in the manifest is planted, and the explanation must name the edit that
+undoes it.
+
+torchvision comes with the `[torch]` extra, which is not in `dev` (torch's default Linux wheel is a CUDA build
+of several gigabytes): without it every test here skips, and CI installs it for these tests alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+from prepkit import bundle_maker, photo, pixels
+
+from checker import findings as F
+from checker.checks.fidelity import fidelity_stage
+from checker.checks.ranges import range_stage
+from checker.findings import Finding
+
+MEAN = [0.485, 0.456, 0.406]  # ImageNet's, as torchvision's classifiers are trained with
+STD = [0.229, 0.224, 0.225]
+SCALE = 1 / 255  # ToDtype(torch.float32, scale=True) on uint8 pixels
+SHORTER, CROP = 40, 37
+FILTERS = ("bilinear", "nearest", "nearest_exact", "bicubic")
+
+# Raw images (h, w): resized so the shorter side is 40, the other side is truncated (56.8 -> 56, 55.33 -> 55);
+# then the 37 x 37 centre crop has an offset of 1.5 on the 40 side, which torchvision rounds half to even (2),
+# and 9.5 on the landscape's long side (10, where floor gives 9).
+SIZES = [(100, 142), (150, 104)]
+
+
+@pytest.fixture(scope="module")
+def v2() -> ModuleType:
+    """torchvision.transforms.v2, or the test skips (the `[torch]` extra is not installed)."""
+    pytest.importorskip("torch")
+    return pytest.importorskip("torchvision.transforms.v2")
+
+
+def raw_image(tmp: Path, name: str, h: int, w: int, top: int = 0) -> Path:
+    """An RGB picture of h x w pixels cut from a real photograph (with its fur's fine detail, so that the
+    filters and antialiasing differ visibly)."""
+    arr = pixels(photo("chelsea.png"))[top : top + 3 * h // 2, 100 : 100 + 3 * w // 2]
+    path = tmp / f"{name}.png"
+    Image.fromarray(arr).resize((w, h), Image.Resampling.BOX).save(path)
+    return path
+
+
+def classifier_steps(filt: str = "bilinear", antialias: bool = True) -> list[dict[str, Any]]:
+    """The classic torchvision classifier input declared exactly (torchvision's Resize truncates the computed
+    side, `int(40 * long / short)` in float64; CenterCrop rounds its offsets half to even)."""
+    resize = {"shorter_side": SHORTER, "rounding": "floor", "arithmetic": "float_product_first"}
+    resize |= {"library": "torchvision", "filter": filt, "antialias": antialias}
+    return [
+        {"decode": {"mode": "RGB"}},
+        {"resize": resize},
+        {"crop": {"center": [CROP, CROP], "offset_rounding": "half_even"}},
+        {"scale": SCALE},
+        {"normalize": {"mean": MEAN, "std": STD}},
+        {"layout": "NCHW"},
+    ]
+
+
+def classifier(v2: ModuleType, filt: str = "bilinear", antialias: bool = True) -> Callable[[Path], np.ndarray]:
+    """torchvision's classifier transform on an image file: ToImage, Resize(shorter side), CenterCrop,
+    ToDtype(float32, scale=True), Normalize, then a batch of one as the application feeds it."""
+    import torch
+    from torchvision.transforms import InterpolationMode
+
+    transform = v2.Compose(
+        [
+            v2.ToImage(),
+            v2.Resize(SHORTER, interpolation=getattr(InterpolationMode, filt.upper()), antialias=antialias),
+            v2.CenterCrop(CROP),
+            v2.ToDtype(torch.float32, scale=True),
+            v2.Normalize(MEAN, STD),
+        ]
+    )
+
+    def run(path: Path) -> np.ndarray:
+        with Image.open(path) as im:
+            tensor = transform(im.convert("RGB"))
+        return np.asarray(tensor.unsqueeze(0).numpy())
+
+    return run
+
+
+# Scale first, then resize: the resize runs on float pixels (no rounding back to 8 bits, bicubic overshoots).
+FLOAT_FIRST = [
+    {"decode": {"mode": "RGB"}},
+    {"scale": SCALE},
+    {"resize": {"size": [24, 30], "library": "torchvision", "filter": "bicubic", "antialias": False}},
+    {"normalize": {"mean": MEAN, "std": STD}},
+    {"layout": "NCHW"},
+]
+
+
+def float_first(v2: ModuleType) -> Callable[[Path], np.ndarray]:
+    import torch
+    from torchvision.transforms import InterpolationMode
+
+    transform = v2.Compose(
+        [
+            v2.ToImage(),
+            v2.ToDtype(torch.float32, scale=True),
+            v2.Resize([24, 30], interpolation=InterpolationMode.BICUBIC, antialias=False),
+            v2.Normalize(MEAN, STD),
+        ]
+    )
+
+    def run(path: Path) -> np.ndarray:
+        with Image.open(path) as im:
+            return np.asarray(transform(im.convert("RGB")).unsqueeze(0).numpy())
+
+    return run
+
+
+def check(
+    tmp_path: Path, steps: list[dict[str, Any]], oracle: Callable[[Path], np.ndarray], ranges: bool = False
+) -> list[Finding]:
+    raws = [raw_image(tmp_path, f"raw{i}", h, w, 40 * i) for i, (h, w) in enumerate(SIZES)]
+    shape = [1, 3, CROP, CROP] if any("crop" in s for s in steps) else [1, 3, 24, 30]
+    entry = {"name": "x", "dtype": "float32", "shape": shape, "preprocessing": {"kind": "image", "steps": steps}}
+    cases = [{"name": f"c{i}", "inputs": {"x": oracle(raw)}, "raw": {"x": raw}} for i, raw in enumerate(raws)]
+    ctx = bundle_maker(tmp_path)([entry], cases)
+    return [*fidelity_stage(ctx), *(range_stage(ctx) if ranges else ())]
+
+
+@pytest.mark.parametrize("antialias", [True, False], ids=["antialias", "no_antialias"])
+@pytest.mark.parametrize("filt", FILTERS)
+def test_torchvision_classifier_declared_exactly(tmp_path: Path, v2: ModuleType, filt: str, antialias: bool) -> None:
+    found = check(tmp_path, classifier_steps(filt, antialias), classifier(v2, filt, antialias), ranges=True)
+    assert found == [], [f.message for f in found]
+
+
+def test_torchvision_resize_of_float_pixels_declared_exactly(tmp_path: Path, v2: ModuleType) -> None:
+    # bicubic overshoots 0-1 on float pixels: the range follows no bound, and the fidelity holds exactly
+    assert check(tmp_path, FLOAT_FIRST, float_first(v2), ranges=True) == []
+
+
+def changed(steps: list[dict[str, Any]], name: str, **params: Any) -> list[dict[str, Any]]:
+    return [{k: ({**v, **params} if k == name else v)} for s in steps for k, v in s.items()]
+
+
+def without(steps: list[dict[str, Any]], name: str, *keys: str) -> list[dict[str, Any]]:
+    """`steps` with `keys` left out of the step `name` (so that they take their defaults)."""
+    return [{k: {p: x for p, x in v.items() if p not in keys} if k == name else v} for s in steps for k, v in s.items()]
+
+
+# (the application's filter and antialias, the manifest with one mistake, the words that must name it)
+MISTAKES: list[tuple[str, bool, list[dict[str, Any]], str]] = [
+    # Pillow's nearest is torchvision's nearest_exact, not its nearest; OpenCV's INTER_NEAREST often equals that
+    # (for the first picture, not the second), and then the explanation names both libraries
+    (
+        "nearest",
+        True,
+        without(changed(classifier_steps("nearest"), "resize", library="pillow"), "resize", "antialias"),
+        "`library: torchvision, filter: nearest`",
+    ),
+    (
+        "bilinear",
+        True,
+        changed(classifier_steps(), "resize", antialias=False),
+        "when `resize` has `antialias: true` (the manifest has false)",
+    ),
+    (
+        "bicubic",
+        False,
+        changed(classifier_steps("bicubic", False), "resize", antialias=True),
+        "when `resize` has `antialias: false` (the manifest has true)",
+    ),
+    (
+        "bilinear",
+        True,
+        changed(classifier_steps(), "resize", filter="bicubic"),
+        "when `resize` has `filter: bilinear` (the manifest has bicubic)",
+    ),
+    (
+        "nearest_exact",
+        False,
+        changed(classifier_steps("nearest_exact", False), "resize", filter="nearest"),
+        "when `resize` has `filter: nearest_exact` (the manifest has nearest)",
+    ),
+    (
+        "bilinear",
+        True,
+        without(classifier_steps(), "crop", "offset_rounding"),
+        "when `crop` has `offset_rounding: half_even` (the manifest has floor): the offset rounded half to even",
+    ),
+    (
+        "bilinear",
+        True,
+        without(classifier_steps(), "resize", "rounding"),
+        "when `resize` has `rounding: floor` (the manifest has half_up)",
+    ),
+    (
+        "bilinear",
+        True,
+        changed(classifier_steps(), "decode", mode="BGR"),
+        "with channels reversed (RGB where BGR is declared)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("filt", "antialias", "steps", "named"), MISTAKES, ids=[f"mistake-{i}" for i in range(len(MISTAKES))]
+)
+def test_torchvision_single_mistake_is_named(
+    tmp_path: Path, v2: ModuleType, filt: str, antialias: bool, steps: list[dict[str, Any]], named: str
+) -> None:
+    found = check(tmp_path, steps, classifier(v2, filt, antialias))
+    assert found, "the planted mistake went unnoticed"
+    assert {f.id for f in found} == {F.INPUTS_FIDELITY}, [f.message for f in found]
+    for finding in found:
+        assert "the stored tensor matches the declared preprocessing" in finding.message, finding.message
+        assert named in finding.message, finding.message
+
+
+def test_torchvision_antialias_on_float_pixels_is_named(tmp_path: Path, v2: ModuleType) -> None:
+    found = check(tmp_path, changed(FLOAT_FIRST, "resize", antialias=True), float_first(v2))
+    assert found and {f.id for f in found} == {F.INPUTS_FIDELITY}, [f.message for f in found]
+    for finding in found:
+        assert "when `resize` has `antialias: false` (the manifest has true)" in finding.message, finding.message
