@@ -72,7 +72,9 @@ def _computed(r: Resize, h0: int, w0: int) -> tuple[int, int]:
     if r.shorter_side is not None:
         short, long = r.shorter_side, side(long0, r.shorter_side, short0)
         if r.max_longer is not None and long > r.max_longer:
-            short, long = side(short0, r.max_longer, long0), r.max_longer
+            # from the sides just computed, as torchvision's max_size (and Hugging Face's copy of it) does:
+            # int(max_size * new_short / new_long), where new_long was itself truncated
+            short, long = side(short, r.max_longer, long), r.max_longer
     else:
         n = r.longer_side or long0
         short, long = side(short0, n, long0), n
@@ -99,7 +101,7 @@ def crop(img: np.ndarray, c: Crop) -> np.ndarray:
     if ch > h or cw > w:
         if c.pad_if_smaller is None:
             raise PreprocessError(f"the image is {h}x{w}, smaller than the {ch}x{cw} crop (no pad_if_smaller)")
-        img = _centred(img, ch, cw, c.pad_if_smaller)
+        img = _centred(img, ch, cw, c.pad_if_smaller, odd_after=c.offset_rounding == "half_even")
         h, w = img.shape[:2]
     top, left = _offset(h - ch, c.offset_rounding), _offset(w - cw, c.offset_rounding)
     return img[top : top + ch, left : left + cw]
@@ -109,12 +111,16 @@ def _offset(extra: int, rounding: str) -> int:
     return round(extra / 2) if rounding == "half_even" else extra // 2
 
 
-def _centred(img: np.ndarray, ch: int, cw: int, fill: tuple[float, ...]) -> np.ndarray:
-    """As Hugging Face's center_crop: the image on a canvas at least the crop's size (the odd row and column of
-    padding before it)."""
+def _centred(img: np.ndarray, ch: int, cw: int, fill: tuple[float, ...], odd_after: bool) -> np.ndarray:
+    """The image on a canvas at least the crop's size: the odd row and column of padding before it, as Hugging
+    Face's center_crop pads, or after it, as torchvision's CenterCrop pads (`odd_after`; the crop that rounds its
+    offsets half to even)."""
     h, w = img.shape[:2]
     nh, nw = max(h, ch), max(w, cw)
-    top_pad, left_pad = -(-(nh - h) // 2), -(-(nw - w) // 2)  # ceil
+    if odd_after:
+        top_pad, left_pad = (nh - h) // 2, (nw - w) // 2
+    else:
+        top_pad, left_pad = -(-(nh - h) // 2), -(-(nw - w) // 2)  # ceil
     canvas = _canvas((nh, nw, img.shape[2]), img.dtype, fill)
     canvas[top_pad : top_pad + h, left_pad : left_pad + w] = img
     return canvas

@@ -51,32 +51,52 @@ def raw_image(tmp: Path, name: str, h: int, w: int, top: int = 0) -> Path:
     return path
 
 
-def classifier_steps(filt: str = "bilinear", antialias: bool = True) -> list[dict[str, Any]]:
+def classifier_steps(
+    filt: str = "bilinear",
+    antialias: bool = True,
+    shorter: int = SHORTER,
+    max_size: int | None = None,
+    crop: int = CROP,
+) -> list[dict[str, Any]]:
     """The classic torchvision classifier input declared exactly (torchvision's Resize truncates the computed
-    side, `int(40 * long / short)` in float64; CenterCrop rounds its offsets half to even)."""
-    resize = {"shorter_side": SHORTER, "rounding": "floor", "arithmetic": "float_product_first"}
+    side, `int(40 * long / short)` in float64; CenterCrop rounds its offsets half to even, and pads a smaller
+    image with zeros)."""
+    resize: dict[str, Any] = {"shorter_side": shorter, "rounding": "floor", "arithmetic": "float_product_first"}
     resize |= {"library": "torchvision", "filter": filt, "antialias": antialias}
+    if max_size is not None:
+        resize["max_longer"] = max_size
+    centre: dict[str, Any] = {"center": [crop, crop], "offset_rounding": "half_even"}
+    if crop > shorter:
+        centre["pad_if_smaller"] = 0
     return [
         {"decode": {"mode": "RGB"}},
         {"resize": resize},
-        {"crop": {"center": [CROP, CROP], "offset_rounding": "half_even"}},
+        {"crop": centre},
         {"scale": SCALE},
         {"normalize": {"mean": MEAN, "std": STD}},
         {"layout": "NCHW"},
     ]
 
 
-def classifier(v2: ModuleType, filt: str = "bilinear", antialias: bool = True) -> Callable[[Path], np.ndarray]:
+def classifier(
+    v2: ModuleType,
+    filt: str = "bilinear",
+    antialias: bool = True,
+    shorter: int = SHORTER,
+    max_size: int | None = None,
+    crop: int = CROP,
+) -> Callable[[Path], np.ndarray]:
     """torchvision's classifier transform on an image file: ToImage, Resize(shorter side), CenterCrop,
     ToDtype(float32, scale=True), Normalize, then a batch of one as the application feeds it."""
     import torch
     from torchvision.transforms import InterpolationMode
 
+    mode = getattr(InterpolationMode, filt.upper())
     transform = v2.Compose(
         [
             v2.ToImage(),
-            v2.Resize(SHORTER, interpolation=getattr(InterpolationMode, filt.upper()), antialias=antialias),
-            v2.CenterCrop(CROP),
+            v2.Resize(shorter, interpolation=mode, max_size=max_size, antialias=antialias),
+            v2.CenterCrop(crop),
             v2.ToDtype(torch.float32, scale=True),
             v2.Normalize(MEAN, STD),
         ]
@@ -124,7 +144,8 @@ def check(
     tmp_path: Path, steps: list[dict[str, Any]], oracle: Callable[[Path], np.ndarray], ranges: bool = False
 ) -> list[Finding]:
     raws = [raw_image(tmp_path, f"raw{i}", h, w, 40 * i) for i, (h, w) in enumerate(SIZES)]
-    shape = [1, 3, CROP, CROP] if any("crop" in s for s in steps) else [1, 3, 24, 30]
+    crop = next((s["crop"]["center"] for s in steps if "crop" in s), [24, 30])
+    shape = [1, 3, *crop]
     entry = {"name": "x", "dtype": "float32", "shape": shape, "preprocessing": {"kind": "image", "steps": steps}}
     cases = [{"name": f"c{i}", "inputs": {"x": oracle(raw)}, "raw": {"x": raw}} for i, raw in enumerate(raws)]
     ctx = bundle_maker(tmp_path)([entry], cases)
@@ -136,6 +157,44 @@ def check(
 def test_torchvision_classifier_declared_exactly(tmp_path: Path, v2: ModuleType, filt: str, antialias: bool) -> None:
     found = check(tmp_path, classifier_steps(filt, antialias), classifier(v2, filt, antialias), ranges=True)
     assert found == [], [f.message for f in found]
+
+
+def test_torchvision_max_size_declared_exactly(tmp_path: Path, v2: ModuleType) -> None:
+    # 100 x 142: the longer side int(40 * 142 / 100) = 56 is over 52, so the shorter is int(52 * 40 / 56) = 37
+    # (from the sides just computed: 52 * 100 / 142 would give 36)
+    steps, oracle = classifier_steps(max_size=52, crop=33), classifier(v2, max_size=52, crop=33)
+    assert check(tmp_path, steps, oracle, ranges=True) == []
+
+
+def test_torchvision_center_crop_of_a_smaller_image_declared_exactly(tmp_path: Path, v2: ModuleType) -> None:
+    # resized to 30 x 42 and 43 x 30, then cropped to 37 x 37: 7 rows (or columns) of zeros, 3 before and 4
+    # after (torchvision's CenterCrop; Hugging Face's puts the odd one before)
+    steps, oracle = classifier_steps(shorter=30), classifier(v2, shorter=30)
+    assert check(tmp_path, steps, oracle, ranges=True) == []
+
+
+def test_torchvision_computed_sizes(v2: ModuleType) -> None:
+    """Resize(n), Resize(n, max_size=m) and Resize(None, max_size=m) of torchvision against the steps'
+    `shorter_side: n` (+ `max_longer: m`) and `longer_side: m`, with floor and float_product_first."""
+    import torch
+    from torchvision.transforms import InterpolationMode
+
+    from checker.preprocess.geometry import resize_size
+    from checker.preprocess.steps import Resize
+
+    exact = {"rounding": "floor", "arithmetic": "float_product_first"}
+    for h in range(20, 160, 3):
+        for w in range(20, 160, 7):
+            image = torch.zeros(1, h, w, dtype=torch.uint8)
+            for n, m in ((16, 21), (30, 41), (37, 52)):
+                for size, step in (
+                    ([n], Resize(shorter_side=n, **exact)),
+                    ([n], Resize(shorter_side=n, max_longer=m, **exact)),
+                    (None, Resize(longer_side=m, **exact)),
+                ):
+                    max_size = m if step.max_longer or step.longer_side else None
+                    out = v2.functional.resize(image, size, max_size=max_size, interpolation=InterpolationMode.NEAREST)
+                    assert resize_size(step, h, w) == tuple(out.shape[-2:]), (h, w, step.words())
 
 
 def test_torchvision_resize_of_float_pixels_declared_exactly(tmp_path: Path, v2: ModuleType) -> None:
