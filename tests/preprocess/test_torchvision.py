@@ -159,6 +159,33 @@ def test_torchvision_classifier_declared_exactly(tmp_path: Path, v2: ModuleType,
     assert found == [], [f.message for f in found]
 
 
+def test_torchvision_on_a_pil_image_resizes_with_pillow(tmp_path: Path, v2: ModuleType) -> None:
+    """The classic transform on a PIL image (ToTensor last, as torchvision's older examples have it): Resize
+    and CenterCrop then run on the PIL image, so the resize is Pillow's, declared as `library: pillow`."""
+    from torchvision import transforms
+
+    transform = transforms.Compose(
+        [
+            transforms.Resize(SHORTER, interpolation=transforms.InterpolationMode.BICUBIC),
+            transforms.CenterCrop(CROP),
+            transforms.ToTensor(),
+            transforms.Normalize(MEAN, STD),
+        ]
+    )
+
+    def oracle(path: Path) -> np.ndarray:
+        with Image.open(path) as im:
+            return np.asarray(transform(im.convert("RGB")).unsqueeze(0).numpy())
+
+    steps = without(changed(classifier_steps("bicubic"), "resize", library="pillow"), "resize", "antialias")
+    assert check(tmp_path, steps, oracle, ranges=True) == []
+    # torchvision's bicubic without antialias is not Pillow's; with it, it is (to a grey level)
+    found = check(tmp_path, changed(classifier_steps("bicubic"), "resize", antialias=False), oracle)
+    assert found and {f.id for f in found} == {F.INPUTS_FIDELITY}
+    for finding in found:
+        assert "when `resize` has `antialias: true` (the manifest has false)" in finding.message, finding.message
+
+
 def test_torchvision_max_size_declared_exactly(tmp_path: Path, v2: ModuleType) -> None:
     # 100 x 142: the longer side int(40 * 142 / 100) = 56 is over 52, so the shorter is int(52 * 40 / 56) = 37
     # (from the sides just computed: 52 * 100 / 142 would give 36)
