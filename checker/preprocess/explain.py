@@ -44,20 +44,30 @@ class Alternative:
 TIME_BOUND_SECONDS = 10.0
 
 
-def explain(
-    alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False, seconds: float = TIME_BOUND_SECONDS
-) -> str | None:
-    deadline = time.monotonic() + seconds
+@dataclass(frozen=True)
+class Search:
+    """What an explanation search found: the alternative that explains the stored tensor, or none; and, when
+    the time bound cut it short, how many alternatives it had tried (the verdict must not read as if all were)."""
+
+    found: str | None = None
+    stopped_after: int | None = None
+    bound_s: float = 0.0  # the time bound that stopped it
+
+
+def explain(alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False) -> Search:
+    deadline = time.monotonic() + TIME_BOUND_SECONDS
+    tried = 0
     for alt in alternatives:
         if time.monotonic() > deadline:
-            return None
+            return Search(stopped_after=tried, bound_s=TIME_BOUND_SECONDS)
+        tried += 1
         try:
             tensor = alt.build()
         except PreprocessError:
             continue  # this variation cannot be built (e.g. no pad token); try the next
         if tensor.shape == stored.shape and difference(tensor, stored, alt.tolerance, first) is None:
-            return alt.description
-    return None
+            return Search(found=alt.description)
+    return Search()
 
 
 # Images
