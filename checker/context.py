@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checker.bundle.paths import BundlePathError, resolve_inside
+from checker.bundle.paths import BundlePathError, resolve_under
 from checker.manifest.load import Manifest
 
 if TYPE_CHECKING:
@@ -100,5 +102,9 @@ class Context:
         """resolve_inside, once per path: the files stage and the cases stage look up the same files."""
         found = self.resolved.get(rel)
         if found is None:
-            found = self.resolved[rel] = resolve_inside(self.root, rel)
+            found = self.resolved[rel] = resolve_under(self.real_root, rel)
         return found
+
+    @functools.cached_property
+    def real_root(self) -> str:
+        return os.path.realpath(self.root)

@@ -18,7 +18,7 @@ from checker.findings import Finding
 from checker.preprocess import audio_explain
 from checker.preprocess.difference import Difference, difference
 from checker.preprocess.errors import CannotReproduce, MissingExtra, MissingLibrary, PreprocessError
-from checker.preprocess.explain import explain, image_alternatives, text_alternatives
+from checker.preprocess.explain import Search, explain, image_alternatives, text_alternatives
 from checker.preprocess.rebuild import (
     REBUILT_KINDS,
     AudioSource,
@@ -161,20 +161,21 @@ def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: 
     if diff is None:
         return
     if isinstance(source, ImageSource):
-        explanation = explain(image_alternatives(source, stored, tolerance), stored)
+        search = explain(image_alternatives(source, stored, tolerance), stored)
     elif isinstance(source, AudioSource):
-        explanation = audio_explain.explain_audio(source, stored, tolerance)
+        search = Search(audio_explain.explain_audio(source, stored, tolerance))
     else:
-        explanation = explain(text_alternatives(source, target, stored), stored, first=True)
+        search = explain(text_alternatives(source, target, stored), stored, first=True)
+    explanation = search.found
     yield F.error(
         F.INPUTS_FIDELITY,
-        _message(raw, target, diff, tolerance, explanation),
+        _message(raw, target, diff, tolerance, search),
         **ctx.where(*raw.case.where, "raw", raw.name),
         **_details(raw, target, diff, tolerance, explanation),
     )
 
 
-def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, explanation: str | None) -> str:
+def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, search: Search) -> str:
     is_text = isinstance(raw.source, TextSource)
     verb, unit = ("tokenized", "tokenization") if is_text else ("preprocessed", "preprocessing")
     head = f"case '{raw.case.name}', input '{target}': {raw.rel} {verb} as declared"
@@ -192,7 +193,14 @@ def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, explana
             f"values beyond the tolerance {tolerance:.4g})"
         )
     unexplained = audio_explain.UNEXPLAINED if isinstance(raw.source, AudioSource) else UNEXPLAINED
-    why = f"the stored tensor matches the declared {unit} {explanation}" if explanation else unexplained
+    if search.stopped_after is not None:
+        tried = search.stopped_after
+        unexplained = (
+            f"the search for a single edit that explains it reached its time bound ({search.bound_s:g} s) "
+            + (f"after {tried} alternatives, none of which explains it" if tried else "before trying any")
+            + "; the rest were not tried"
+        )
+    why = f"the stored tensor matches the declared {unit} {search.found}" if search.found else unexplained
     return f"{body}; {why}"
 
 

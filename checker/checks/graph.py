@@ -64,7 +64,7 @@ def _inspect(
     yield from external
     if any(f.severity is F.Severity.ERROR for f in external):
         return None  # never let a library follow a reference we refused
-    rejected = _onnx_check(path)
+    rejected, inferred = onnx_checks(path)
     if rejected:
         yield F.error(
             F.GRAPH_INVALID,
@@ -72,7 +72,6 @@ def _inspect(
             **ctx.where(*keys, "path"),
         )
         return None
-    inferred = _full_check(path)
     if inferred:
         yield F.warning(
             F.GRAPH_INVALID,
@@ -97,29 +96,38 @@ def _parse(path: Path) -> tuple[Any, str]:
         return None, f"cannot be parsed as an ONNX model ({type(exc).__name__}: {exc})"
 
 
-def _onnx_check(path: Path) -> str | None:
-    """Check by path, so models whose weights live in external files (and are over 2 GiB) work."""
-    import onnx
-
-    try:
-        onnx.checker.check_model(str(path))
-    except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
-        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return None
-
-
-def _full_check(path: Path) -> str | None:
-    """The checker with `full_check`: strict shape inference. Its complaints are warnings, since onnxruntime
-    infers shapes itself and many exported graphs run correctly despite them."""
+def onnx_checks(path: Path) -> tuple[str | None, str | None]:
+    """The ONNX checker's rejection, or else strict shape inference's complaint (`full_check`), from one
+    check of the file by path (so that models with weights in external files, over 2 GiB, work). Complaints of
+    shape inference are warnings, since onnxruntime infers shapes itself and many exported graphs run
+    correctly despite them; only when the full check fails otherwise does the plain checker run again, to
+    tell a rejection from an inference complaint."""
     import onnx
     from onnx.shape_inference import InferenceError
 
     try:
         onnx.checker.check_model(str(path), full_check=True)
-    except (InferenceError, onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
-        text = str(exc).strip()
-        return text.splitlines()[0] if text else type(exc).__name__
+    except InferenceError as exc:
+        return None, _first_line(exc)
+    except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
+        rejected = _plain_check(path)
+        return (rejected, None) if rejected else (None, _first_line(exc))
+    return None, None
+
+
+def _plain_check(path: Path) -> str | None:
+    import onnx
+
+    try:
+        onnx.checker.check_model(str(path))
+    except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
+        return _first_line(exc)
     return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def external_data_findings(

@@ -346,7 +346,7 @@ def load_manifest(path: Path, round_trip: bool = False) -> tuple[Manifest | None
     if tree is None:
         return None, found
     manifest = Manifest(data=plain_data(tree), file=path.name, tree=tree)
-    unencodable = unencodable_findings(manifest)
+    unencodable = unencodable_findings(manifest, text)
     if unencodable:
         return None, unencodable  # no later stage may see a string that cannot be written out
     version = check_version(manifest)

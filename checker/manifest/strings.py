@@ -44,10 +44,14 @@ def _bad_strings(node: Any, keys: tuple[str | int, ...] = ()) -> Iterator[tuple[
             yield from _bad_strings(value, (*keys, i))
 
 
-def unencodable_findings(manifest: Manifest) -> list[Finding]:
-    """A `manifest.schema` error for each field whose key or text is not valid Unicode (at most MAX_REPORTED)."""
+def unencodable_findings(manifest: Manifest, text: str | None = None) -> list[Finding]:
+    """A `manifest.schema` error for each field whose key or text is not valid Unicode (at most MAX_REPORTED).
+    Given the manifest's `text`, which was decoded from UTF-8 and so holds no surrogate itself, only a `\\u` or
+    `\\U` escape can make one: a text without either needs no walk over every string."""
     from checker.manifest.load import field_path
 
+    if text is not None and "\\u" not in text and "\\U" not in text:
+        return []
     out = []
     for keys in _bad_strings(manifest.data):
         msg = (

@@ -46,17 +46,25 @@ class Alternative:
 TIME_BOUND_SECONDS = 10.0
 
 
-def explain(
-    alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False, seconds: float = TIME_BOUND_SECONDS
-) -> str | None:
-    clock = _Clock(time.monotonic() + seconds)
+@dataclass(frozen=True)
+class Search:
+    """What an explanation search found: the alternative that explains the stored tensor, or none; and, when
+    the time bound cut it short, how many alternatives it had tried (the verdict must not read as if all were)."""
+
+    found: str | None = None
+    stopped_after: int | None = None
+    bound_s: float = 0.0  # the time bound that stopped it
+
+
+def explain(alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False) -> Search:
+    clock = _Clock(time.monotonic() + TIME_BOUND_SECONDS)
     pending = iter(alternatives)
-    for alt in pending:
+    for tried, alt in enumerate(pending):
         if clock.expired():
-            return None
+            return Search(stopped_after=tried, bound_s=TIME_BOUND_SECONDS)
         if clock.reproduces(alt, stored, first):
-            return alt.description + _also(alt, pending, stored, first, clock)
-    return None
+            return Search(found=alt.description + _also(alt, pending, stored, first, clock))
+    return Search()
 
 
 @dataclass

@@ -299,3 +299,14 @@ def test_no_cases_no_findings(make_bundle: BundleMaker) -> None:
     ctx = image_ctx(make_bundle, {"cat": np.zeros((1, 3, 128, 128), np.float32)})
     ctx.cases = None
     assert list(fidelity_stage(ctx)) == []
+
+
+def test_a_search_cut_by_its_time_bound_says_so(make_bundle: BundleMaker, monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.preprocess import explain
+
+    monkeypatch.setattr(explain, "TIME_BOUND_SECONDS", 0.0)
+    noise = np.random.default_rng(0).normal(size=(1, 3, 128, 128)).astype(np.float32)
+    finding = only(list(fidelity_stage(image_ctx(make_bundle, {"cat": noise}))))
+    assert "reached its time bound (0 s) before trying any" in finding.message
+    assert "the rest were not tried" in finding.message
+    assert "no single usual mistake" not in finding.message
