@@ -183,7 +183,7 @@ def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
     except (OSError, ValueError) as e:
         raise PreprocessError(f"the image cannot be converted to {mode}: {e}") from e
     arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
-    return arr[..., ::-1] if step.mode == "BGR" else arr
+    return reversed_channels(arr) if step.mode == "BGR" else arr
 
 
 def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
@@ -201,10 +201,21 @@ def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
         raise PreprocessError("OpenCV cannot decode the raw file")
     arr = np.asarray(arr, dtype=np.uint8)
     arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
-    return arr[..., ::-1] if step.mode == "RGB" else arr
+    return reversed_channels(arr) if step.mode == "RGB" else arr
 
 
 # Colour and values
+
+
+def reversed_channels(arr: np.ndarray) -> np.ndarray:
+    """RGB <-> BGR as a C-contiguous copy. A reversed view (`arr[..., ::-1]`) costs nothing here, but OpenCV's
+    resize and Pillow's fromarray then copy it element by element, several times slower than these few strided
+    copies, one per channel."""
+    out = np.empty_like(arr)
+    last = arr.shape[-1] - 1
+    for c in range(last + 1):
+        out[..., c] = arr[..., last - c]
+    return out
 
 
 _LUMA = {"RGB": (0.299, 0.587, 0.114), "BGR": (0.114, 0.587, 0.299)}
@@ -218,7 +229,7 @@ def _convert(state: Pixels, step: Convert) -> Pixels:
     if src == "L":
         return replace(state, array=np.repeat(arr, 3, axis=-1), order=dst)
     if dst != "L":
-        return replace(state, array=arr[..., ::-1], order=dst)
+        return replace(state, array=reversed_channels(arr), order=dst)
     if step.formula == "opencv":
         cv2 = opencv("convert with formula: opencv")
         code = cv2.COLOR_RGB2GRAY if src == "RGB" else cv2.COLOR_BGR2GRAY
