@@ -16,7 +16,8 @@ import numpy as np
 from checker.preprocess import geometry as geo
 from checker.preprocess.decode import Decoded
 from checker.preprocess.errors import CannotReproduce, PreprocessError
-from checker.preprocess.image import MAX_OUTPUT_PIXELS, _check_size
+from checker.preprocess.image import MAX_OUTPUT_PIXELS
+from checker.preprocess.image import _check_size as check_size  # the bound on what a manifest can make us allocate
 from checker.preprocess.layout import cast, numpy_dtype
 from checker.preprocess.resample import opencv, pillow, resize_with
 from checker.preprocess.steps import (
@@ -149,11 +150,6 @@ def _spatial(step: Step, img: np.ndarray) -> np.ndarray:
     raise PreprocessError(f"unknown step {step!r}")
 
 
-def check_size(size: tuple[int, int], step: str, channels: int) -> None:
-    """The bound on what a manifest can make us allocate (image.py holds it)."""
-    _check_size(size, step, channels)
-
-
 def _check_batch(repeat: int, size: tuple[int, ...]) -> None:
     if repeat * size[0] * size[1] > MAX_OUTPUT_PIXELS:
         raise PreprocessError(
@@ -176,11 +172,11 @@ def decode_step(step: Decode, decoded: Decoded) -> Pixels:
 
 
 def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
-    image = pillow()
     im = decoded.upright if step.applies_exif else decoded.stored
     mode = "L" if step.mode == "L" else "RGB"
     try:
         if step.alpha is not None and ("A" in im.getbands() or "transparency" in im.info):
+            image = pillow()
             rgba = im.convert("RGBA")
             colour = tuple(round(v) for v in np.broadcast_to(step.alpha, (3,)))
             background = image.new("RGBA", rgba.size, (*colour, 255))
@@ -314,7 +310,8 @@ def arrange(state: Pixels, layout: str) -> np.ndarray:
             raise PreprocessError(f"layout {layout} has no channel axis, but the image has {arr.shape[-1]} channels")
         arr = arr[..., 0]
         axes = axes.replace("C", "")
-    return np.transpose(arr, [axes.index(a) for a in layout])
+    arranged: np.ndarray = arr.transpose([axes.index(a) for a in layout])  # the method: no Python wrapper
+    return arranged
 
 
 def tensor_units(steps: tuple[Step, ...]) -> float:
