@@ -1,12 +1,16 @@
 """Rebuilding raw images with declared steps (checker.preprocess) against the same pipeline written directly.
 
-    python benchmarks/bench_preprocess.py [--images 200] [--repeat 5]
+    python benchmarks/bench_preprocess.py [--images 200] [--repeat 9] [--only classifier|ocr]
 
 Target: the checker rebuilds N raw images in <= 1.2x the time of the same pipeline written directly in
 Pillow or OpenCV and NumPy. Two pipelines: a classifier's (Pillow: shorter side 256, centre crop 224, /255,
 ImageNet mean and std) and an OCR line recogniser's (OpenCV linear resize to height 48 with PaddleOCR's
-width rule, /255, -0.5, /0.5, zeros padded to at least 320 after normalising). Both sides decode every file
-with Pillow; each side runs `--repeat` times, interleaved, and the medians are compared.
+width rule, /255, -0.5, /0.5, zeros padded to at least 320 after normalising, as rapidocr-onnxruntime writes
+it). Both sides decode every file with Pillow and make the same float32 tensors: every image is compared
+first (the largest difference is printed), which also warms both up. Then each round takes every image
+through both sides back to back, the first side alternating from image to image, so that other work on a
+shared machine falls on both alike; the medians over rounds of wall time, of CPU time (steadier under load)
+and of the per-round ratios are printed.
 """
 
 from __future__ import annotations
@@ -133,16 +137,16 @@ def main() -> None:
     args = parser.parse_args()
     cv2.setNumThreads(1)  # both sides alike, and steadier on a shared machine
     with tempfile.TemporaryDirectory() as tmp:
-        for name, line, steps, direct, tolerance in (
-            ("classifier (Pillow)", False, CLASSIFIER, direct_classifier, 2 / 255 / 0.224),
-            ("OCR line (OpenCV)", True, OCR_LINE, direct_ocr_line, 1e-5),
+        for name, line, steps, direct in (
+            ("classifier (Pillow)", False, CLASSIFIER, direct_classifier),
+            ("OCR line (OpenCV)", True, OCR_LINE, direct_ocr_line),
         ):
             if args.only and args.only not in name.lower():
                 continue
             paths = write_images(Path(tmp), args.images, line)
             ours = checker_side(steps)
             worst = same_tensors(ours, direct, paths)
-            assert worst <= tolerance, (name, worst)
+            assert worst <= 1e-5, (name, worst)  # float32 rounding apart (x * (1/255) against x / 255)
             rounds = [one_round((ours, direct), paths) for _ in range(args.repeat)]
             report(name, args.images, worst, rounds)
 
