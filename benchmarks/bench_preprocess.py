@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -29,28 +30,28 @@ import skimage.data
 from material import median
 from PIL import Image
 
-from checker.preprocess.decode import decode
-from checker.preprocess.pipeline import run
-from checker.preprocess.steps import parse_steps
+from checker.preprocess.rebuild import ImageSource, Inputs, open_source
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-CLASSIFIER = parse_steps(
+CLASSIFIER = (
     [
         {"decode": {"mode": "RGB"}},
         {"resize": {"shorter_side": 256, "rounding": "floor"}},
         {"crop": {"center": [224, 224]}},
         {"scale": 1 / 255},
         {"normalize": {"mean": list(MEAN), "std": list(STD)}},
-    ]
+    ],
+    [1, 3, 224, 224],
 )
-OCR_LINE = parse_steps(
+OCR_LINE = (
     [
         {"decode": {"mode": "BGR"}},
         {"resize": {"ppocr_line": {"height": 48, "min_width": 320}, "library": "opencv", "filter": "linear"}},
         {"scale": 1 / 255},
         {"normalize": {"mean": [0.5], "std": [0.5]}},
         {"pad": {"at_least": [None, 320], "position": "top_left", "value": 0}},
-    ]
+    ],
+    [1, 3, 48, "width"],
 )
 
 
@@ -94,8 +95,19 @@ def direct_ocr_line(path: Path) -> np.ndarray:
     return out[None]
 
 
-def checker_side(steps: tuple) -> Callable[[Path], np.ndarray]:  # type: ignore[type-arg]
-    return lambda path: run(steps, decode(path, path.name), "NCHW", "float32")
+def checker_side(pipeline: tuple[list[dict[str, Any]], list[Any]], root: Path) -> Callable[[Path], np.ndarray]:
+    """What `checker verify` does with a case's raw file: open it as the manifest's input declares (the
+    bounded decode), then build the tensor."""
+    steps, shape = pipeline
+    entry = {"name": "x", "dtype": "float32", "shape": shape, "preprocessing": {"kind": "image", "steps": steps}}
+    inputs = Inputs([entry], root)
+
+    def rebuild(path: Path) -> np.ndarray:
+        source = open_source(inputs, "x", path, path.name)
+        assert isinstance(source, ImageSource)
+        return source.build()["x"]
+
+    return rebuild
 
 
 @dataclass
@@ -144,7 +156,7 @@ def main() -> None:
             if args.only and args.only not in name.lower():
                 continue
             paths = write_images(Path(tmp), args.images, line)
-            ours = checker_side(steps)
+            ours = checker_side(steps, Path(tmp))
             worst = same_tensors(ours, direct, paths)
             assert worst <= 1e-5, (name, worst)  # float32 rounding apart (x * (1/255) against x / 255)
             rounds = [one_round((ours, direct), paths) for _ in range(args.repeat)]

@@ -66,6 +66,8 @@ class Memo:
     used: int = 0
 
     def get(self, steps: tuple[Step, ...]) -> tuple[int, Pixels | None]:
+        if not self.states:
+            return 0, None  # nothing kept yet: no prefix to hash
         for k in range(len(steps), 0, -1):
             found = self.states.get(steps[:k])
             if found is not None:
