@@ -1,4 +1,4 @@
-"""Rebuilding raw images with declared steps (checker.preprocess) against the same pipeline written directly.
+"""Rebuilding raw images with declared steps, as `checker verify` does, against the same pipeline written directly.
 
     python benchmarks/bench_preprocess.py [--images 200] [--repeat 9] [--only classifier|ocr]
 
