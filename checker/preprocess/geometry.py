@@ -40,8 +40,12 @@ def resize_size(r: Resize, h0: int, w0: int) -> tuple[int, int]:
     """(h, w) the resize step makes of an image of (h0, w0)."""
     if r.ppocr_line is not None:
         h, min_w = r.ppocr_line
-        x = ratio(w0, h, h0, r.arithmetic)
-        return h, max(1, min(math.ceil(x), max(min_w, math.floor(x))))
+        if r.arithmetic == "exact":  # the true quotient's floor and ceiling in integers, with no Fraction built
+            low, high = (w0 * h) // h0, -(-(w0 * h) // h0)
+        else:
+            x = ratio(w0, h, h0, r.arithmetic)
+            low, high = math.floor(x), math.ceil(x)
+        return h, max(1, min(high, max(min_w, low)))
     h, w = _computed(r, h0, w0)
     if r.multiple_of is not None and r.size is None:
         n = r.multiple_of
@@ -132,6 +136,8 @@ def _canvas(shape: tuple[int, int, int], dtype: np.dtype, fill: tuple[float, ...
     integral = dtype == np.uint8 and all(float(v).is_integer() and 0 <= v <= 255 for v in values)
     out_dtype = dtype if integral or dtype.kind == "f" else np.dtype(np.float32)
     if len(set(values)) == 1:
+        if values[0] == 0 and math.copysign(1.0, values[0]) > 0:
+            return np.zeros(shape, dtype=out_dtype)  # already zero from the allocator, where a fill writes
         return np.full(shape, values[0], dtype=out_dtype)
     canvas = np.empty(shape, dtype=out_dtype)
     canvas[...] = values

@@ -7,6 +7,7 @@ their first steps, compute each shared prefix once.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -15,6 +16,8 @@ import numpy as np
 from checker.preprocess import geometry as geo
 from checker.preprocess.decode import Decoded
 from checker.preprocess.errors import CannotReproduce, PreprocessError
+from checker.preprocess.image import MAX_OUTPUT_PIXELS
+from checker.preprocess.image import _check_size as check_size  # the bound on what a manifest can make us allocate
 from checker.preprocess.layout import cast, numpy_dtype
 from checker.preprocess.resample import opencv, pillow, resize_with
 from checker.preprocess.steps import (
@@ -45,6 +48,14 @@ class Pixels:
     # Values become float32 at the first float step, as the spec says; the shorthand fields always computed
     # in float64, and keep doing so.
     float_dtype: type[np.floating[Any]] = np.float32
+    # The array is a buffer this run made and nobody else holds (not a view of the decoded image, not kept in
+    # a Memo), so a value step may write into it rather than allocate another.
+    owned: bool = False
+
+
+def _with(state: Pixels, array: np.ndarray, owned: bool = False) -> Pixels:
+    """`state` with other pixels: `dataclasses.replace` costs several times more, once per step of every image."""
+    return Pixels(array, state.order, state.batched, state.layout, state.float_dtype, owned)
 
 
 @dataclass
@@ -55,6 +66,8 @@ class Memo:
     used: int = 0
 
     def get(self, steps: tuple[Step, ...]) -> tuple[int, Pixels | None]:
+        if not self.states:
+            return 0, None  # nothing kept yet: no prefix to hash
         for k in range(len(steps), 0, -1):
             found = self.states.get(steps[:k])
             if found is not None:
@@ -80,8 +93,9 @@ def run(
     and its `dtype`."""
     np_dtype = numpy_dtype(dtype)
     done, state = memo.get(steps) if memo is not None else (0, None)
+    in_place = memo is None  # a memo keeps every step's pixels, so none may be overwritten
     for i in range(done, len(steps)):
-        state = apply(steps[i], state, decoded)
+        state = apply(steps[i], state, decoded, in_place)
         if i == 0 and float64:
             state = replace(state, float_dtype=np.float64)
         if memo is not None:
@@ -94,7 +108,8 @@ def run(
     return cast(tensor, np_dtype)
 
 
-def apply(step: Step, state: Pixels | None, decoded: Decoded) -> Pixels:
+def apply(step: Step, state: Pixels | None, decoded: Decoded, in_place: bool = False) -> Pixels:
+    """One step on `state`; with `in_place`, a value step may overwrite pixels the previous step made."""
     if isinstance(step, Decode):
         return decode_step(step, decoded)
     if state is None:
@@ -109,18 +124,16 @@ def apply(step: Step, state: Pixels | None, decoded: Decoded) -> Pixels:
         _check_batch(step.repeat, state.array.shape[1:3])
         return replace(state, array=np.concatenate([state.array] * step.repeat), batched=True)
     if isinstance(step, Cast):
-        return replace(state, array=_cast_step(state.array, step.dtype))
+        return _with(state, _cast_step(state.array, step.dtype))
     if isinstance(step, Scale):
-        scaled = state.array.astype(state.float_dtype)
-        scaled *= state.float_dtype(step.factor)
-        return replace(state, array=scaled)
+        return _with(state, _scale(state, step, in_place), owned=True)
     if isinstance(step, Normalize):
-        return replace(state, array=_normalize(state, step))
+        return _with(state, _normalize(state, step, in_place), owned=True)
     if isinstance(step, Convert):
         return _convert(state, step)
     if len(state.array) == 1:  # one image: no copy into a stack
-        return replace(state, array=_spatial(step, state.array[0])[None])
-    return replace(state, array=np.stack([_spatial(step, img) for img in state.array]))
+        return _with(state, _spatial(step, state.array[0])[None])
+    return _with(state, np.stack([_spatial(step, img) for img in state.array]))
 
 
 def _spatial(step: Step, img: np.ndarray) -> np.ndarray:
@@ -139,16 +152,7 @@ def _spatial(step: Step, img: np.ndarray) -> np.ndarray:
     raise PreprocessError(f"unknown step {step!r}")
 
 
-def check_size(size: tuple[int, int], step: str, channels: int) -> None:
-    """The bound on what a manifest can make us allocate (image.py holds it)."""
-    from checker.preprocess.image import _check_size
-
-    _check_size(size, step, channels)
-
-
 def _check_batch(repeat: int, size: tuple[int, ...]) -> None:
-    from checker.preprocess.image import MAX_OUTPUT_PIXELS
-
     if repeat * size[0] * size[1] > MAX_OUTPUT_PIXELS:
         raise PreprocessError(
             f"batch: {{repeat: {repeat}}} of {size[0]}x{size[1]} images is more than {MAX_OUTPUT_PIXELS} pixels"
@@ -170,11 +174,11 @@ def decode_step(step: Decode, decoded: Decoded) -> Pixels:
 
 
 def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
-    image = pillow()
     im = decoded.upright if step.applies_exif else decoded.stored
     mode = "L" if step.mode == "L" else "RGB"
     try:
         if step.alpha is not None and ("A" in im.getbands() or "transparency" in im.info):
+            image = pillow()
             rgba = im.convert("RGBA")
             colour = tuple(round(v) for v in np.broadcast_to(step.alpha, (3,)))
             background = image.new("RGBA", rgba.size, (*colour, 255))
@@ -183,7 +187,7 @@ def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
     except (OSError, ValueError) as e:
         raise PreprocessError(f"the image cannot be converted to {mode}: {e}") from e
     arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
-    return arr[..., ::-1] if step.mode == "BGR" else arr
+    return reversed_channels(arr) if step.mode == "BGR" else arr
 
 
 def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
@@ -201,10 +205,25 @@ def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
         raise PreprocessError("OpenCV cannot decode the raw file")
     arr = np.asarray(arr, dtype=np.uint8)
     arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
-    return arr[..., ::-1] if step.mode == "RGB" else arr
+    return reversed_channels(arr) if step.mode == "RGB" else arr
 
 
 # Colour and values
+
+
+def reversed_channels(arr: np.ndarray) -> np.ndarray:
+    """RGB <-> BGR as a C-contiguous copy. A reversed view (`arr[..., ::-1]`) costs nothing here, but OpenCV's
+    resize and Pillow's fromarray then copy it element by element, several times slower than a copy made
+    here. OpenCV, when something has loaded it, swaps the channels fastest; else one strided copy per channel."""
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None and arr.shape[-1] == 3 and arr.dtype in (np.uint8, np.float32) and arr.flags.c_contiguous:
+        rows = arr.reshape(-1, arr.shape[-2], 3)  # a batch as one tall image
+        return np.asarray(cv2.cvtColor(rows, cv2.COLOR_RGB2BGR)).reshape(arr.shape)
+    out = np.empty_like(arr)
+    last = arr.shape[-1] - 1
+    for c in range(last + 1):
+        out[..., c] = arr[..., last - c]
+    return out
 
 
 _LUMA = {"RGB": (0.299, 0.587, 0.114), "BGR": (0.114, 0.587, 0.299)}
@@ -218,7 +237,7 @@ def _convert(state: Pixels, step: Convert) -> Pixels:
     if src == "L":
         return replace(state, array=np.repeat(arr, 3, axis=-1), order=dst)
     if dst != "L":
-        return replace(state, array=arr[..., ::-1], order=dst)
+        return replace(state, array=reversed_channels(arr), order=dst)
     if step.formula == "opencv":
         cv2 = opencv("convert with formula: opencv")
         code = cv2.COLOR_RGB2GRAY if src == "RGB" else cv2.COLOR_BGR2GRAY
@@ -239,15 +258,39 @@ def _pillow_luma(arr: np.ndarray, order: str) -> np.ndarray:
     return (rgb.astype(np.float32) @ weights)[..., None]
 
 
-def _normalize(state: Pixels, step: Normalize) -> np.ndarray:
+def _writable(state: Pixels, in_place: bool) -> bool:
+    """Whether a value step may write its result over `state`'s pixels: the same operations either way."""
+    return in_place and state.owned and state.array.dtype == state.float_dtype
+
+
+def _scale(state: Pixels, step: Scale, in_place: bool) -> np.ndarray:
+    scaled = state.array if _writable(state, in_place) else state.array.astype(state.float_dtype)
+    scaled *= state.float_dtype(step.factor)
+    return scaled
+
+
+def _normalize(state: Pixels, step: Normalize, in_place: bool) -> np.ndarray:
     channels = state.array.shape[-1]
     _check_values(step.mean, channels, "normalize.mean")
     _check_values(step.std, channels, "normalize.std")
-    mean = np.asarray(step.mean, dtype=state.float_dtype)
-    std = np.asarray(step.std, dtype=state.float_dtype)
-    out: np.ndarray = state.array.astype(state.float_dtype, copy=False) - mean
-    out /= std
+    dtype = state.float_dtype
+    out = state.array if _writable(state, in_place) else state.array.astype(dtype)
+    # Per-channel values broadcast over a last axis of 3 run NumPy's loop 3 elements at a time, many times
+    # slower than over whole rows; so the values are repeated along a row and the pixels seen as rows. The
+    # operations, and so the results, are the same.
+    rows = out.reshape(-1, out.shape[-2] * channels) if channels > 1 and out.flags.c_contiguous else out
+    np.subtract(rows, _operand(step.mean, dtype, rows is not out and len(step.mean) > 1, out.shape[-2]), out=rows)
+    np.divide(rows, _operand(step.std, dtype, rows is not out and len(step.std) > 1, out.shape[-2]), out=rows)
     return out
+
+
+def _operand(values: tuple[float, ...], dtype: type[np.floating[Any]], along_row: bool, width: int) -> Any:
+    """`values` in `dtype`: one number as a scalar, per-channel values as they broadcast (repeated along a row
+    of `width` pixels when the pixels are seen as rows)."""
+    if len(values) == 1:
+        return dtype(values[0])
+    per_channel = np.asarray(values, dtype=dtype)
+    return np.tile(per_channel, width) if along_row else per_channel
 
 
 def _cast_step(arr: np.ndarray, dtype: str) -> np.ndarray:
@@ -269,7 +312,8 @@ def arrange(state: Pixels, layout: str) -> np.ndarray:
             raise PreprocessError(f"layout {layout} has no channel axis, but the image has {arr.shape[-1]} channels")
         arr = arr[..., 0]
         axes = axes.replace("C", "")
-    return np.transpose(arr, [axes.index(a) for a in layout])
+    arranged: np.ndarray = arr.transpose([axes.index(a) for a in layout])  # the method: no Python wrapper
+    return arranged
 
 
 def tensor_units(steps: tuple[Step, ...]) -> float:

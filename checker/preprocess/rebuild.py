@@ -44,9 +44,14 @@ class ImageSource:
     layout: str
     # What each prefix of a step list made: the explanations try many lists that begin alike.
     memo: Memo = field(default_factory=Memo)
+    declared_built: bool = False
 
     def build(self, spec: ImageSpec | None = None) -> dict[str, np.ndarray]:
-        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype, self.memo)
+        # The declared steps run first, once per raw file, and nearly always match: without the memo they keep
+        # no prefix and may overwrite their own pixels. Explanations, which run only on a mismatch, fill it.
+        memo = self.memo if spec is not None or self.declared_built else None
+        self.declared_built = self.declared_built or spec is None
+        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype, memo)
         return {self.target.name: tensor}
 
     def build_steps(self, steps: tuple[Step, ...]) -> np.ndarray:

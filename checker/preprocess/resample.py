@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,9 @@ _OPENCV_FILTERS = {
 
 def opencv(use: str = "a step with library: opencv") -> Any:
     """The cv2 module, or MissingLibrary naming the extra that installs it."""
+    loaded = sys.modules.get("cv2")  # once per image step: a dictionary look-up, not the import machinery
+    if loaded is not None:
+        return loaded
     try:
         return importlib.import_module("cv2")
     except ImportError as e:
