@@ -29,3 +29,13 @@ def test_ci_runs_those_commands_word_for_word_inside_a_fresh_venv() -> None:
     for command in commands:
         assert command in ci, f".ci/run does not run the README's command: {command}"
         assert ci.index(command) > venv_at, "the command runs before the virtual environment is active"
+
+
+def test_a_failure_anywhere_in_a_readme_command_stops_ci() -> None:
+    """Under `set -e` a failing command before a list's last `&&` does not stop the script: each of the
+    README's commands is followed by a line that exits with its status."""
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    _, *commands = _first_block_commands()
+    for command in commands:
+        after = ci[ci.index(command) + 1]
+        assert after.startswith('status=$?; [ "$status" -eq 0 ] || exit "$status"'), after
