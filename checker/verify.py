@@ -81,17 +81,18 @@ PEAK_PER_BYTE = 1.3
 
 
 def verify_paths(paths: list[str], options: Options) -> Report:
-    bundles = _verify_all([Path(p) for p in paths], options)
-    # After the bundles: the versions then come from the modules they loaded (see installed_version).
-    return Report(checker_version=__version__, strict=options.strict, environment=environment(), bundles=bundles)
+    bundles, env = _verify_all([Path(p) for p in paths], options)
+    return Report(checker_version=__version__, strict=options.strict, environment=env, bundles=bundles)
 
 
-def _verify_all(paths: list[Path], options: Options) -> list[BundleReport]:
-    """Every bundle's report, in the order given; bundles run side by side in worker processes when
-    `options.jobs` and the memory allow it, with the same reports as one after another."""
+def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport], dict[str, str]]:
+    """Every bundle's report, in the order given, and the versions they were verified with; bundles run side
+    by side in worker processes when `options.jobs` and the memory allow it, with the same reports as one
+    after another. The versions are read after the bundles, from the modules they loaded (installed_version),
+    by the process that loaded them."""
     workers = pool_size(paths, options.jobs)
     if workers <= 1:
-        return [verify_bundle(path, options) for path in paths]
+        return [verify_bundle(path, options) for path in paths], environment()
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -100,7 +101,10 @@ def _verify_all(paths: list[Path], options: Options) -> list[BundleReport]:
     worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads)
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        return list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
+        bundles = list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
+        # This process never loaded onnx or onnxruntime: asking the installed distributions would cost it a
+        # tenth of a second that a worker, which has them loaded, does not spend.
+        return bundles, pool.submit(environment).result()
 
 
 def _start_method() -> str:
