@@ -117,7 +117,8 @@ def apply(step: Step, state: Pixels | None, decoded: Decoded, in_place: bool = F
     if state.layout is not None and not isinstance(step, Cast):
         raise PreprocessError(f"`{step.words()}` comes after the layout step; only cast may follow it")
     if isinstance(step, Layout):
-        return replace(state, array=arrange(state, step.layout), layout=step.layout)
+        # arrange may return a view: nothing may write into it in place (only cast follows a layout anyway)
+        return replace(state, array=arrange(state, step.layout), layout=step.layout, owned=False)
     if isinstance(step, Batch):
         if state.batched:
             raise PreprocessError("the step list has two batch steps")

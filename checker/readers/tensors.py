@@ -162,6 +162,8 @@ def _check_header(stream: IO[bytes], size: int, what: str) -> NpyHeader:
         reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
         shape, fortran, dtype = reader(head)
         header = NpyHeader(tuple(shape), bool(fortran), dtype, head.tell())
+    if header.dtype.itemsize == 0:  # no ONNX element type has zero bytes, and any shape would fit in the file
+        raise TensorFileError(f"{what} holds elements of zero bytes ({header.dtype}), which no tensor has")
     need = math.prod(header.shape) * header.dtype.itemsize
     if header.dtype.hasobject or need > size:
         said = "holds Python objects" if header.dtype.hasobject else f"declares {need} bytes in {size}"
@@ -172,9 +174,9 @@ def _check_header(stream: IO[bytes], size: int, what: str) -> NpyHeader:
 # The header numpy.save writes for a plain array, read without NumPy's parser, which compiles the header as a
 # Python literal: that cost a bundle of 10,000 cases two seconds. Any other header goes to NumPy's parser.
 _PLAIN_HEADER = re.compile(
-    r"\{'descr': '([<>|]?[a-zA-Z][0-9]{0,2})', 'fortran_order': (True|False), 'shape': \(((?:[0-9]{1,18}, )*"
-    r"(?:[0-9]{1,18},?)?)\), \} *\n"
-)
+    r"\{'descr': '([<>|]?[a-zA-Z][0-9]{0,2})', 'fortran_order': (True|False), "
+    r"'shape': \((|(?:0|[1-9][0-9]{0,17}),|(?:0|[1-9][0-9]{0,17})(?:, (?:0|[1-9][0-9]{0,17}))+)\), \} *\n"
+)  # a shape as Python writes a tuple: (), (5,), (1, 3); `(5)` is an int and `05` no literal, as NumPy says
 
 
 def _plain_header(data: bytes) -> NpyHeader | None:

@@ -78,3 +78,36 @@ def test_a_header_numpy_would_not_write_goes_to_numpys_parser(tmp_path: Path) ->
     path.write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode() + b"\0" * 8)
     assert tensors._plain_header(path.read_bytes()) is None
     np.testing.assert_array_equal(load_npy(path), np.zeros(2, np.float32))
+
+
+def _npy_with_header(path: Path, text: str, data: bytes) -> Path:
+    text += " " * (63 - (10 + len(text)) % 64) + "\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode() + data)
+    return path
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["(3)", "(03,)", "(1, 03)", "(3,,)", "(,)", "(-1,)", "(3 ,)", "(1,3)"],
+)
+def test_a_header_numpy_refuses_is_refused_as_numpy_refuses_it(tmp_path: Path, shape: str) -> None:
+    """What np.load refuses, load_npy refuses too (and reads what it reads): the quick path takes only the
+    shapes Python writes as a tuple."""
+    path = _npy_with_header(
+        tmp_path / "x.npy", f"{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}", bytes(64)
+    )
+    try:
+        want = np.load(path, allow_pickle=False)
+    except Exception:
+        with pytest.raises(tensors.TensorFileError, match=r"x\.npy"):
+            load_npy(path)
+    else:
+        np.testing.assert_array_equal(load_npy(path), want)
+
+
+@pytest.mark.parametrize("descr", ["|S0", "|V0", "<U0"])
+def test_elements_of_zero_bytes_are_refused_by_name(tmp_path: Path, descr: str) -> None:
+    """Any shape fits in a file when its elements have no bytes: (10**18, 10**18) of them must not pass."""
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': (1000000000000000000, 1000000000000000000), }}"
+    with pytest.raises(tensors.TensorFileError, match="zero bytes"):
+        load_npy(_npy_with_header(tmp_path / "z.npy", text, b""))
