@@ -166,7 +166,10 @@ def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         other = "half_even" if step.offset_rounding == "floor" else "floor"
         changed, description = _changed(step, "offset_rounding", other)
         if other == "half_even":
-            description += ": the offset rounded half to even (as torchvision's CenterCrop does)"
+            description += (
+                ": the offset rounded half to even, and an odd padding row or column after the image, as "
+                "torchvision's CenterCrop does"
+            )
         yield changed, description
 
 
