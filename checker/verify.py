@@ -138,11 +138,18 @@ def bundle_bytes(path: Path) -> int:
     folder = path.parent if path.is_file() and not is_archive(path) else path
     if folder.is_file():
         return folder.stat().st_size
-    total = 0
-    for parent, _, files in os.walk(folder):
-        for name in files:
+    total, folders = 0, [os.fspath(folder)]
+    while folders:  # on strings and scandir's entries: sizing twenty bundles must not cost a tenth of a second
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                total += (Path(parent) / name).lstat().st_size
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                else:
+                    total += entry.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
     return total
