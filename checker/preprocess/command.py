@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.errors import BundleError, Error, UsageError
+
+if TYPE_CHECKING:
+    from checker.bundle.opening import OpenedBundle
 
 
 def register(subparsers: Any) -> None:
@@ -55,16 +58,21 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
     if not bundle.exists():
         raise UsageError(f"no such path: {bundle}")
     with open_bundle(bundle) as opened:
-        if opened.manifest_path is None:
-            problems = "; ".join(f.message for f in opened.findings) or "no manifest found"
-            raise BundleError(f"{bundle}: {problems}")
-        tensors = rebuild_file(opened.manifest_path, opened.root, name, raw, npz=_is_npz(args.output))
+        tensors = rebuild_file(_manifest_path(opened, bundle), opened.root, name, raw, npz=_is_npz(args.output))
     _write(args.output, tensors, name)
     from checker.render.escape import printable
 
     for key, tensor in tensors.items():
         sys.stdout.write(printable(f"{args.output}: input '{key}', {tensor.dtype} {list(tensor.shape)}") + "\n")
     return 0
+
+
+def _manifest_path(opened: OpenedBundle, bundle: Path) -> Path:
+    """The opened bundle's manifest; a BundleError saying why when it has none."""
+    if opened.manifest_path is None:
+        problems = "; ".join(f.message for f in opened.findings) or "no manifest found"
+        raise BundleError(f"{bundle}: {problems}")
+    return opened.manifest_path
 
 
 def _is_npz(path: Path) -> bool:
@@ -94,12 +102,10 @@ def _show_steps(bundle: Path) -> int:
     if not bundle.exists():
         raise UsageError(f"no such path: {bundle}")
     with open_bundle(bundle) as opened:
-        if opened.manifest_path is None:
-            problems = "; ".join(f.message for f in opened.findings) or "no manifest found"
-            raise BundleError(f"{bundle}: {problems}")
-        manifest, found = load_manifest(opened.manifest_path)
+        manifest_path = _manifest_path(opened, bundle)
+        manifest, found = load_manifest(manifest_path)
         if manifest is None:
-            raise BundleError("; ".join(f.message for f in found) or f"{opened.manifest_path} cannot be read")
+            raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
         entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
         lines = show_steps(Inputs(entries, opened.root))
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
