@@ -13,3 +13,9 @@ class UsageError(Error):
 
 class BundleError(Error):
     """A bundle cannot be opened at all (no manifest, unreadable archive)."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (libraries append pages of context), or its type's name."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

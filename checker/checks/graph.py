@@ -9,6 +9,7 @@ from typing import Any
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, check_relative
 from checker.context import Context
+from checker.errors import first_line
 from checker.findings import Finding
 from checker.readers.graphinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs
 
@@ -108,10 +109,10 @@ def onnx_checks(path: Path) -> tuple[str | None, str | None]:
     try:
         onnx.checker.check_model(str(path), full_check=True)
     except InferenceError as exc:
-        return None, _first_line(exc)
+        return None, first_line(exc)
     except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
         rejected = _plain_check(path)
-        return (rejected, None) if rejected else (None, _first_line(exc))
+        return (rejected, None) if rejected else (None, first_line(exc))
     return None, None
 
 
@@ -121,13 +122,8 @@ def _plain_check(path: Path) -> str | None:
     try:
         onnx.checker.check_model(str(path))
     except (onnx.checker.ValidationError, ValueError, RuntimeError) as exc:
-        return _first_line(exc)
+        return first_line(exc)
     return None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def external_data_findings(

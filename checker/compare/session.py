@@ -142,10 +142,10 @@ def open_session(
     try:
         return ort.InferenceSession(source, sess_options=so, providers=runtime.providers)
     except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
-        raise SessionError(_first_line(exc)) from exc
+        raise SessionError(_bounded_text(exc)) from exc
 
 
-def _first_line(exc: BaseException) -> str:
+def _bounded_text(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text if len(text) <= 2000 else text[:2000] + "..."
 
@@ -222,7 +222,7 @@ def timed_run(
     except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
         if options.terminate:
             raise CaseRunError(f"the graph ran for more than {timeout:g} s on this case and was stopped") from exc
-        raise CaseRunError(_first_line(exc)) from exc
+        raise CaseRunError(_bounded_text(exc)) from exc
     finally:
         _WATCHDOG.disarm(token)
     return values

@@ -18,6 +18,7 @@ import numpy as np
 from checker.compare.matching import GRAPH_INPUT, Produced, match_tensors
 from checker.compare.metrics import SQNR_CAP_DB, sqnr_db
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, timed_run, weight_bytes
+from checker.errors import first_line
 
 if TYPE_CHECKING:
     import onnx
@@ -228,7 +229,7 @@ def _fetch(
     except (SessionError, CaseRunError) as exc:
         raise DiagnosisError(str(exc)) from exc
     except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
-        raise DiagnosisError(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)) from exc
+        raise DiagnosisError(first_line(exc)) from exc
     if values is None:
         raise DiagnosisError("the case does not give every input the graph needs")
     return dict(zip(wanted, values, strict=True))
