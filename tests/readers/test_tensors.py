@@ -73,9 +73,7 @@ def test_a_large_file_is_mapped_and_a_cut_one_refused(tmp_path: Path) -> None:
 def test_a_header_numpy_would_not_write_goes_to_numpys_parser(tmp_path: Path) -> None:
     """Keys in another order are still a valid header: the quick path leaves it to NumPy's parser."""
     text = "{'shape': (2,), 'fortran_order': False, 'descr': '<f4', }"
-    text += " " * (63 - (10 + len(text)) % 64) + "\n"
-    path = tmp_path / "odd.npy"
-    path.write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode() + b"\0" * 8)
+    path = _npy_with_header(tmp_path / "odd.npy", text, b"\0" * 8)
     assert tensors._plain_header(path.read_bytes()) is None
     np.testing.assert_array_equal(load_npy(path), np.zeros(2, np.float32))
 
