@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from checker.cli import main
+from checker.cli import run
 
-raise SystemExit(main())
+run()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from checker import __version__
 from checker.errors import Error, UsageError
@@ -394,5 +396,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def run() -> NoReturn:
+    """The `checker` command and `python -m checker`."""
+    exit_now(main())
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process as a normal exit would, but without freeing every object one by one: tearing down the
+    modules of onnx, onnxruntime and NumPy costs a small bundle's run a sixth of its time, for memory the
+    system takes back anyway. The exit handlers run and the standard streams are flushed first; while a
+    thread that is not a daemon still runs, the normal exit, which waits for it, is taken instead."""
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        code = 120  # what Python's own exit returns when the output cannot be flushed
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

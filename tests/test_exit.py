@@ -1,0 +1,71 @@
+"""How the command ends: the status main() returns, every byte written, the exit handlers run, and a thread
+still at work waited for, although the interpreter is not torn down (cli.exit_now)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker.cli import EXIT_PASS, EXIT_USAGE
+
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # output waits in its buffer
+
+
+def python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, timeout=60, env=BUFFERED
+    )
+
+
+def checker(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "checker", *args], capture_output=True, text=True, check=False, timeout=120, env=BUFFERED
+    )
+
+
+def test_a_verify_run_keeps_its_status_its_output_and_its_report(example: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.txt"
+    to_file = checker("verify", str(example), "-o", str(out))
+    to_pipe = checker("verify", str(example))
+    assert to_file.returncode == to_pipe.returncode == EXIT_PASS, to_pipe.stderr
+    assert to_pipe.stdout == out.read_text()  # every line reached the pipe, and the file was closed whole
+    assert to_pipe.stdout.startswith("PASS: 1 of 1 bundle passes")
+
+
+def test_a_usage_error_keeps_its_status() -> None:
+    done = checker("verify", "no/such/bundle")
+    assert done.returncode == EXIT_USAGE
+    assert "no/such/bundle" in done.stderr
+
+
+def test_exit_handlers_run(tmp_path: Path) -> None:
+    mark = tmp_path / "handler"
+    code = (
+        "import atexit, sys\nfrom checker.cli import exit_now\n"
+        "atexit.register(lambda: open(sys.argv[1], 'w').write('ran'))\nprint('before', end='')\nexit_now(5)"
+    )
+    done = python(code, str(mark))
+    assert (done.returncode, done.stdout) == (5, "before")
+    assert mark.read_text() == "ran"
+
+
+def test_a_working_thread_is_waited_for(tmp_path: Path) -> None:
+    mark = tmp_path / "thread"
+    code = (
+        "import sys, threading, time\nfrom checker.cli import exit_now\n"
+        "def work():\n    time.sleep(0.3)\n    open(sys.argv[1], 'w').write('finished')\n"
+        "threading.Thread(target=work).start()\nexit_now(4)"
+    )
+    done = python(code, str(mark))
+    assert done.returncode == 4
+    assert mark.read_text() == "finished"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closes descriptor 1 under the interpreter")
+def test_output_that_cannot_be_flushed_fails_the_exit() -> None:
+    code = "import os, sys\nfrom checker.cli import exit_now\nsys.stdout.write('lost')\nos.close(1)\nexit_now(0)"
+    assert python(code).returncode == 120
