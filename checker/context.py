@@ -80,6 +80,7 @@ class Context:
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
     resolved: dict[str, Path] = field(default_factory=dict)  # bundle-relative path -> real path (Context.resolve)
+    real_steps: dict[str, str] = field(default_factory=dict)  # the same for each folder on the way (resolve_under)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -102,7 +103,7 @@ class Context:
         """resolve_inside, once per path: the files stage and the cases stage look up the same files."""
         found = self.resolved.get(rel)
         if found is None:
-            found = self.resolved[rel] = resolve_under(self.real_root, rel)
+            found = self.resolved[rel] = resolve_under(self.real_root, rel, self.real_steps)
         return found
 
     @functools.cached_property

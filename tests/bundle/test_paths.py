@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
 import pytest
 
-from checker.bundle.paths import BundlePathError, check_relative, resolve_inside, walk_files
+from checker.bundle.paths import BundlePathError, check_relative, resolve_inside, resolve_under, walk_files
 from checker.context import Options
 from checker.verify import verify_bundle
 
@@ -18,6 +19,43 @@ def test_resolves_as_pathlib_does(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to("a/b")
     for rel in ["a/b/f.npy", "./a//b/f.npy", "link/f.npy", "a/./b", "missing/file", "."]:
         assert resolve_inside(tmp_path, rel) == (tmp_path.resolve() / rel).resolve()
+
+
+def test_resolves_as_realpath_does_through_every_kind_of_link(tmp_path: Path) -> None:
+    """Name by name, with the folders it has looked up kept between calls, against os.path.realpath of the
+    whole path: links relative and absolute, to folders and files, inside and out, chained, looping, dangling."""
+    root, outside = tmp_path / "bundle", tmp_path / "outside"
+    (root / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    (root / "a" / "b" / "f.npy").write_bytes(b"x")
+    (outside / "x").write_bytes(b"x")
+    links = {
+        "rel": "a/b",
+        "abs": str(root / "a"),
+        "out": str(outside),
+        "outfile": "../outside/x",
+        "loop": "loop2",
+        "loop2": "loop",
+        "chain": "rel",
+        "dangling": "nowhere",
+        "a/up": "..",
+        "a/b/here": ".",
+    }
+    for name, target in links.items():
+        (root / name).symlink_to(target)
+    real_root = os.path.realpath(root)
+    names = ["a", "b", "f.npy", "rel", "abs", "out", "outfile", "loop", "chain", "dangling", "up", "here", "x", "new"]
+    known: dict[str, str] = {}
+    for depth in (1, 2, 3):
+        for rel in map("/".join, itertools.product(names, repeat=depth)):
+            expected = os.path.realpath(os.path.join(real_root, rel))
+            inside = expected == real_root or expected.startswith(real_root + os.sep)
+            for cache in (known, None):
+                if inside:
+                    assert resolve_under(real_root, rel, cache) == Path(expected), rel
+                else:
+                    with pytest.raises(BundlePathError):
+                        resolve_under(real_root, rel, cache)
 
 
 @pytest.mark.parametrize("rel", ["../x", "a/../../x", "/etc/passwd", "c:/x", "a\\b", "", "out/f"])
