@@ -134,9 +134,11 @@ def in_order(
     running = {submit(paths[0]): 0}
     limit = at_once()
     waiting = iter(range(1, len(paths)))
-    while running:
+    while True:
         for index in itertools.islice(waiting, max(0, limit - len(running))):
             running[submit(paths[index])] = index
+        if not running:  # nothing left to wait for, and nothing left to submit
+            break
         done, _ = wait(running, return_when=FIRST_COMPLETED)
         for future in done:
             reports[running.pop(future)] = future.result()

@@ -114,6 +114,20 @@ def test_in_order_keeps_the_order_and_the_bound(tmp_path: Path) -> None:
     assert asked[0] == 1
 
 
+def test_in_order_goes_on_when_everything_submitted_is_done(tmp_path: Path) -> None:
+    """Futures already done when submitted: each wait finds all of them finished, and the rest still follow."""
+    paths = [tmp_path / f"b{i}" for i in range(7)]
+
+    def submit(path: Path) -> Future[BundleReport]:
+        future: Future[BundleReport] = Future()
+        future.set_result(BundleReport(path=str(path)))
+        return future
+
+    for limit in (1, 2, 3, 7, 9):
+        assert [r.path for r in in_order(submit, paths, lambda limit=limit: limit)] == [str(p) for p in paths]
+    assert [r.path for r in in_order(submit, paths[:1], lambda: 2)] == [str(paths[0])]
+
+
 def _available() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
