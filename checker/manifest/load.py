@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import gc
 import io
 import json
@@ -430,6 +429,8 @@ def _extra_keys(err: Any) -> list[str]:
 
 
 def _unknown_key(manifest: Manifest, keys: tuple[Any, ...], key: str, schema: dict[str, Any]) -> Finding:
+    import difflib
+
     line = manifest.line(*keys, key)
     close = difflib.get_close_matches(key, list(schema.get("properties", {})), n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""

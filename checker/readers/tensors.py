@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,8 @@ from tokenize import TokenError
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    import zipfile
+
     import numpy as np
 
 MAX_TENSOR_FILE_BYTES = 4 << 30
@@ -27,7 +28,7 @@ class TensorFileError(ValueError):
 
 # What NumPy and zipfile raise on a damaged file: a .npy header is a Python literal (a zeroed or cut one
 # fails in the tokenizer or the parser), and an .npz member can be corrupt, encrypted or use a compression
-# method zipfile lacks.
+# method zipfile lacks (with zipfile.BadZipFile, which load_npz adds: zipfile loads only for an .npz).
 UNREADABLE = (
     ValueError,
     OSError,
@@ -40,7 +41,6 @@ UNREADABLE = (
     zlib.error,
     RuntimeError,
     NotImplementedError,
-    zipfile.BadZipFile,
 )
 
 
@@ -87,6 +87,8 @@ def native(array: np.ndarray) -> np.ndarray:
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
+    import zipfile
+
     _check_size(path)
     try:
         with zipfile.ZipFile(path) as zf:
@@ -94,7 +96,7 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
             return {info.filename.removesuffix(".npy"): native(_npz_member(zf, info, path.name)) for info in infos}
     except TensorFileError:
         raise
-    except UNREADABLE as exc:
+    except (*UNREADABLE, zipfile.BadZipFile) as exc:
         raise TensorFileError(f"{path.name} is not a readable .npz file without pickles ({exc})") from exc
 
 
