@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from checker import __version__
 from checker import findings as F
@@ -32,9 +30,6 @@ from checker.manifest.load import MANIFEST_NAMES, load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.report import BundleReport, Report
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -92,10 +87,10 @@ def verify_paths(paths: list[str], options: Options) -> Report:
 
 def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport], dict[str, str]]:
     """Every bundle's report, in the order given, and the versions they were verified with; bundles run side
-    by side in worker processes when `options.jobs` allows it, as many at once as the memory holds, with the
-    same reports as one after another. The versions are read after the bundles, from the modules they loaded
-    (installed_version), by the process that loaded them."""
-    workers = min(options.jobs, len(paths))
+    by side in worker processes when `options.jobs` and the memory allow it, with the same reports as one
+    after another. The versions are read after the bundles, from the modules they loaded (installed_version),
+    by the process that loaded them."""
+    workers = pool_size(paths, options.jobs)
     if workers <= 1:
         return [verify_bundle(path, options) for path in paths], environment()
     import multiprocessing
@@ -105,44 +100,11 @@ def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport]
     # Workers draw no progress bar (several would overwrite each other) and share the cores between them.
     worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads)
     context = multiprocessing.get_context(_start_method())
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=load_libraries) as pool:
-        bundles = in_order(
-            lambda path: pool.submit(verify_bundle, path, worker_options),
-            paths,
-            lambda: bundles_at_once(paths, workers),
-        )
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        bundles = list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
         # This process never loaded onnx or onnxruntime: asking the installed distributions would cost it a
         # tenth of a second that a worker, which has them loaded, does not spend.
         return bundles, pool.submit(environment).result()
-
-
-def load_libraries() -> None:
-    """A worker's first work, done while the parent process still sizes the bundles: loading the libraries
-    that every bundle's graph checks and comparison load (their first tenths of a second)."""
-    import onnx  # noqa: F401
-    import onnxruntime  # noqa: F401
-
-
-def in_order(
-    submit: Callable[[Path], Future[BundleReport]], paths: list[Path], at_once: Callable[[], int]
-) -> list[BundleReport]:
-    """Each path's report, in the order given, with at most `at_once()` submitted and not yet done. The first
-    is submitted before `at_once` is asked, so that the pool's workers start while the bound is worked out."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    reports: dict[int, BundleReport] = {}
-    running = {submit(paths[0]): 0}
-    limit = at_once()
-    waiting = iter(range(1, len(paths)))
-    while True:
-        for index in itertools.islice(waiting, max(0, limit - len(running))):
-            running[submit(paths[index])] = index
-        if not running:  # nothing left to wait for, and nothing left to submit
-            break
-        done, _ = wait(running, return_when=FIRST_COMPLETED)
-        for future in done:
-            reports[running.pop(future)] = future.result()
-    return [reports[index] for index in range(len(paths))]
 
 
 def _start_method() -> str:
@@ -157,15 +119,17 @@ def _start_method() -> str:
     return "spawn"
 
 
-def bundles_at_once(paths: list[Path], workers: int) -> int:
-    """Bundles to verify at the same time: at most one per worker, and no more than the memory holds, beside
-    the workers themselves, when each verifies the largest bundle."""
+def pool_size(paths: list[Path], jobs: int) -> int:
+    """Workers to run: at most `jobs` and one per bundle, and no more than the memory holds when each
+    verifies the largest bundle at once."""
+    wanted = min(jobs, len(paths))
+    if wanted <= 1:
+        return 1
     available = available_memory()
     if available is None:
-        return workers
+        return wanted
     largest = max(bundle_bytes(p) for p in paths)
-    room = available - workers * WORKER_BASE_BYTES
-    return max(1, min(workers, int(room // max(1.0, PEAK_PER_BYTE * largest))))
+    return max(1, min(wanted, int(available // (WORKER_BASE_BYTES + PEAK_PER_BYTE * largest))))
 
 
 def bundle_bytes(path: Path) -> int:
