@@ -55,8 +55,8 @@ def resolve_inside(root: Path, rel: str) -> Path:
 
 def resolve_under(real_root: str, rel: str, known: dict[str, str] | None = None) -> Path:
     """resolve_inside for a root already resolved (os.path.realpath): a bundle resolves its root once. `known`
-    (bundle-relative path -> real path) may be kept between calls, so that the cases of one folder look that
-    folder up once."""
+    (bundle-relative path -> real path, under this root only) may be kept between calls, so that the cases of
+    one folder look that folder up once."""
     found = real_root
     prefix = ""
     known = {} if known is None else known
@@ -66,22 +66,30 @@ def resolve_under(real_root: str, rel: str, known: dict[str, str] | None = None)
         prefix = f"{prefix}/{name}" if prefix else name
         step = known.get(prefix)
         if step is None:
-            step = known[prefix] = _real_child(found, name)
+            step, exists = _real_child(found, name)
+            if exists:  # a missing name may yet be made, as a link anywhere: it is looked up again
+                known[prefix] = step
         found = step
     if found != real_root and not found.startswith(real_root.rstrip(os.sep) + os.sep):
         raise BundlePathError(f"'{rel}' goes through a link that leaves the bundle")
     return Path(found)
 
 
-def _real_child(folder: str, name: str) -> str:
-    """os.path.realpath of `name` in a folder given by its real path: the joined path itself unless it is a
-    link; as realpath, a name that cannot be looked up (missing) is kept as written."""
+def _real_child(folder: str, name: str) -> tuple[str, bool]:
+    """The real path of `name` in a folder given by its real path, and whether the name exists: the joined
+    path itself unless it is a link. A missing name is kept as written, as os.path.realpath keeps it. A link
+    that realpath cannot resolve to the end (a loop, which realpath leaves half resolved and then strips of
+    its '..' as text) is kept as the link: opening anything through it fails as the system's own lookup
+    does, where realpath's half answer could name a place inside the bundle whose real target is outside."""
     path = os.path.join(folder, name)  # noqa: PTH118 (strings, as resolve_under says)
     try:
         is_link = stat.S_ISLNK(os.lstat(path).st_mode)
     except OSError:
-        return path
-    return os.path.realpath(path) if is_link else path
+        return path, False
+    if not is_link:
+        return path, True
+    target = os.path.realpath(path)
+    return (target if os.path.realpath(target) == target else path), True
 
 
 MAX_GLOB_ENTRIES = 100_000  # files and folders a glob may look through

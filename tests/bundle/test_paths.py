@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -21,41 +22,83 @@ def test_resolves_as_pathlib_does(tmp_path: Path) -> None:
         assert resolve_inside(tmp_path, rel) == (tmp_path.resolve() / rel).resolve()
 
 
-def test_resolves_as_realpath_does_through_every_kind_of_link(tmp_path: Path) -> None:
-    """Name by name, with the folders it has looked up kept between calls, against os.path.realpath of the
-    whole path: links relative and absolute, to folders and files, inside and out, chained, looping, dangling."""
-    root, outside = tmp_path / "bundle", tmp_path / "outside"
-    (root / "a" / "b").mkdir(parents=True)
-    outside.mkdir()
-    (root / "a" / "b" / "f.npy").write_bytes(b"x")
-    (outside / "x").write_bytes(b"x")
-    links = {
-        "rel": "a/b",
-        "abs": str(root / "a"),
-        "out": str(outside),
-        "outfile": "../outside/x",
-        "loop": "loop2",
-        "loop2": "loop",
-        "chain": "rel",
-        "dangling": "nowhere",
-        "a/up": "..",
-        "a/b/here": ".",
-    }
-    for name, target in links.items():
-        (root / name).symlink_to(target)
-    real_root = os.path.realpath(root)
-    names = ["a", "b", "f.npy", "rel", "abs", "out", "outfile", "loop", "chain", "dangling", "up", "here", "x", "new"]
+def _lands_inside(real_root: str, path: str) -> bool | None:
+    """Where opening `path` really lands: inside the root, outside it, or nowhere (None: the open fails)."""
+    try:
+        target = os.path.realpath(path, strict=True)
+    except OSError:
+        return None
+    return target == real_root or target.startswith(real_root + os.sep)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_path_through_links_reaches_outside(tmp_path: Path, seed: int) -> None:
+    """Random links in small trees (relative, absolute, chained, looping, half-looping with '..' after the
+    loop), every path of up to three names, with the folders looked up kept between calls as a bundle keeps
+    them: a path the system opens inside resolves to where it lands, one it opens outside is refused, and no
+    path that is accepted lands outside when opened."""
+    rng = random.Random(seed)
+    names = ["a", "b", "c", "l1", "l2", "l3", "passwd", "d"]
+    rels = [rel for depth in (1, 2, 3) for rel in map("/".join, itertools.product(names, repeat=depth))]
+    for tree in range(30):
+        root, outside = tmp_path / f"t{tree}" / "bundle", tmp_path / f"t{tree}" / "out"
+        for folder in ("a/b", "c"):
+            (root / folder).mkdir(parents=True)
+        (outside / "d").mkdir(parents=True)
+        (outside / "passwd").write_text("secret")
+        targets = [".", "..", "l1", "l2", "l3", "l1/..", "l2/..", "l1/../l3", "l2/../l3", "l3/../l1", "l1/../a"]
+        targets += [str(outside), "../out", "a", "missing/../l3"]
+        for folder in ("", "a", "a/b", "c"):
+            for link in ("l1", "l2", "l3"):
+                if rng.random() < 0.5:
+                    (root / folder / link).symlink_to(rng.choice(targets))
+        _check_every_path(os.path.realpath(root), rels)
+
+
+def _check_every_path(real_root: str, rels: list[str]) -> None:
     known: dict[str, str] = {}
-    for depth in (1, 2, 3):
-        for rel in map("/".join, itertools.product(names, repeat=depth)):
-            expected = os.path.realpath(os.path.join(real_root, rel))
-            inside = expected == real_root or expected.startswith(real_root + os.sep)
-            for cache in (known, None):
-                if inside:
-                    assert resolve_under(real_root, rel, cache) == Path(expected), rel
-                else:
-                    with pytest.raises(BundlePathError):
-                        resolve_under(real_root, rel, cache)
+    for rel in rels:
+        lands = _lands_inside(real_root, os.path.join(real_root, rel))
+        try:
+            found = resolve_under(real_root, rel, known)
+        except BundlePathError:
+            assert lands is not True, f"{rel} is refused but opens inside"
+            continue
+        assert lands is not False, f"{rel} is accepted as {found} but opens outside"
+        if lands:
+            assert found == Path(os.path.realpath(os.path.join(real_root, rel), strict=True)), rel
+        assert _lands_inside(real_root, str(found)) is not False, rel
+
+
+def test_a_link_behind_a_loop_does_not_lead_outside(tmp_path: Path) -> None:
+    """realpath stops at a loop, keeps the rest unresolved and strips its '..' as text: 'x/passwd' would look
+    like 'esc/passwd' inside the bundle while opening it reads the outside file."""
+    root, outside = tmp_path / "bundle", tmp_path / "out"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "passwd").write_text("secret")
+    (root / "loop").symlink_to("loop")
+    (root / "esc").symlink_to(outside)
+    (root / "x").symlink_to("loop/../esc")
+    real_root = os.path.realpath(root)
+    try:
+        found = resolve_under(real_root, "x/passwd")
+    except BundlePathError:
+        return
+    with pytest.raises(OSError):
+        found.read_text()
+
+
+def test_a_missing_name_is_looked_up_again(tmp_path: Path) -> None:
+    root, outside = tmp_path / "bundle", tmp_path / "out"
+    root.mkdir()
+    outside.mkdir()
+    real_root = os.path.realpath(root)
+    known: dict[str, str] = {}
+    assert resolve_under(real_root, "new/passwd", known) == Path(real_root, "new", "passwd")
+    (root / "new").symlink_to(outside)  # made after the first lookup
+    with pytest.raises(BundlePathError):
+        resolve_under(real_root, "new/passwd", known)
 
 
 @pytest.mark.parametrize("rel", ["../x", "a/../../x", "/etc/passwd", "c:/x", "a\\b", "", "out/f"])
