@@ -407,6 +407,9 @@ def run() -> NoReturn:
     """The `checker` command and `python -m checker`."""
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_GC_THRESHOLD, older, oldest)
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with the descriptor closed: what it would print goes nowhere
+            setattr(sys, name, Path(os.devnull).open("w", encoding="utf-8"))  # noqa: SIM115 (open until the exit)
     exit_now(main())
 
 
@@ -418,11 +421,12 @@ def exit_now(code: int) -> NoReturn:
     if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
         sys.exit(code)
     atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        code = 120  # what Python's own exit returns when the output cannot be flushed
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: the descriptor was closed before Python started
+                stream.flush()
+        except (OSError, ValueError):
+            code = 120  # what Python's own exit returns when the output cannot be flushed
     os._exit(code)
 
 

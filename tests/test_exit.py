@@ -3,6 +3,7 @@ still at work waited for, although the interpreter is not torn down (cli.exit_no
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -69,3 +70,12 @@ def test_a_working_thread_is_waited_for(tmp_path: Path) -> None:
 def test_output_that_cannot_be_flushed_fails_the_exit() -> None:
     code = "import os, sys\nfrom checker.cli import exit_now\nsys.stdout.write('lost')\nos.close(1)\nexit_now(0)"
     assert python(code).returncode == 120
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell closes the descriptor")
+def test_a_run_with_its_output_closed_still_writes_its_report(example: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    script = 'exec "$0" -m checker verify "$1" -o "$2" >&- 2>&-'
+    done = subprocess.run(["sh", "-c", script, sys.executable, str(example), str(out)], check=False, timeout=120)
+    assert done.returncode == EXIT_PASS
+    assert json.loads(out.read_text())["status"] == "pass"
