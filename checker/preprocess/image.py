@@ -40,7 +40,8 @@ def build_decoded(spec: ImageSpec, image: Decoded, layout: str, dtype: str, memo
     return run(spec_steps(spec), image, layout, dtype, memo, float64=spec.steps is None)
 
 
-def _check_size(size: tuple[int, int], step: str, channels: int) -> None:
+def check_size(size: tuple[int, int], step: str, channels: int) -> None:
+    """The bound on what a manifest can make us allocate: a step's output image, before it is made."""
     h, w = size
     if h > MAX_SIDE or w > MAX_SIDE or h * w > MAX_OUTPUT_PIXELS:
         raise PreprocessError(f"the {step} step would make a {h}x{w} image, more than {MAX_OUTPUT_PIXELS} pixels")

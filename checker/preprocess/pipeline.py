@@ -16,8 +16,7 @@ import numpy as np
 from checker.preprocess import geometry as geo
 from checker.preprocess.decode import Decoded
 from checker.preprocess.errors import CannotReproduce, PreprocessError
-from checker.preprocess.image import MAX_OUTPUT_PIXELS
-from checker.preprocess.image import _check_size as check_size  # the bound on what a manifest can make us allocate
+from checker.preprocess.image import MAX_OUTPUT_PIXELS, check_size
 from checker.preprocess.layout import cast, numpy_dtype
 from checker.preprocess.resample import opencv, pillow, resize_with
 from checker.preprocess.steps import (
