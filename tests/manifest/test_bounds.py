@@ -4,12 +4,9 @@ file-descriptor limit at 1024. (How long it takes is measured by benchmarks/benc
 from __future__ import annotations
 
 import json
-import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +19,6 @@ from checker.manifest.load import MAX_MANIFEST_BYTES, MAX_NODES, parse_text
 CASES = 10_000
 FD_LIMIT = 1024
 MAX_RSS_MIB = 1024
-
-
-def _limit_fds() -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
 
 def many_cases(root: Path, count: int) -> Path:
@@ -63,24 +56,28 @@ def test_a_release_of_ten_thousand_cases_passes(tmp_path: Path) -> None:
     assert peak_mib < MAX_RSS_MIB
 
 
+# Runs the command with the file-descriptor limit and writes its peak memory (KiB) to argv[1]. A small process
+# of its own, since a child forked from this test process would count this process's pages in its peak (Linux
+# keeps the high-water mark across exec), and RUSAGE_CHILDREN here would include every earlier test's children.
+LAUNCHER = """
+import resource, subprocess, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[2]), hard))
+code = subprocess.run(sys.argv[4:], timeout=float(sys.argv[3]), check=False).returncode
+open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)
+"""
+
+
 def _run_measured(command: list[str], timeout: float = 1800) -> tuple[int, str, str, float]:
-    """The exit code, output and peak memory (MiB) of this one child. RUSAGE_CHILDREN would give the largest of
-    every child the test process has waited for, e.g. an earlier test's checker that imported torch."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(command, stdout=out, stderr=err, preexec_fn=_limit_fds)
-        deadline = time.monotonic() + timeout  # a guard against a hang, not a speed target
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"{command} ran for over {timeout} s")
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so that Popen does not wait again
-        out.seek(0)
-        err.seek(0)
-        return proc.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024
+    """The exit code, output and peak memory (MiB) of this one command; a hang past `timeout` fails."""
+    with tempfile.TemporaryDirectory() as tmp:
+        peak = Path(tmp) / "peak"
+        args = [sys.executable, "-c", LAUNCHER, str(peak), str(FD_LIMIT), str(timeout), *command]
+        done = subprocess.run(args, capture_output=True, text=True, check=False)
+        if not peak.exists():
+            pytest.fail(f"{command} did not finish within {timeout} s: {done.stderr[-2000:]}")
+        return done.returncode, done.stdout, done.stderr, int(peak.read_text()) / 1024
 
 
 def test_the_node_count_bounds_what_the_size_allows(monkeypatch: pytest.MonkeyPatch) -> None:
