@@ -19,12 +19,15 @@ def _every_patch(spec: SpecifierSet) -> list[str]:
 
 
 def test_admitted_agrees_with_trying_every_patch() -> None:
-    minors = [r.minor for r in releases()] + ["0.9", "1.99", "2"]
+    known = [r.minor for r in releases()]
+    # The first, a middle and the last release, and minors outside the table: _patches_to_try treats every
+    # minor alike, and admitted() still runs over every release.
+    minors = [known[0], known[len(known) // 2], known[-1], "0.9", "1.99", "2"]
     tails = ["", ".0", ".1", ".3", ".39", ".40", ".1.2", "rc1", ".3.post1"]
     clauses = [f"{op}{m}{t}" for m in minors for op in (">=", "<=", ">", "<", "==", "!=", "~=") for t in tails]
     clauses += [f"{op}{m}.*" for m in minors for op in ("==", "!=")]
     rng = random.Random(7)
-    specs = clauses + [",".join(rng.sample(clauses, k)) for k in (2, 3) for _ in range(300)]
+    specs = clauses + [",".join(rng.sample(clauses, k)) for k in (2, 3) for _ in range(100)]
     checked = 0
     for text in specs:
         try:
@@ -33,4 +36,4 @@ def test_admitted_agrees_with_trying_every_patch() -> None:
             continue
         checked += 1
         assert [r.minor for r in admitted(spec)] == _every_patch(spec), text
-    assert checked > 1000
+    assert checked > 500
