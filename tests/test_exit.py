@@ -22,7 +22,7 @@ def python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def checker(*args: str) -> subprocess.CompletedProcess[str]:
+def run_checker(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "checker", *args], capture_output=True, text=True, check=False, timeout=120, env=BUFFERED
     )
@@ -30,15 +30,15 @@ def checker(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_verify_run_keeps_its_status_its_output_and_its_report(example: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.txt"
-    to_file = checker("verify", str(example), "-o", str(out))
-    to_pipe = checker("verify", str(example))
+    to_file = run_checker("verify", str(example), "-o", str(out))
+    to_pipe = run_checker("verify", str(example))
     assert to_file.returncode == to_pipe.returncode == EXIT_PASS, to_pipe.stderr
     assert to_pipe.stdout == out.read_text()  # every line reached the pipe, and the file was closed whole
     assert to_pipe.stdout.startswith("PASS: 1 of 1 bundle passes")
 
 
 def test_a_usage_error_keeps_its_status() -> None:
-    done = checker("verify", "no/such/bundle")
+    done = run_checker("verify", "no/such/bundle")
     assert done.returncode == EXIT_USAGE
     assert "no/such/bundle" in done.stderr
 
