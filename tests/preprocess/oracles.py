@@ -113,7 +113,9 @@ def rapidocr_classifier_batch(path: Path, copies: int = 3) -> np.ndarray:
     """`TextClassifier.resize_norm_img` (cls_image_shape [3, 48, 192]) on each of `copies` copies of the same
     crop, batched as `TextClassifier.__call__` does: what an application checking one line's orientation
     feeds when it passes the crop three times."""
-    classifier = rapidocr_classifier()
+    text_cls = rapidocr("ch_ppocr_cls.text_cls")
+    classifier = text_cls.TextClassifier.__new__(text_cls.TextClassifier)  # without a session of its model
+    classifier.cls_image_shape = rapidocr_config()["Cls"]["cls_image_shape"]  # as TextClassifier.__init__ sets it
     crops = [rapidocr_image(path)] * copies
     # TextClassifier.__call__: all crops share one ratio, so they fill one batch (cls_batch_num is 6) in order
     batch = [classifier.resize_norm_img(crop)[np.newaxis, :] for crop in crops]
