@@ -89,3 +89,19 @@ def _write_case(root: Path, case: dict[str, Any]) -> dict[str, Any]:
         put(root / rel, source)
         entry["raw"][input_name] = rel
     return entry
+
+
+def without(steps: list[dict[str, Any]], name: str, *keys: str) -> list[dict[str, Any]]:
+    """`steps` with `keys` left out of the step `name` (so that they take their defaults)."""
+    out = []
+    for step in steps:
+        ((key, value),) = step.items()
+        if key == name and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k not in keys}
+        out.append({key: value})
+    return out
+
+
+def changed(steps: list[dict[str, Any]], name: str, **params: Any) -> list[dict[str, Any]]:
+    """`steps` with `params` set in the step `name`."""
+    return [{k: ({**v, **params} if k == name else v)} for s in steps for k, v in s.items()]

@@ -19,7 +19,7 @@ from oracles import (
     rapidocr_recognizer,
 )
 from PIL import Image
-from prepkit import bundle_maker, photo, pixels
+from prepkit import bundle_maker, changed, photo, pixels, without
 
 from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
@@ -98,23 +98,8 @@ def test_declared_exactly_and_rebuilt_without_a_tolerance(tmp_path: Path, pipeli
     assert check(tmp_path, pipeline, steps, ranges=True) == []
 
 
-def without(steps: list[dict[str, Any]], name: str, *keys: str) -> list[dict[str, Any]]:
-    """`steps` with `keys` left out of the step `name` (so that they take their defaults)."""
-    out = []
-    for step in steps:
-        ((key, value),) = step.items()
-        if key == name and isinstance(value, dict):
-            value = {k: v for k, v in value.items() if k not in keys}
-        out.append({key: value})
-    return out
-
-
 def swapped(steps: list[dict[str, Any]], i: int) -> list[dict[str, Any]]:
     return [*steps[:i], steps[i + 1], steps[i], *steps[i + 2 :]]
-
-
-def changed(steps: list[dict[str, Any]], name: str, **params: Any) -> list[dict[str, Any]]:
-    return [{k: ({**v, **params} if k == name else v)} for s in steps for k, v in s.items()]
 
 
 MISTAKES = [

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
-from prepkit import bundle_maker, photo, pixels
+from prepkit import bundle_maker, changed, photo, pixels, without
 
 from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
@@ -227,15 +227,6 @@ def test_torchvision_computed_sizes(v2: ModuleType) -> None:
 def test_torchvision_resize_of_float_pixels_declared_exactly(tmp_path: Path, v2: ModuleType) -> None:
     # bicubic overshoots 0-1 on float pixels: the range follows no bound, and the fidelity holds exactly
     assert check(tmp_path, FLOAT_FIRST, float_first(v2), ranges=True) == []
-
-
-def changed(steps: list[dict[str, Any]], name: str, **params: Any) -> list[dict[str, Any]]:
-    return [{k: ({**v, **params} if k == name else v)} for s in steps for k, v in s.items()]
-
-
-def without(steps: list[dict[str, Any]], name: str, *keys: str) -> list[dict[str, Any]]:
-    """`steps` with `keys` left out of the step `name` (so that they take their defaults)."""
-    return [{k: {p: x for p, x in v.items() if p not in keys} if k == name else v} for s in steps for k, v in s.items()]
 
 
 # (the application's filter and antialias, the manifest with one mistake, the words that must name it)
