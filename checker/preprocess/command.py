@@ -113,7 +113,7 @@ def _show_steps(bundle: Path) -> int:
 
 
 def _import(fmt: str, path: Path) -> int:
-    from checker.preprocess.importers import FORMATS, read_pipeline
+    from checker.preprocess.image.importers import FORMATS, read_pipeline
     from checker.render.escape import printable
 
     if fmt not in FORMATS:

@@ -29,7 +29,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from checker.context import Options
 from checker.manifest.schema import load
-from checker.preprocess.audio import AudioSpec, DecodeCache, Signal, arrange, build_audio, decode_audio
+from checker.preprocess.audio.decode import DecodeCache, decode_audio
+from checker.preprocess.audio.pipeline import Signal, arrange, build_audio
+from checker.preprocess.audio.spec import AudioSpec
 from checker.preprocess.errors import PreprocessError
 from checker.verify import verify_paths
 
@@ -347,8 +349,9 @@ def test_the_preprocess_command_writes_the_audio_tensor(tmp_path: Path) -> None:
 
 
 def test_a_missing_mix_before_a_channel_axis_is_explained(tmp_path: Path) -> None:
-    from checker.preprocess.audio_explain import explain_audio
-    from checker.preprocess.rebuild import AudioSource, Inputs, open_source
+    from checker.preprocess.audio.explain import explain_audio
+    from checker.preprocess.audio.source import AudioSource
+    from checker.preprocess.rebuild import Inputs, open_source
 
     wav = tmp_path / "a.wav"
     write_wav(wav, 0.05, seed=8)

@@ -11,7 +11,7 @@ import numpy as np
 
 from checker.bundle.paths import regular_size
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.resample import pillow
+from checker.preprocess.image.resample import pillow
 
 MAX_FILE_BYTES = 100 << 20
 MAX_PIXELS = 50_000_000  # a 50-megapixel photograph; 150 MB once decoded
