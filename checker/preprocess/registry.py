@@ -59,7 +59,7 @@ class Registry(Generic[S]):
 
     def _register(self, table: dict[type[S], Callable[..., Any]], step_type: type[S], what: str) -> Callable[[F], F]:
         if step_type not in self.types:
-            raise TypeError(f"{step_type.__name__} is not a {self.kind} step; the steps are {self._supported()}")
+            raise TypeError(f"{step_type.__name__} is not one of the {self.kind} steps: {self._all()}")
         if step_type in table:
             raise TypeError(f"{step_type.__name__} already has a {what}: {table[step_type].__qualname__}")
 
@@ -68,6 +68,9 @@ class Registry(Generic[S]):
             return fn
 
         return register
+
+    def _all(self) -> str:
+        return ", ".join(t.__name__ for t in self.types)
 
     def _supported(self) -> str:
         return ", ".join(t.__name__ for t in self.types if t in self.kernels)

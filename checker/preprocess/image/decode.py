@@ -76,7 +76,7 @@ def _check_header(im: Any, name: str) -> None:
 
 def oriented(im: Any) -> Any:
     """`im` turned upright as its EXIF orientation tag says (applications display it so)."""
-    from PIL import ImageOps
+    from PIL import ImageOps  # Pillow is loaded by the first image decoded, never for a bundle without one
 
     try:
         return ImageOps.exif_transpose(im)

@@ -70,6 +70,7 @@ def _load(path: Path, name: str) -> Any:
         return json.loads(text)
     except ValueError:
         pass
+    # ruamel.yaml only for a pipeline file that is not JSON: a run that imports none never loads it
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 

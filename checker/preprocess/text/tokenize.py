@@ -112,7 +112,7 @@ class Loaded:
 def _load(path: str, mtime_ns: int, size: int, name: str, sha256: str | None) -> Loaded:
     # mtime and size are in the key so that a changed file is read again.
     try:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # an optional extra ([text]), loaded by the first tokenizer read
     except ImportError as e:
         raise MissingExtra("text", "tokenizers") from e
     data = Path(path).read_bytes()
