@@ -14,6 +14,7 @@ from checker import findings as F
 from checker.checks.prepared import has_raw, names_unusable_file, prepared
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.preprocess import KIND_NAMES
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.fields import finite_pair
 from checker.report import NotRun
@@ -51,7 +52,8 @@ def range_stage(ctx: Context) -> Iterator[Finding]:
         stored = [(case, case.inputs.get(name)) for case in ctx.cases]
         checked = [(case, t) for case, t in stored if t is not None and t.size and t.dtype.kind in "fiub"]
         bounds = declared_bounds(entry.get("range"))
-        if bounds is None and isinstance(entry.get("preprocessing"), dict):
+        prep = entry.get("preprocessing")
+        if bounds is None and isinstance(prep, dict) and prep.get("kind") in KIND_NAMES:
             try:
                 bounds = implied_bounds(ctx, name)
             except PreprocessError as e:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from checker.preprocess import KIND_NAMES
 from checker.preprocess.audio import steps as audio_steps
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image import steps as image_steps
@@ -75,6 +76,10 @@ def missing(t: Tables) -> list[str]:
 
 def _names(t: Tables) -> set[str]:
     return {step.name for step in t.registry.types}
+
+
+def test_the_kind_names_are_the_kind_table() -> None:
+    assert KIND_NAMES == tuple(KINDS)
 
 
 @pytest.mark.parametrize("kind", sorted(REGISTRIES))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import wave
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +57,8 @@ def _check_size(frames: int, channels: int, rate: int, name: str) -> None:
 
 def _decode_wave(path: Path, name: str) -> Decoded:
     """PCM WAV through the standard library, scaled as libsndfile scales it (int / 2^(bits-1))."""
+    import wave  # only for `decode: {library: wave}`: a run that decodes no such file does not load it
+
     try:
         with wave.open(str(path), "rb") as w:
             channels, width, rate, frames = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
