@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.errors import BundleError, Error, UsageError
-from checker.manifest.load import load_manifest
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.kind import ImpliedRange, Kind, Source, Target
 from checker.preprocess.kinds import DERIVED, KINDS
@@ -120,23 +118,3 @@ def open_source(inputs: Inputs, name: str, raw: Path, raw_name: str, only_named:
     else:
         targets = [inputs.target(name)]
     return kind.open(inputs.spec(source), targets, raw, raw_name, inputs.root)
-
-
-def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: bool = False) -> dict[str, Any]:
-    """The tensors `raw` becomes as input `name` (with the inputs derived from it when `npz`)."""
-    manifest, found = load_manifest(manifest_path)
-    if manifest is None:
-        raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
-    entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
-    inputs = Inputs(entries, root)
-    if inputs.entry(name) is None:
-        known = ", ".join(str(e.get("name")) for e in entries) or "none"
-        raise UsageError(f"the manifest has no input '{name}' (its inputs: {known})")
-    source = open_source(inputs, name, raw, raw.name, only_named=not npz)
-    if source is None:
-        kind = inputs.kind(name)
-        raise Error(
-            f"input '{name}' has preprocessing kind {kind!r}; only image, text and audio (with `steps`) "
-            "inputs are rebuilt"
-        )
-    return source.build()

@@ -13,7 +13,7 @@ from checker.bundle.opening import OpenedBundle, open_bundle
 from checker.errors import BundleError, Error, UsageError
 from checker.manifest.load import load_manifest
 from checker.preprocess.image.importers import FORMATS, read_pipeline
-from checker.preprocess.rebuild import Inputs, rebuild_file
+from checker.preprocess.rebuild import Inputs, open_source
 from checker.preprocess.showsteps import show_steps
 from checker.render.escape import printable
 
@@ -87,3 +87,23 @@ def _import(fmt: str, path: Path) -> int:
     lines = [f"# {path.name} ({fmt}) as steps", "steps:", *(f"  - {step.words()}" for step in steps)]
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
     return 0
+
+
+def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: bool = False) -> dict[str, Any]:
+    """The tensors `raw` becomes as input `name` (with the inputs derived from it when `npz`)."""
+    manifest, found = load_manifest(manifest_path)
+    if manifest is None:
+        raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
+    entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
+    inputs = Inputs(entries, root)
+    if inputs.entry(name) is None:
+        known = ", ".join(str(e.get("name")) for e in entries) or "none"
+        raise UsageError(f"the manifest has no input '{name}' (its inputs: {known})")
+    source = open_source(inputs, name, raw, raw.name, only_named=not npz)
+    if source is None:
+        kind = inputs.kind(name)
+        raise Error(
+            f"input '{name}' has preprocessing kind {kind!r}; only image, text and audio (with `steps`) "
+            "inputs are rebuilt"
+        )
+    return source.build()

@@ -364,3 +364,17 @@ def test_a_missing_mix_before_a_channel_axis_is_explained(tmp_path: Path) -> Non
     assert source.build()["x"].shape == (1, 2, stored.shape[-1])  # both channels kept, as declared
     assert explain_audio(source, stored, 1e-5) == "with `mix: {to: mono}` added after `decode: {library: soundfile}`"
     assert set(source.decoded.done) == {"soundfile", "wave"}  # one decode per library, shared by the neighbours
+
+
+def test_a_typed_step_says_itself_in_the_manifest_s_words() -> None:
+    from checker.preprocess.audio.steps import Mix, Resample, parse_steps
+
+    resample = Resample.parse({"library": "scipy", "rate": 16000}, "steps[0] `resample`")
+    assert (resample.rate, resample.library, resample.quality) == (16000, "scipy", "HQ")
+    assert resample.words() == "`resample: {library: scipy, rate: 16000}`"  # the keys in the manifest's order
+    assert resample.changed(quality="VHQ").words() == "`resample: {library: scipy, rate: 16000, quality: VHQ}`"
+    mix = Mix.parse("first", "steps[0] `mix`")
+    assert mix.to == "first" and mix.words() == "`mix: first`"
+    assert parse_steps([{"mix": "mono"}])[0].words() == "`decode: {}`"  # the decode a list without one gets
+    with pytest.raises(PreprocessError, match=r"`resample` has unknown parameter\(s\) speed; expected rate"):
+        Resample.parse({"rate": 16000, "speed": 2}, "steps[0] `resample`")
