@@ -1,5 +1,10 @@
 """inputs.range: every comparison tensor lies inside its input's declared range, or the one its preprocessing
-implies (scale, mean and std for images; the sample range for audio)."""
+implies (scale, mean and std for images; the sample range for audio).
+
+The implied range comes from the input's kind, on the block parsed once for the bundle (checks/prepared.py).
+A block that cannot be parsed is reported here only when no case's raw file rebuilds the input: else the
+fidelity stage reports it, and the error is said once.
+"""
 
 from __future__ import annotations
 

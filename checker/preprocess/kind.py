@@ -52,6 +52,7 @@ class Kind(Protocol):
 
     name: str
     tokens: bool  # its tensors are token ids: compared exactly, and counted as tokens in a message
+    implies_range: bool  # its blocks can imply a value range (the ranges stage parses no other)
     unexplained: str  # what a message says when no single edit explains a difference
 
     def parse(self, prep: dict[str, Any], root: Path) -> Any:

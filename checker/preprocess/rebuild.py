@@ -68,7 +68,9 @@ class Inputs:
     def implied_range(self, name: str) -> ImpliedRange | None:
         """The value range input `name`'s preprocessing implies, None when its kind implies none."""
         kind = KINDS.get(self.kind(name) or "")
-        return None if kind is None else kind.implied_range(self.spec(name), self.target(name))
+        if kind is None or not kind.implies_range:
+            return None  # nothing to parse the block for
+        return kind.implied_range(self.spec(name), self.target(name))
 
     def rebuilds(self, name: str) -> bool:
         """Whether raw files of input `name` are rebuilt: its kind is, and says so of its block (parsed here)."""

@@ -150,3 +150,10 @@ def test_the_block_is_parsed_once_for_both_stages(make_bundle: BundleMaker) -> N
     assert ctx.preprocessing.spec("pixel_values") is parsed
     assert [f.id for f in findings] == [F.INPUTS_FIDELITY]  # the tensor differs; the config was not re-read
     assert "differs from the stored tensor" in findings[0].message or "has shape" in findings[0].message
+
+
+def test_a_kind_that_implies_no_range_is_not_parsed_here(make_bundle: BundleMaker) -> None:
+    entry = {"name": "ids", "dtype": "int64", "preprocessing": {"kind": "text", "max_length": 0}}  # no tokenizer
+    ctx = ctx_for(make_bundle, entry, np.array([[1, 2]]))
+    assert list(range_stage(ctx)) == []
+    assert ctx.preprocessing is not None and ctx.not_run == []

@@ -116,7 +116,7 @@ def _pad(step: Pad, _: int | None) -> Iterator[AudioStep]:
 # A gain, a scale, a trim, a frames, a batch, a layout and a cast have no usual value to try: a step left out,
 # added or swapped is tried for them as for every step.
 for _type in (Gain, Scale, Trim, Frames, Batch, Layout, Cast):
-    REGISTRY.register_changes(_type, NO_CHANGES)
+    REGISTRY.register_changes(_type)(NO_CHANGES)
 
 
 def _dropped(spec: AudioSpec) -> Iterator[Edit]:

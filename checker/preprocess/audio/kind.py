@@ -18,6 +18,7 @@ from checker.preprocess.search import Search
 class AudioKind:
     name = "audio"
     tokens = False
+    implies_range = True
     unexplained = UNEXPLAINED
 
     def parse(self, prep: dict[str, Any], root: Path) -> AudioSpec:

@@ -203,9 +203,9 @@ def _batch(step: Batch, _: int, stored_batch: int | None) -> Iterator[tuple[Step
 
 # A normalize's mean and std, a cast's dtype and a layout have no usual mistake among finite choices; another
 # layout is tried for the whole tensor (explain.py).
-REGISTRY.register_changes(Normalize, NO_CHANGES)
-REGISTRY.register_changes(Cast, NO_CHANGES)
-REGISTRY.register_changes(Layout, NO_CHANGES)
+REGISTRY.register_changes(Normalize)(NO_CHANGES)
+REGISTRY.register_changes(Cast)(NO_CHANGES)
+REGISTRY.register_changes(Layout)(NO_CHANGES)
 
 
 def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Neighbour]:

@@ -17,6 +17,7 @@ from checker.preprocess.text.spec import TextSpec
 class TextKind:
     name = "text"
     tokens = True
+    implies_range = False
     unexplained = UNEXPLAINED
 
     def parse(self, prep: dict[str, Any], root: Path) -> TextSpec:
