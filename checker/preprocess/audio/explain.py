@@ -126,16 +126,16 @@ def _dropped(spec: AudioSpec) -> Iterator[Edit]:
 
 
 def _added(spec: AudioSpec, file_rate: int | None) -> Iterator[Edit]:
-    names = [s.name for s in spec.steps]
-    tail = next((i for i, n in enumerate(names) if n in ("frames", "batch", "layout", "cast")), len(names))
-    if "mix" not in names:
+    types = [type(s) for s in spec.steps]
+    tail = next((i for i, t in enumerate(types) if t in (Frames, Batch, Layout, Cast)), len(types))
+    if Mix not in types:
         for to in ("mono", "first"):
             yield _insert(spec, 1, Mix(to=to, written=("to",)))
-    if "normalize" not in names:
+    if Normalize not in types:
         for mode in NORMALIZE_MODES:
             yield _insert(spec, tail, Normalize(mode=mode, written=("mode",)))
-    if "resample" not in names:
-        at = names.index("mix") + 1 if "mix" in names else 1
+    if Resample not in types:
+        at = types.index(Mix) + 1 if Mix in types else 1
         for rate in RATES:
             if rate != file_rate:
                 yield _insert(spec, at, Resample(rate=rate, written=("rate",)))
@@ -152,7 +152,7 @@ def _swapped(spec: AudioSpec) -> Iterator[Edit]:
     steps = spec.steps
     for i in range(1, len(steps) - 1):
         a, b = steps[i], steps[i + 1]
-        if a.name == b.name:
+        if type(a) is type(b):
             continue
         order = [*steps[:i], b, a, *steps[i + 2 :]]
         yield f"with {b.words()} before {a.words()} (the manifest has it after)", _with(spec, list(order))
