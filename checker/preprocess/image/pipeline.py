@@ -357,7 +357,3 @@ def arrange(state: Pixels, layout: str) -> np.ndarray:
         axes = axes.replace("C", "")
     arranged: np.ndarray = arr.transpose([axes.index(a) for a in layout])  # the method: no Python wrapper
     return arranged
-
-
-def describe(steps: tuple[Step, ...]) -> list[Any]:
-    return [step.data() for step in steps]
