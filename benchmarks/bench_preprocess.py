@@ -30,7 +30,8 @@ import skimage.data
 from material import median
 from PIL import Image
 
-from checker.preprocess.rebuild import ImageSource, Inputs, open_source
+from checker.preprocess.image.source import ImageSource
+from checker.preprocess.rebuild import Inputs, open_source
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 CLASSIFIER = (

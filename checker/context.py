@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import onnx
 
     from checker.compare.sharding import Shard
+    from checker.preprocess.rebuild import Inputs
     from checker.report import Comparison, NotRun, RuntimeSet
 
 
@@ -75,6 +76,9 @@ class Context:
     bad_graphs: set[str] = field(default_factory=set)
     variant_models: dict[str, onnx.ModelProto] = field(default_factory=dict)  # parsed variant graphs (graph stage)
     label_axes: dict[str, int] = field(default_factory=dict)  # output name -> labelled axis (labels stage)
+    # Every input's parsed preprocessing, each block parsed once (checks/prepared.py fills it; the ranges and
+    # fidelity stages read it).
+    preprocessing: Inputs | None = None
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)

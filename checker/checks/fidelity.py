@@ -13,37 +13,22 @@ from typing import Any
 import numpy as np
 
 from checker import findings as F
+from checker.checks.prepared import names_unusable_file, prepared
 from checker.context import Case, Context
 from checker.findings import Finding
-from checker.preprocess import audio_explain
 from checker.preprocess.difference import Difference, difference
 from checker.preprocess.errors import CannotReproduce, MissingExtra, MissingLibrary, PreprocessError
-from checker.preprocess.explain import Search, explain, image_alternatives, text_alternatives
-from checker.preprocess.rebuild import (
-    REBUILT_KINDS,
-    AudioSource,
-    ImageSource,
-    Inputs,
-    Source,
-    TextSource,
-    is_rebuilt_audio,
-    open_source,
-)
-from checker.preprocess.text import TextSpec
+from checker.preprocess.kind import Kind, Source
+from checker.preprocess.rebuild import REBUILT_KINDS, Inputs, open_source
+from checker.preprocess.search import Search
+from checker.preprocess.text.spec import TextSpec
 from checker.report import NotRun
-
-UNEXPLAINED = (
-    "no single usual mistake explains it (for images: no one edit of the declared steps, i.e. two adjacent "
-    "steps swapped, a step left out or added, one parameter or the pad value changed, nor a letterbox or "
-    "another layout; for text: template, special tokens, padding, truncation)"
-)
 
 
 def fidelity_stage(ctx: Context) -> Iterator[Finding]:
     if ctx.cases is None:
         return
-    entries = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
-    run = _Run(ctx, Inputs(entries, ctx.root))
+    run = _Run(ctx, prepared(ctx))
     for case in ctx.cases:
         for name, rel in case.raw.items():
             yield from run.case_input(case, name, rel)
@@ -71,11 +56,11 @@ class _Run:
         kind = self.inputs.kind(name)
         if kind not in REBUILT_KINDS or path is None or not path.is_file():
             return  # custom raw files are kept for a reader; a missing file is reported already
-        if kind == "audio" and not is_rebuilt_audio(self.inputs, name):
-            return  # audio without `steps` keeps its old meaning: the raw file is kept for a reader
         try:
             if not self._usable_spec(name):
                 return
+            if not self.inputs.rebuilds(name):
+                return  # audio without `steps` keeps its old meaning: the raw file is kept for a reader
             source = open_source(self.inputs, name, path, rel)
             rebuilt = source.build() if source is not None else {}
         except PreprocessError as e:
@@ -85,18 +70,14 @@ class _Run:
             stored = case.inputs.get(target)
             # A stored tensor of another dtype kind (strings) is the cases check's to report.
             if stored is not None and stored.dtype.kind in "biuf" and source is not None:
-                raw = _Raw(case, name, rel, source)
+                raw = _Raw(case, name, rel, source, self.inputs.kind_of(self.inputs.source_name(name)))
                 yield from _compare(self.ctx, raw, target, tensor, stored)
 
     def _usable_spec(self, name: str) -> bool:
         """Parse the spec (raising its error); False when a file it names was refused, is missing, or fails
         its digest: the files stage has said so already."""
         source = self.inputs.source_name(name)
-        prep = (self.inputs.entry(source) or {}).get("preprocessing") or {}
-        imported = prep.get("import")
-        named = [prep.get(key) for key in ("config", "tokenizer")]
-        named.append(imported.get("path") if isinstance(imported, dict) else None)
-        if any(isinstance(rel, str) and rel in self.ctx.unusable for rel in named):
+        if names_unusable_file(self.ctx, (self.inputs.entry(source) or {}).get("preprocessing")):
             return False
         spec = self.inputs.spec(source)
         if not isinstance(spec, TextSpec):
@@ -151,21 +132,15 @@ class _Raw:
     name: str  # the input the case's `raw` names
     rel: str
     source: Source
+    kind: Kind
 
 
 def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: np.ndarray) -> Iterator[Finding]:
-    source = raw.source
-    is_text = isinstance(source, TextSource)
-    tolerance = 0.0 if isinstance(source, TextSource) else source.spec.tolerance_value
-    diff = difference(rebuilt, stored, tolerance, first=is_text)
+    tolerance = raw.source.tolerance
+    diff = difference(rebuilt, stored, tolerance, first=raw.kind.tokens)
     if diff is None:
         return
-    if isinstance(source, ImageSource):
-        search = explain(image_alternatives(source, stored, tolerance), stored)
-    elif isinstance(source, AudioSource):
-        search = Search(audio_explain.explain_audio(source, stored, tolerance))
-    else:
-        search = explain(text_alternatives(source, target, stored), stored, first=True)
+    search = raw.kind.explain(raw.source, target, stored, tolerance)
     explanation = search.found
     yield F.error(
         F.INPUTS_FIDELITY,
@@ -176,7 +151,7 @@ def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: 
 
 
 def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, search: Search) -> str:
-    is_text = isinstance(raw.source, TextSource)
+    is_text = raw.kind.tokens
     verb, unit = ("tokenized", "tokenization") if is_text else ("preprocessed", "preprocessing")
     head = f"case '{raw.case.name}', input '{target}': {raw.rel} {verb} as declared"
     if not diff.same_shape:
@@ -192,7 +167,7 @@ def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, search:
             f"(rebuilt {diff.rebuilt_value:.4g}, stored {diff.stored_value:.4g}; {diff.count} of {diff.size} "
             f"values beyond the tolerance {tolerance:.4g})"
         )
-    unexplained = audio_explain.UNEXPLAINED if isinstance(raw.source, AudioSource) else UNEXPLAINED
+    unexplained = raw.kind.unexplained
     if search.stopped_after is not None:
         tried = search.stopped_after
         unexplained = (

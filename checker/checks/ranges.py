@@ -1,5 +1,10 @@
 """inputs.range: every comparison tensor lies inside its input's declared range, or the one its preprocessing
-implies (scale, mean and std for images; the sample range for audio)."""
+implies (scale, mean and std for images; the sample range for audio).
+
+The implied range comes from the input's kind, on the block parsed once for the bundle (checks/prepared.py).
+A block that cannot be parsed is reported here only when no case's raw file rebuilds the input: else the
+fidelity stage reports it, and the error is said once.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,13 @@ from typing import Any
 import numpy as np
 
 from checker import findings as F
+from checker.checks.prepared import has_raw, names_unusable_file, prepared
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.preprocess import KIND_NAMES
+from checker.preprocess.errors import CannotReproduce, PreprocessError
+from checker.preprocess.fields import finite_pair
+from checker.report import NotRun
 
 # Float rounding lets a value land a hair outside the bounds the preprocessing implies.
 IMPLIED_SLACK = 1e-5
@@ -43,86 +53,53 @@ def range_stage(ctx: Context) -> Iterator[Finding]:
     for i, entry in enumerate(ctx.data.get("inputs") or []):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
-        bounds = declared_bounds(entry.get("range")) or implied_bounds(ctx, entry)
+        name = entry["name"]
+        stored = [(case, case.inputs.get(name)) for case in ctx.cases]
+        checked = [(case, t) for case, t in stored if t is not None and t.size and t.dtype.kind in "fiub"]
+        bounds = declared_bounds(entry.get("range"))
+        prep = entry.get("preprocessing")
+        if bounds is None and isinstance(prep, dict) and prep.get("kind") in KIND_NAMES:
+            try:
+                bounds = implied_bounds(ctx, name)
+            except PreprocessError as e:
+                if checked:
+                    yield from _unusable(ctx, i, name, e)
+                continue
         if bounds is None:
             continue
         keys = ("inputs", i, "range") if bounds.implied_by is None else ("inputs", i, "preprocessing")
-        for case in ctx.cases:
-            stored = case.inputs.get(entry["name"])
-            if stored is not None and stored.size and stored.dtype.kind in "fiub":
-                yield from _check(ctx, case, entry["name"], stored, bounds, keys)
+        for case, tensor in checked:
+            yield from _check(ctx, case, name, tensor, bounds, keys)
 
 
 def declared_bounds(value: Any) -> Bounds | None:
-    pair = _pair(value)
+    pair = finite_pair(value)
     return None if pair is None else Bounds((pair[0],), (pair[1],), None)
 
 
-def _pair(value: Any) -> tuple[float, float] | None:
-    if not isinstance(value, list) or len(value) != 2:
-        return None
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value):
-        return None
-    low, high = float(value[0]), float(value[1])
-    return (low, high) if low <= high else None
-
-
-def implied_bounds(ctx: Context, entry: dict[str, Any]) -> Bounds | None:
-    prep = entry.get("preprocessing")
-    if not isinstance(prep, dict):
-        return None
-    if prep.get("kind") == "audio":
-        pair = _pair(prep.get("range"))
-        return None if pair is None else Bounds((pair[0],), (pair[1],), None, "preprocessing.range")
-    if prep.get("kind") == "image":
-        return _image_bounds(ctx, prep, entry)
-    return None
-
-
-def _image_bounds(ctx: Context, prep: dict[str, Any], entry: dict[str, Any]) -> Bounds | None:
-    from checker.preprocess.errors import PreprocessError
-    from checker.preprocess.layout import image_layout
-    from checker.preprocess.spec_image import ImageSpec
-
-    try:
-        spec = ImageSpec.from_manifest(prep, ctx.root)
-        layout = image_layout(entry.get("layout"), entry.get("shape"))
-    except PreprocessError:
-        return None  # the fidelity stage reports an unusable preprocessing
-    if spec.steps is not None:
-        return _step_bounds(spec.steps, layout)
-    if spec.resize.library == "torch" and spec.resize.interpolation in ("bicubic", "lanczos"):
-        return None  # torch does not clamp: bicubic overshoots 0-255
-    n = max(len(spec.mean), len(spec.std))
-    mean = np.broadcast_to(np.asarray(spec.mean, np.float64), (n,))
-    std = np.broadcast_to(np.asarray(spec.std, np.float64), (n,))
-    ends = np.stack([-mean / std, (255 * spec.scale - mean) / std]) + 0.0  # + 0.0 turns -0.0 into 0.0
-    low, high = ends.min(axis=0), ends.max(axis=0)
-    axis = layout.index("C") if n > 1 and "C" in layout else None
-    if axis is None:
-        low, high = low.min(keepdims=True), high.max(keepdims=True)
-    why = f"scale {spec.scale:g}, mean {_list(spec.mean)}, std {_list(spec.std)}"
-    slack = IMPLIED_SLACK * float(np.max(high - low))
-    return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, why, slack)
-
-
-def _step_bounds(steps: tuple[Any, ...], layout: str) -> Bounds | None:
-    from checker.preprocess.pipeline import implied_range
-
-    found = implied_range(steps)
+def implied_bounds(ctx: Context, name: str) -> Bounds | None:
+    """The range the input's preprocessing implies, from its block as parsed once for the bundle."""
+    found = prepared(ctx).implied_range(name)
     if found is None:
         return None
-    low, high = found
-    axis = layout.index("C") if len(low) > 1 and "C" in layout else None
+    low, high, axis = found.low, found.high, found.axis
     if axis is None:
         low, high = low.min(keepdims=True), high.max(keepdims=True)
-    why = "the declared steps (0-255 through their scale, normalize and pad values)"
     slack = IMPLIED_SLACK * float(np.max(high - low))
-    return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, why, slack)
+    return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, found.why, slack)
 
 
-def _list(values: tuple[float, ...]) -> str:
-    return "[" + ", ".join(f"{v:g}" for v in values) + "]"
+def _unusable(ctx: Context, i: int, name: str, e: PreprocessError) -> Iterator[Finding]:
+    """A block the range cannot be implied from, said once: here, unless a case's raw file rebuilds the input
+    (then the fidelity stage says it), or the block names a file the files stage refused."""
+    inputs = prepared(ctx)
+    if has_raw(ctx.cases or [], inputs, name) or names_unusable_file(ctx, ctx.data["inputs"][i]["preprocessing"]):
+        return
+    if isinstance(e, CannotReproduce):
+        ctx.not_run.append(NotRun(f"range of input '{name}'", f"cannot be implied here: {e}"))
+        return
+    msg = f"input '{name}': the declared preprocessing cannot be applied: {e}"
+    yield F.error(F.INPUTS_FIDELITY, msg, **ctx.where("inputs", i, "preprocessing"), input=name)
 
 
 @dataclass(frozen=True)

@@ -69,3 +69,13 @@ def mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise PreprocessError(f"{where} is {value!r}; expected a mapping")
     return value
+
+
+def finite_pair(value: Any) -> tuple[float, float] | None:
+    """`[low, high]` of finite numbers with low <= high, or None for anything else."""
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value):
+        return None
+    low, high = float(value[0]), float(value[1])
+    return (low, high) if low <= high else None

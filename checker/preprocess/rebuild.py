@@ -1,4 +1,8 @@
-"""From a manifest input and a raw file to the tensors it becomes (shared by the stage and the command)."""
+"""From a manifest input and a raw file to the tensors it becomes (shared by the stages and the command).
+
+`Inputs` holds every input's parsed preprocessing, parsed once by its kind (kinds.KINDS); `open_source` reads
+a raw file as the input declares it, through the same kind.
+"""
 
 from __future__ import annotations
 
@@ -6,124 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from checker.errors import BundleError, Error, UsageError
-from checker.preprocess.audio import AudioSpec, DecodeCache, Result, audio_layout, build_audio
-from checker.preprocess.decode import Decoded, decode
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.image import build_decoded
-from checker.preprocess.layout import cast, image_layout, numpy_dtype
-from checker.preprocess.pipeline import Memo, run
-from checker.preprocess.spec_image import ImageSpec
-from checker.preprocess.steps import Step
-from checker.preprocess.text import TextSpec, build_text, read_text
+from checker.preprocess.kind import ImpliedRange, Kind, Source, Target
+from checker.preprocess.kinds import DERIVED, KINDS
 
-REBUILT_KINDS = ("image", "text", "derived", "audio")
-
-
-@dataclass(frozen=True)
-class Target:
-    """A manifest input that a raw file makes, and how its tensor is arranged."""
-
-    name: str
-    index: int  # its place in the manifest's `inputs`
-    dtype: str
-    layout: str | None
-    shape: Any
-    field: str = "ids"  # for text: which encoding array it holds
-
-
-@dataclass
-class ImageSource:
-    """A decoded raw image and the input it makes; `build` can run variations of the declared spec."""
-
-    spec: ImageSpec
-    decoded: Decoded
-    target: Target
-    layout: str
-    # What each prefix of a step list made: the explanations try many lists that begin alike.
-    memo: Memo = field(default_factory=Memo)
-    declared_built: bool = False
-
-    def build(self, spec: ImageSpec | None = None) -> dict[str, np.ndarray]:
-        # The declared steps run first, once per raw file, and nearly always match: without the memo they keep
-        # no prefix and may overwrite their own pixels. Explanations, which run only on a mismatch, fill it.
-        memo = self.memo if spec is not None or self.declared_built else None
-        self.declared_built = self.declared_built or spec is None
-        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype, memo)
-        return {self.target.name: tensor}
-
-    def build_steps(self, steps: tuple[Step, ...]) -> np.ndarray:
-        """The tensor a variation of the declared step list makes (as precisely as the declared one)."""
-        return run(steps, self.decoded, self.layout, self.target.dtype, self.memo, float64=self.spec.steps is None)
-
-
-@dataclass
-class TextSource:
-    """A raw text and every input tokenized from it (the text input and the inputs derived from it)."""
-
-    spec: TextSpec
-    root: Path
-    text: str
-    targets: list[Target]
-    line_break: str = ""  # the final line break the raw file ended in, dropped from `text`
-
-    def build(self, spec: TextSpec | None = None, text: str | None = None) -> dict[str, np.ndarray]:
-        encoding = build_text(spec or self.spec, self.root, self.text if text is None else text)
-        return {t.name: token_tensor(encoding[t.field], t) for t in self.targets}
-
-
-@dataclass
-class AudioSource:
-    """A raw audio file (decoded once per library) and the input its steps make."""
-
-    spec: AudioSpec
-    decoded: DecodeCache
-    target: Target
-
-    def result(self, spec: AudioSpec | None = None) -> Result:
-        spec = spec or self.spec
-        layout = audio_layout(self.target.layout, self.target.shape, spec)
-        return build_audio(spec, self.decoded, layout, self.target.dtype)
-
-    def build(self) -> dict[str, np.ndarray]:
-        """The tensor; a rate or channel count other than the input declares is an error that says so."""
-        made = self.result()
-        for problem in rate_problems(self.spec, made):
-            raise PreprocessError(problem)
-        return {self.target.name: made.tensor}
-
-
-def rate_problems(spec: AudioSpec, made: Result) -> list[str]:
-    problems = []
-    if spec.sample_rate is not None and made.rate != spec.sample_rate:
-        how = (
-            "after its resample step"
-            if made.resampled
-            else f"the file's own rate: no resample step brings it to {spec.sample_rate} Hz"
-        )
-        problems.append(
-            f"the rebuilt signal is at {made.rate} Hz ({how}), but the input declares sample_rate {spec.sample_rate}"
-        )
-    if spec.channels is not None and made.channels != spec.channels:
-        problems.append(
-            f"the rebuilt signal has {made.channels} channel(s), but the input declares channels {spec.channels}"
-            + (" (mix them with a `mix` step)" if made.channels > spec.channels else "")
-        )
-    return problems
-
-
-Source = ImageSource | TextSource | AudioSource
+REBUILT_KINDS = (*KINDS, DERIVED)
 
 
 @dataclass
 class Inputs:
-    """The manifest's inputs by name, with their parsed specs (parsed once, errors kept)."""
+    """The manifest's inputs by name, with their parsed preprocessing (each parsed once, on first use, by its
+    kind; an error is kept and raised again). This is the Context's `preprocessing` slot."""
 
     entries: list[dict[str, Any]]
     root: Path
-    _specs: dict[str, ImageSpec | TextSpec | AudioSpec | PreprocessError] = field(default_factory=dict)
+    _specs: dict[str, Any] = field(default_factory=dict)  # input name -> its parsed block, or the error
 
     def entry(self, name: str) -> dict[str, Any] | None:
         return next((e for e in self.entries if e.get("name") == name), None)
@@ -144,8 +45,8 @@ class Inputs:
             raise PreprocessError(f"input '{name}' is derived from {source!r}, which is not a text input")
         return source
 
-    def spec(self, name: str) -> ImageSpec | TextSpec | AudioSpec:
-        """The parsed spec of an image or text input; the same error again for a spec that failed."""
+    def spec(self, name: str) -> Any:
+        """The parsed block of an image, audio or text input; the same error again for one that failed."""
         if name not in self._specs:
             try:
                 self._specs[name] = self._parse(name)
@@ -156,13 +57,27 @@ class Inputs:
             raise found
         return found
 
-    def _parse(self, name: str) -> ImageSpec | TextSpec | AudioSpec:
+    def kind_of(self, name: str) -> Kind:
+        """The kind that parses and rebuilds input `name` (a derived input's own block is read as text)."""
+        return KINDS.get(self.kind(name) or "", KINDS["text"])
+
+    def _parse(self, name: str) -> Any:
         prep = (self.entry(name) or {}).get("preprocessing") or {}
-        if self.kind(name) == "image":
-            return ImageSpec.from_manifest(prep, self.root)
-        if self.kind(name) == "audio":
-            return AudioSpec.from_manifest(prep)
-        return TextSpec.from_manifest(prep)
+        return self.kind_of(name).parse(prep, self.root)
+
+    def implied_range(self, name: str) -> ImpliedRange | None:
+        """The value range input `name`'s preprocessing implies, None when its kind implies none."""
+        kind = KINDS.get(self.kind(name) or "")
+        if kind is None or not kind.implies_range:
+            return None  # nothing to parse the block for
+        return kind.implied_range(self.spec(name), self.target(name))
+
+    def rebuilds(self, name: str) -> bool:
+        """Whether raw files of input `name` are rebuilt: its kind is, and says so of its block (parsed here)."""
+        if self.kind(name) not in REBUILT_KINDS:
+            return False
+        source = self.source_name(name)
+        return self.kind_of(source).rebuilds(self.spec(source))
 
     def target(self, name: str, text_field: str = "ids") -> Target:
         e = self.entry(name) or {}
@@ -195,62 +110,13 @@ def open_source(inputs: Inputs, name: str, raw: Path, raw_name: str, only_named:
 
     For a text input, the source also makes the inputs derived from it, unless `only_named`.
     """
-    kind = inputs.kind(name)
-    if kind not in REBUILT_KINDS or (kind == "audio" and not is_rebuilt_audio(inputs, name)):
+    if not inputs.rebuilds(name):
         return None
     source = inputs.source_name(name)
-    spec = inputs.spec(source)
-    if isinstance(spec, AudioSpec):
-        return AudioSource(spec, DecodeCache(raw, raw_name), inputs.target(name))
-    if isinstance(spec, ImageSpec):
-        target = inputs.target(name)
-        layout = image_layout(target.layout, target.shape)
-        return ImageSource(spec, decode(raw, raw_name), target, layout)
-    text, line_break = _split_line_break(raw, raw_name)
-    only = name if (only_named or kind == "derived") else None
-    return TextSource(spec, inputs.root, text, inputs.text_targets(source, only), line_break)
-
-
-def is_rebuilt_audio(inputs: Inputs, name: str) -> bool:
-    """An audio input is rebuilt when it declares `steps`; without them its raw files are kept for a reader."""
-    prep = (inputs.entry(name) or {}).get("preprocessing")
-    return isinstance(prep, dict) and "steps" in prep
-
-
-def _split_line_break(raw: Path, raw_name: str) -> tuple[str, str]:
-    text = read_text(raw, raw_name)
-    full = raw.read_bytes().decode("utf-8-sig", errors="replace")
-    return text, full[len(text) :]
-
-
-def token_tensor(values: np.ndarray, target: Target) -> np.ndarray:
-    """A 1-D encoding array as the input holds it: a batch axis where the layout (or a 2-D shape) has one."""
-    layout, shape = target.layout, target.shape
-    if isinstance(layout, str) and "N" in layout:
-        values = np.expand_dims(values, layout.index("N"))
-    elif layout is None and not (isinstance(shape, list) and len(shape) == 1):
-        values = values[None]
-    return cast(values, numpy_dtype(target.dtype))
-
-
-def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: bool = False) -> dict[str, Any]:
-    """The tensors `raw` becomes as input `name` (with the inputs derived from it when `npz`)."""
-    from checker.manifest.load import load_manifest
-    from checker.preprocess.rebuild import Inputs, open_source
-
-    manifest, found = load_manifest(manifest_path)
-    if manifest is None:
-        raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
-    entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
-    inputs = Inputs(entries, root)
-    if inputs.entry(name) is None:
-        known = ", ".join(str(e.get("name")) for e in entries) or "none"
-        raise UsageError(f"the manifest has no input '{name}' (its inputs: {known})")
-    source = open_source(inputs, name, raw, raw.name, only_named=not npz)
-    if source is None:
-        kind = inputs.kind(name)
-        raise Error(
-            f"input '{name}' has preprocessing kind {kind!r}; only image, text and audio (with `steps`) "
-            "inputs are rebuilt"
-        )
-    return source.build()
+    kind = inputs.kind_of(source)
+    if kind.tokens:
+        only = name if (only_named or inputs.kind(name) == DERIVED) else None
+        targets = inputs.text_targets(source, only)
+    else:
+        targets = [inputs.target(name)]
+    return kind.open(inputs.spec(source), targets, raw, raw_name, inputs.root)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from checker.preprocess.errors import PreprocessError
+from checker.preprocess.image.shorthand import spec_steps
+from checker.preprocess.image.spec import ImageSpec
+from checker.preprocess.image.steps import Layout
 from checker.preprocess.layout import image_layout
 from checker.preprocess.rebuild import Inputs
-from checker.preprocess.shorthand import spec_steps
-from checker.preprocess.spec_image import ImageSpec
-from checker.preprocess.steps import Layout
 
 
 def show_steps(inputs: Inputs) -> list[str]:

@@ -203,7 +203,7 @@ def _build_missing(manifest: Path, root: Path, case: NewCase) -> list[str]:
             continue
         if not path.is_file():
             raise UsageError(f"no such raw file: {path}")
-        from checker.preprocess.rebuild import rebuild_file
+        from checker.preprocess.running import rebuild_file
 
         for made, tensor in rebuild_file(manifest, root, name, path, npz=True).items():
             if made not in case.inputs:

@@ -305,7 +305,7 @@ def test_no_cases_no_findings(make_bundle: BundleMaker) -> None:
 
 
 def test_a_search_cut_by_its_time_bound_says_so(make_bundle: BundleMaker, monkeypatch: pytest.MonkeyPatch) -> None:
-    from checker.preprocess import explain
+    from checker.preprocess import search as explain
 
     monkeypatch.setattr(explain, "TIME_BOUND_SECONDS", 0.0)
     noise = np.random.default_rng(0).normal(size=(1, 3, 128, 128)).astype(np.float32)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from prepkit import BundleMaker, bundle_maker
+from prepkit import BundleMaker, bundle_maker, photo
 
 from checker import findings as F
+from checker.checks.fidelity import fidelity_stage
 from checker.checks.ranges import range_stage
 from checker.context import Context
 
@@ -97,3 +99,61 @@ def test_nothing_to_check_against(make_bundle: BundleMaker) -> None:
     ctx.cases = None
     entry["range"] = [0, 10]
     assert list(range_stage(ctx)) == []
+
+
+# A block the range cannot be implied from: said once, by one stage
+
+
+BROKEN = {**IMAGE, "color": "RGBA"}
+PIXELS = {"name": "pixel_values", "dtype": "float32", "layout": "NCHW"}
+
+
+def test_a_block_that_cannot_be_parsed_is_an_error_of_the_range_stage_without_raw_files(
+    make_bundle: BundleMaker,
+) -> None:
+    ctx = ctx_for(make_bundle, {**PIXELS, "preprocessing": BROKEN}, np.zeros((1, 3, 2, 2), np.float32))
+    (finding,) = range_stage(ctx)
+    assert finding.id == F.INPUTS_FIDELITY
+    assert finding.message.startswith("input 'pixel_values': the declared preprocessing cannot be applied")
+    assert "RGBA" in finding.message
+    assert finding.line == ctx.manifest.line("inputs", 0, "preprocessing")
+
+
+def test_with_raw_files_the_fidelity_stage_alone_reports_the_block(make_bundle: BundleMaker) -> None:
+    case = {"name": "c0", "inputs": {"pixel_values": np.zeros((1, 3, 2, 2), np.float32)}}
+    ctx = make_bundle([{**PIXELS, "preprocessing": BROKEN}], [{**case, "raw": {"pixel_values": photo("chelsea.png")}}])
+    assert list(range_stage(ctx)) == []
+    (finding,) = fidelity_stage(ctx)
+    assert finding.message.startswith("input 'pixel_values': the declared preprocessing cannot be applied")
+
+
+def test_a_block_the_checker_cannot_follow_is_a_check_not_run(make_bundle: BundleMaker) -> None:
+    torch_box = {**IMAGE, "resize": {"mode": "exact", "size": 4, "interpolation": "box", "library": "torch"}}
+    ctx = ctx_for(make_bundle, {**PIXELS, "preprocessing": torch_box}, np.zeros((1, 3, 4, 4), np.float32))
+    assert list(range_stage(ctx)) == []
+    (not_run,) = ctx.not_run
+    assert not_run.check == "range of input 'pixel_values'"
+    assert "torch, which has no box interpolation" in not_run.reason
+
+
+def test_the_block_is_parsed_once_for_both_stages(make_bundle: BundleMaker) -> None:
+    config = {"do_resize": False, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": False}
+    prep = {"kind": "image", "config": "preprocessor_config.json"}
+    case = {"name": "c0", "inputs": {"pixel_values": np.zeros((1, 3, 2, 2), np.float32)}}
+    case["raw"] = {"pixel_values": photo("chelsea.png")}
+    ctx = make_bundle([{**PIXELS, "preprocessing": prep}], [case], {"preprocessor_config.json": json.dumps(config)})
+    list(range_stage(ctx))
+    assert ctx.preprocessing is not None
+    parsed = ctx.preprocessing.spec("pixel_values")
+    (ctx.root / "preprocessor_config.json").unlink()  # the fidelity stage must not read it again
+    findings = list(fidelity_stage(ctx))
+    assert ctx.preprocessing.spec("pixel_values") is parsed
+    assert [f.id for f in findings] == [F.INPUTS_FIDELITY]  # the tensor differs; the config was not re-read
+    assert "differs from the stored tensor" in findings[0].message or "has shape" in findings[0].message
+
+
+def test_a_kind_that_implies_no_range_is_not_parsed_here(make_bundle: BundleMaker) -> None:
+    entry = {"name": "ids", "dtype": "int64", "preprocessing": {"kind": "text", "max_length": 0}}  # no tokenizer
+    ctx = ctx_for(make_bundle, entry, np.array([[1, 2]]))
+    assert list(range_stage(ctx)) == []
+    assert ctx.preprocessing is not None and ctx.not_run == []

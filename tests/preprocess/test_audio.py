@@ -29,7 +29,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from checker.context import Options
 from checker.manifest.schema import load
-from checker.preprocess.audio import AudioSpec, DecodeCache, Signal, arrange, build_audio, decode_audio
+from checker.preprocess.audio.decode import DecodeCache, decode_audio
+from checker.preprocess.audio.pipeline import Signal, arrange, build_audio
+from checker.preprocess.audio.spec import AudioSpec
 from checker.preprocess.errors import PreprocessError
 from checker.verify import verify_paths
 
@@ -347,8 +349,9 @@ def test_the_preprocess_command_writes_the_audio_tensor(tmp_path: Path) -> None:
 
 
 def test_a_missing_mix_before_a_channel_axis_is_explained(tmp_path: Path) -> None:
-    from checker.preprocess.audio_explain import explain_audio
-    from checker.preprocess.rebuild import AudioSource, Inputs, open_source
+    from checker.preprocess.audio.explain import explain_audio
+    from checker.preprocess.audio.source import AudioSource
+    from checker.preprocess.rebuild import Inputs, open_source
 
     wav = tmp_path / "a.wav"
     write_wav(wav, 0.05, seed=8)
@@ -361,3 +364,17 @@ def test_a_missing_mix_before_a_channel_axis_is_explained(tmp_path: Path) -> Non
     assert source.build()["x"].shape == (1, 2, stored.shape[-1])  # both channels kept, as declared
     assert explain_audio(source, stored, 1e-5) == "with `mix: {to: mono}` added after `decode: {library: soundfile}`"
     assert set(source.decoded.done) == {"soundfile", "wave"}  # one decode per library, shared by the neighbours
+
+
+def test_a_typed_step_says_itself_in_the_manifest_s_words() -> None:
+    from checker.preprocess.audio.steps import Mix, Resample, parse_steps
+
+    resample = Resample.parse({"library": "scipy", "rate": 16000}, "steps[0] `resample`")
+    assert (resample.rate, resample.library, resample.quality) == (16000, "scipy", "HQ")
+    assert resample.words() == "`resample: {library: scipy, rate: 16000}`"  # the keys in the manifest's order
+    assert resample.changed(quality="VHQ").words() == "`resample: {library: scipy, rate: 16000, quality: VHQ}`"
+    mix = Mix.parse("first", "steps[0] `mix`")
+    assert mix.to == "first" and mix.words() == "`mix: first`"
+    assert parse_steps([{"mix": "mono"}])[0].words() == "`decode: {}`"  # the decode a list without one gets
+    with pytest.raises(PreprocessError, match=r"`resample` has unknown parameter\(s\) speed; expected rate"):
+        Resample.parse({"rate": 16000, "speed": 2}, "steps[0] `resample`")

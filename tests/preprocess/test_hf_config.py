@@ -12,8 +12,9 @@ from PIL import Image
 from prepkit import photo, pixels
 
 from checker.preprocess.errors import CannotReproduce, PreprocessError
-from checker.preprocess.image import ImageSpec, build_image
-from checker.preprocess.spec_image import Crop, Resize
+from checker.preprocess.image.build import build_image
+from checker.preprocess.image.kind import KIND as IMAGE
+from checker.preprocess.image.spec import ImageSpec, ShorthandCrop, ShorthandResize
 
 HF = Path(__file__).parents[1] / "fixtures" / "preprocess" / "hf"
 CHELSEA = photo("chelsea.png")  # 300 x 451
@@ -25,7 +26,7 @@ def spec_from(tmp_path: Path, config: dict | str, **explicit: object) -> ImageSp
         shutil.copyfile(HF / config, target)
     else:
         target.write_text(json.dumps(config))
-    return ImageSpec.from_manifest({"kind": "image", "config": "preprocessor_config.json", **explicit}, tmp_path)
+    return IMAGE.parse({"kind": "image", "config": "preprocessor_config.json", **explicit}, tmp_path)
 
 
 def hf_reference(path: Path, resize_hw: tuple[int, int], resample: int, crop: int | None, cfg: dict) -> np.ndarray:
@@ -42,8 +43,8 @@ def hf_reference(path: Path, resize_hw: tuple[int, int], resample: int, crop: in
 
 def test_legacy_clip_config(tmp_path: Path) -> None:
     spec = spec_from(tmp_path, "clip-vit-base-patch32.json")
-    assert spec.resize == Resize("shorter_side", (224,), "bicubic", "pillow", "floor")
-    assert spec.crop == Crop("center", (224, 224))
+    assert spec.resize == ShorthandResize("shorter_side", (224,), "bicubic", "pillow", "floor")
+    assert spec.crop == ShorthandCrop("center", (224, 224))
     assert spec.scale == pytest.approx(1 / 255)
     assert spec.mean == pytest.approx((0.48145466, 0.4578275, 0.40821073))
     assert spec.color == "RGB"
@@ -62,7 +63,7 @@ def test_clip_round_trip_matches_the_processor_steps(tmp_path: Path) -> None:
 def test_legacy_vit_config_is_a_square_resize_with_rescaling(tmp_path: Path) -> None:
     cfg = json.loads((HF / "vit-base-patch16-224.json").read_text())
     spec = spec_from(tmp_path, "vit-base-patch16-224.json")
-    assert spec.resize == Resize("exact", (224, 224), "bilinear")
+    assert spec.resize == ShorthandResize("exact", (224, 224), "bilinear")
     assert spec.crop.mode == "none"
     got = build_image(spec, CHELSEA, "NCHW", "float32")
     np.testing.assert_allclose(got, hf_reference(CHELSEA, (224, 224), Image.Resampling.BILINEAR, None, cfg), atol=1e-5)
@@ -71,8 +72,8 @@ def test_legacy_vit_config_is_a_square_resize_with_rescaling(tmp_path: Path) -> 
 def test_convnext_crop_pct(tmp_path: Path) -> None:
     cfg = json.loads((HF / "resnet-50.json").read_text())
     spec = spec_from(tmp_path, "resnet-50.json")
-    assert spec.resize == Resize("shorter_side", (256,), "bicubic", "pillow", "floor")  # 224 / 0.875
-    assert spec.crop == Crop("center", (224, 224))
+    assert spec.resize == ShorthandResize("shorter_side", (256,), "bicubic", "pillow", "floor")  # 224 / 0.875
+    assert spec.crop == ShorthandCrop("center", (224, 224))
     got = build_image(spec, CHELSEA, "NCHW", "float32")
     want = hf_reference(CHELSEA, (256, 384), Image.Resampling.BICUBIC, 224, cfg)  # int(256 * 451 / 300)
     np.testing.assert_allclose(got, want, atol=1e-5)
@@ -121,14 +122,14 @@ def test_settings_that_cannot_be_reproduced_are_refused(tmp_path: Path, cfg: dic
 def test_a_refused_resize_is_lifted_by_an_explicit_resize(tmp_path: Path) -> None:
     cfg = {"size": {"shortest_edge": 800, "longest_edge": 1333}, "resample": 2}
     spec = spec_from(tmp_path, cfg, resize={"mode": "exact", "size": [64, 64]})
-    assert spec.resize == Resize("exact", (64, 64), "bilinear")
+    assert spec.resize == ShorthandResize("exact", (64, 64), "bilinear")
 
 
 def test_unreadable_or_outside_configs(tmp_path: Path) -> None:
     (tmp_path / "preprocessor_config.json").write_text("{not json")
     with pytest.raises(PreprocessError, match="JSON"):
-        ImageSpec.from_manifest({"kind": "image", "config": "preprocessor_config.json"}, tmp_path)
+        IMAGE.parse({"kind": "image", "config": "preprocessor_config.json"}, tmp_path)
     with pytest.raises(PreprocessError, match="bundle"):
-        ImageSpec.from_manifest({"kind": "image", "config": "../preprocessor_config.json"}, tmp_path)
+        IMAGE.parse({"kind": "image", "config": "../preprocessor_config.json"}, tmp_path)
     with pytest.raises(PreprocessError, match="cannot be read"):
-        ImageSpec.from_manifest({"kind": "image", "config": "missing.json"}, tmp_path)
+        IMAGE.parse({"kind": "image", "config": "missing.json"}, tmp_path)

@@ -13,10 +13,10 @@ import pytest
 from PIL import Image
 from prepkit import photo, pixels
 
-from checker.preprocess import decode as decode_module
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.image import ImageSpec, build_image
-from checker.preprocess.spec_image import parse_image
+from checker.preprocess.image import decode as decode_module
+from checker.preprocess.image.build import build_image
+from checker.preprocess.image.spec import ImageSpec, parse_image
 
 CHELSEA = photo("chelsea.png")  # 300 x 451 RGB
 ASTRONAUT = photo("astronaut.png")  # 512 x 512 RGB

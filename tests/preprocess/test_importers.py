@@ -21,7 +21,7 @@ from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
 from checker.cli import main
 from checker.preprocess.errors import CannotReproduce, PreprocessError
-from checker.preprocess.importers import read_pipeline
+from checker.preprocess.image.importers import read_pipeline
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 COMPOSE = {

@@ -12,8 +12,8 @@ import pytest
 from prepkit import ids, photo, write_tokenizer
 
 from checker.cli import main
-from checker.preprocess.image import build_image
-from checker.preprocess.spec_image import parse_image
+from checker.preprocess.image.build import build_image
+from checker.preprocess.image.spec import parse_image
 
 CHELSEA = photo("chelsea.png")
 IMAGE_PREP = {"kind": "image", "resize": {"mode": "exact", "size": [64, 96]}, "scale": 0.00392156862745098}

@@ -14,13 +14,14 @@ from PIL import Image
 from prepkit import photo, pixels
 
 from checker.cli import main
-from checker.preprocess import geometry
-from checker.preprocess.decode import decode
 from checker.preprocess.errors import MissingLibrary, PreprocessError
-from checker.preprocess.pipeline import run
-from checker.preprocess.shorthand import expand
-from checker.preprocess.spec_image import ImageSpec, parse_image
-from checker.preprocess.steps import Crop, Pad, Resize, parse_steps
+from checker.preprocess.image import geometry
+from checker.preprocess.image.decode import decode
+from checker.preprocess.image.kind import KIND as IMAGE
+from checker.preprocess.image.pipeline import run
+from checker.preprocess.image.shorthand import expand
+from checker.preprocess.image.spec import parse_image
+from checker.preprocess.image.steps import Crop, Pad, Resize, parse_steps
 
 CHELSEA = photo("chelsea.png")  # 300 x 451
 
@@ -31,7 +32,7 @@ def build(steps: list[dict[str, Any]], path: Path = CHELSEA, layout: str = "HWC"
 
 def test_a_block_has_steps_or_shorthand_not_both() -> None:
     with pytest.raises(PreprocessError, match="both steps and the shorthand field"):
-        ImageSpec.from_manifest({"kind": "image", "steps": [{"scale": 2}], "scale": 2}, Path("."))
+        IMAGE.parse({"kind": "image", "steps": [{"scale": 2}], "scale": 2}, Path("."))
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from prepkit import ids, write_tokenizer
 
-from checker.preprocess import text as text_module
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.rebuild import Inputs, open_source
-from checker.preprocess.text import TextSpec, build_text, read_text
+from checker.preprocess.text import tokenize as text_module
+from checker.preprocess.text.spec import TextSpec
+from checker.preprocess.text.tokenize import build_text, read_text
 
 
 @pytest.fixture

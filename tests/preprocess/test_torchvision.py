@@ -206,8 +206,8 @@ def test_torchvision_computed_sizes(v2: ModuleType) -> None:
     import torch
     from torchvision.transforms import InterpolationMode
 
-    from checker.preprocess.geometry import resize_size
-    from checker.preprocess.steps import Resize
+    from checker.preprocess.image.geometry import resize_size
+    from checker.preprocess.image.steps import Resize
 
     exact = {"rounding": "floor", "arithmetic": "float_product_first"}
     for h in range(20, 160, 3):

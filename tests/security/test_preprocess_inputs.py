@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from hostile import messages, rewrite_manifest
 
-from checker.preprocess import text as text_module
-from checker.preprocess.decode import decode
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.text import TextSpec, build_text
+from checker.preprocess.image.decode import decode
+from checker.preprocess.text import tokenize as text_module
+from checker.preprocess.text.spec import TextSpec
+from checker.preprocess.text.tokenize import build_text
 from checker.report import BundleReport
 
 EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\n(hello) print showpage\n%%EOF\n"

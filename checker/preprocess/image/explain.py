@@ -1,108 +1,31 @@
-"""Naming the edit of the declared preprocessing that turns the declared tensor into the stored one.
+"""Naming the edit of an image input's declared preprocessing that turns the declared tensor into the stored one.
 
-For images, the alternatives are the one-edit neighbours of the declared step list (neighbours.py: a swap,
-a step left out or added, one parameter changed, the pad value inferred), and, for the shorthand fields, a
-few whole-pipeline mistakes no single edit makes (a letterbox for a crop, another layout). For text, the
-usual tokenization mistakes. The first that reproduces the stored tensor within tolerance explains it. The
-search is bounded: at most 64 neighbours, one decode per raw file, and a time bound per mismatch.
+The alternatives are the one-edit neighbours of the declared step list (neighbours.py: a swap, a step left
+out or added, one parameter changed, the pad value inferred), and, for the shorthand fields, a few
+whole-pipeline mistakes no single edit makes (a letterbox for a crop, another layout). The search that tries
+them is search.py's.
 """
 
 from __future__ import annotations
 
-import sys
-import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import numpy as np
 
-from checker.preprocess.difference import difference
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.neighbours import inferred_value, neighbours, pad_value_candidates
-from checker.preprocess.pipeline import tensor_units
-from checker.preprocess.rebuild import ImageSource, TextSource
-from checker.preprocess.shorthand import spec_steps
-from checker.preprocess.spec_image import Crop, ImageSpec, Pad
-from checker.preprocess.steps import Layout, Step
-from checker.preprocess.steps import Pad as PadStep
-from checker.preprocess.text import TextSpec
+from checker.preprocess.image.neighbours import inferred_value, neighbours, pad_value_candidates
+from checker.preprocess.image.shorthand import spec_steps
+from checker.preprocess.image.source import ImageSource
+from checker.preprocess.image.spec import ImageSpec, ShorthandCrop, ShorthandPad
+from checker.preprocess.image.steps import Layout, Pad, Step, tensor_units
+from checker.preprocess.search import Alternative
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 LETTERBOX_VALUES = (114.0, 0.0, 128.0, 127.0, 255.0)
 # Classification pipelines usually resize the shorter side to 256 before a 224 crop.
 CROP_MARGIN = 256 / 224
-
-
-@dataclass(frozen=True)
-class Alternative:
-    description: str  # completes "the stored tensor matches the declared preprocessing ..."
-    build: Callable[[], np.ndarray]
-    tolerance: float
-    also: tuple[int, str] | None = None  # one of a run of equivalent edits (Neighbour.also)
-
-
-# Past this, an explanation search gives up and says where the tensors differ.
-TIME_BOUND_SECONDS = 10.0
-
-
-@dataclass(frozen=True)
-class Search:
-    """What an explanation search found: the alternative that explains the stored tensor, or none; and, when
-    the time bound cut it short, how many alternatives it had tried (the verdict must not read as if all were)."""
-
-    found: str | None = None
-    stopped_after: int | None = None
-    bound_s: float = 0.0  # the time bound that stopped it
-
-
-def explain(alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False) -> Search:
-    clock = _Clock(time.monotonic() + TIME_BOUND_SECONDS)
-    pending = iter(alternatives)
-    for tried, alt in enumerate(pending):
-        if clock.expired():
-            return Search(stopped_after=tried, bound_s=TIME_BOUND_SECONDS)
-        if clock.reproduces(alt, stored, first):
-            return Search(found=alt.description + _also(alt, pending, stored, first, clock))
-    return Search()
-
-
-@dataclass
-class _Clock:
-    """The search's time bound. A build that imports a library (torch takes seconds to import) does not count
-    against it: the bound is on the search, and a library is imported once per run."""
-
-    deadline: float
-
-    def expired(self) -> bool:
-        return time.monotonic() > self.deadline
-
-    def reproduces(self, alt: Alternative, stored: np.ndarray, first: bool) -> bool:
-        modules, started = len(sys.modules), time.monotonic()
-        try:
-            tensor = alt.build()
-        except PreprocessError:
-            return False  # this variation cannot be built (e.g. no pad token); try the next
-        finally:
-            if len(sys.modules) > modules:
-                self.deadline += time.monotonic() - started
-        return tensor.shape == stored.shape and difference(tensor, stored, alt.tolerance, first) is None
-
-
-def _also(alt: Alternative, pending: Iterator[Alternative], stored: np.ndarray, first: bool, clock: _Clock) -> str:
-    """The other edits of `alt`'s run that reproduce the stored tensor too (another library that agrees)."""
-    if alt.also is None:
-        return ""
-    words = []
-    for other in pending:
-        if other.also is None or other.also[0] != alt.also[0] or clock.expired():
-            break
-        if clock.reproduces(other, stored, first):
-            words.append(f"`{other.also[1]}`")
-    return f"; {' or '.join(words)} reproduces it as well" if words else ""
-
-
-# Images
 
 
 def image_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) -> Iterator[Alternative]:
@@ -152,7 +75,7 @@ def _stored_batch(src: ImageSource, stored: np.ndarray) -> int | None:
 
 
 def _pad_value(
-    src: ImageSource, steps: tuple[Step, ...], i: int, pad: PadStep, stored: np.ndarray, tolerance: float
+    src: ImageSource, steps: tuple[Step, ...], i: int, pad: Pad, stored: np.ndarray, tolerance: float
 ) -> Alternative | None:
     def with_value(value: tuple[float, ...]) -> tuple[Step, ...]:
         return (*steps[:i], replace(pad, value=value), *steps[i + 1 :])
@@ -232,16 +155,16 @@ def _geometry_variants(spec: ImageSpec, hw: tuple[int, int] | None) -> Iterator[
         return
     h, w = hw
     declared = f"where {geometry_name(spec)} is declared"
-    plain = replace(spec, resize=replace(spec.resize, mode="none", size=()), crop=Crop(), pad=Pad())
+    plain = replace(spec, resize=replace(spec.resize, mode="none", size=()), crop=ShorthandCrop(), pad=ShorthandPad())
     if spec.pad.mode != "letterbox":
         values = [(v,) for v in LETTERBOX_VALUES] if spec.pad.mode == "none" else [spec.pad.value]
         for value in values:
-            pad = Pad("letterbox", (h, w), value)
+            pad = ShorthandPad("letterbox", (h, w), value)
             yield f"letterboxed to {h}x{w} (pad value {_values(value)}) {declared}", replace(plain, pad=pad)
     if spec.crop.mode != "center" or spec.resize.mode != "shorter_side":
         for side in dict.fromkeys((max(h, w), round(max(h, w) * CROP_MARGIN))):
             resize = replace(spec.resize, mode="shorter_side", size=(side,))
-            alt = replace(plain, resize=resize, crop=Crop("center", (h, w)))
+            alt = replace(plain, resize=resize, crop=ShorthandCrop("center", (h, w)))
             yield f"resized (shorter side {side}) and center-cropped to {h}x{w} {declared}", alt
     if spec.crop.mode == "center":
         alt = replace(spec, crop=replace(spec.crop, offset="half_even"))
@@ -274,42 +197,3 @@ def _layout_variants(src: ImageSource, stored: np.ndarray, tolerance: float) -> 
                 return np.transpose(src.build()[src.target.name], order)
 
             yield Alternative(f"in {other} layout where {layout} is declared", build, tolerance)
-
-
-# Text
-
-
-def text_alternatives(src: TextSource, target: str, stored: np.ndarray) -> Iterator[Alternative]:
-    spec = src.spec
-
-    def variant(description: str, alt: TextSpec, text: str | None = None) -> Alternative:
-        return Alternative(description, lambda: src.build(alt, text)[target], 0.0)
-
-    if spec.template is not None:
-        yield variant("without the template", replace(spec, template=None))
-    toggled = replace(spec, special_tokens=not spec.special_tokens)
-    yield variant(f"{'without' if spec.special_tokens else 'with'} the tokenizer's special tokens", toggled)
-    if src.line_break:
-        yield variant("with the raw file's final line break kept", spec, src.text + src.line_break)
-    if stored.ndim >= 1:
-        for description, alt in _length_variants(spec, int(stored.shape[-1])):
-            yield variant(description, alt)
-
-
-def _length_variants(spec: TextSpec, length: int) -> Iterator[tuple[str, TextSpec]]:
-    declared = f"(declared: padding {spec.padding}, truncation {str(spec.truncation).lower()}, " + (
-        f"max_length {spec.max_length})"
-    )
-    yield f"without padding or truncation {declared}", replace(spec, padding="none", truncation=False)
-    yield (
-        f"truncated to {length} tokens {declared}",
-        replace(spec, max_length=length, padding="none", truncation=True),
-    )
-    yield (
-        f"padded to {length} tokens {declared}",
-        replace(spec, max_length=length, padding="max_length", truncation=False),
-    )
-    yield (
-        f"padded and truncated to {length} tokens {declared}",
-        replace(spec, max_length=length, padding="max_length", truncation=True),
-    )

@@ -14,14 +14,11 @@ from typing import Any
 import numpy as np
 
 from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
-from checker.preprocess import fields as f
 from checker.preprocess.errors import MissingExtra, PreprocessError
+from checker.preprocess.text.spec import FIELDS, TextSpec
 
-FIELDS = ("ids", "attention_mask", "type_ids")
-PADDINGS = ("max_length", "longest", "none")
 MAX_TOKENIZER_BYTES = 100 << 20
 MAX_TEXT_BYTES = 1 << 20
-MAX_LENGTH = 1 << 20
 # All the tokenizing one tokenizer may do: a megabyte of text takes well under a second, and a bundle's texts
 # are tokenized a few times each (the fidelity explanations try variations).
 TOKENIZE_BUDGET_S = 60.0
@@ -29,65 +26,6 @@ TOKENIZE_BUDGET_S = 60.0
 _SPENT: dict[tuple[str, int, int], float] = {}
 # Tried in this order when padding is asked for and tokenizer.json sets no pad token of its own.
 PAD_TOKENS = ("[PAD]", "<pad>", "<|pad|>")
-
-
-@dataclass(frozen=True)
-class TextSpec:
-    tokenizer: str
-    tokenizer_sha256: str | None = None
-    template: str | None = None
-    max_length: int | None = None
-    padding: str = "none"
-    truncation: bool = False
-    field: str = "ids"
-    special_tokens: bool = True  # add_special_tokens: let the tokenizer's post-processor add [CLS], [SEP] ...
-
-    @classmethod
-    def from_manifest(cls, prep: dict[str, Any]) -> TextSpec:
-        tokenizer = prep.get("tokenizer")
-        if not isinstance(tokenizer, str):
-            raise PreprocessError("preprocessing.tokenizer must name the bundle's tokenizer.json")
-        spec = cls(
-            tokenizer=tokenizer,
-            tokenizer_sha256=_sha(prep.get("tokenizer_sha256")),
-            template=_template(prep.get("template")),
-            max_length=None if prep.get("max_length") is None else _length(prep["max_length"]),
-            padding=f.choice(prep, "padding", PADDINGS, "none", "preprocessing"),
-            truncation=_flag(prep.get("truncation", False), "preprocessing.truncation"),
-            field=f.choice(prep, "field", FIELDS, "ids", "preprocessing"),
-            special_tokens=_flag(prep.get("add_special_tokens", True), "preprocessing.add_special_tokens"),
-        )
-        if spec.max_length is None and (spec.padding == "max_length" or spec.truncation):
-            raise PreprocessError("preprocessing.max_length is required for padding: max_length or truncation")
-        return spec
-
-
-def _sha(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value.lower()):
-        raise PreprocessError(f"preprocessing.tokenizer_sha256 is {value!r}; expected 64 hex digits")
-    return value.lower()
-
-
-def _template(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or "{text}" not in value:
-        raise PreprocessError("preprocessing.template must be a string holding {text}")
-    return value
-
-
-def _length(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LENGTH:
-        raise PreprocessError(f"preprocessing.max_length is {value!r}; expected an integer from 1 to {MAX_LENGTH}")
-    return value
-
-
-def _flag(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise PreprocessError(f"{where} is {value!r}; expected true or false")
-    return value
 
 
 def apply_template(template: str | None, text: str) -> str:
@@ -174,7 +112,7 @@ class Loaded:
 def _load(path: str, mtime_ns: int, size: int, name: str, sha256: str | None) -> Loaded:
     # mtime and size are in the key so that a changed file is read again.
     try:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # an optional extra ([text]), loaded by the first tokenizer read
     except ImportError as e:
         raise MissingExtra("text", "tokenizers") from e
     data = Path(path).read_bytes()

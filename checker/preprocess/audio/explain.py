@@ -14,14 +14,33 @@ from dataclasses import replace
 
 import numpy as np
 
-from checker.preprocess.audio import POSITIONS, QUALITIES, AudioSpec, Step
+from checker.preprocess.audio.source import AudioSource
+from checker.preprocess.audio.spec import AudioSpec
+from checker.preprocess.audio.steps import (
+    NORMALIZE_MODES,
+    POSITIONS,
+    QUALITIES,
+    REGISTRY,
+    AudioStep,
+    Batch,
+    Cast,
+    Decode,
+    Frames,
+    Gain,
+    Layout,
+    Mix,
+    Normalize,
+    Pad,
+    Resample,
+    Scale,
+    Trim,
+)
 from checker.preprocess.difference import difference
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.rebuild import AudioSource
+from checker.preprocess.registry import NO_CHANGES
 
 MAX_NEIGHBOURS = 64
 RATES = (8000, 16000, 22050, 24000, 32000, 44100, 48000)
-NORMALIZE = ("zero_mean_unit_var", "peak")
 UNEXPLAINED = (
     "no single edit of the declared steps (a rate, the channel mix, the resampler, a normalisation, a step left "
     "out, added or swapped with its neighbour) explains it"
@@ -51,62 +70,78 @@ def neighbours(spec: AudioSpec, file_rate: int | None) -> Iterator[Edit]:
     yield from _swapped(spec)
 
 
-def _with(spec: AudioSpec, steps: list[Step]) -> AudioSpec:
+def _with(spec: AudioSpec, steps: list[AudioStep]) -> AudioSpec:
     return replace(spec, steps=tuple(steps))
 
 
 def _changed(spec: AudioSpec, file_rate: int | None) -> Iterator[Edit]:
     for i, step in enumerate(spec.steps):
-        for value in _choices(step, file_rate):
-            other = Step(step.name, value)
+        for other in REGISTRY.changes_of(type(step))(step, file_rate):
             steps = list(spec.steps)
             steps[i] = other
             yield f"with {other.words()} in place of {step.words()}", _with(spec, steps)
 
 
-def _choices(step: Step, file_rate: int | None) -> Iterator[object]:
-    """Other values of the step's parameters with finite choices, one parameter at a time."""
-    params = dict(step.value) if isinstance(step.value, dict) else {}
-    if step.name == "decode":
-        yield {**params, "library": "wave" if params.get("library", "soundfile") == "soundfile" else "soundfile"}
-    elif step.name == "mix":
-        to = step.value if isinstance(step.value, str) else params.get("to", "mono")
-        yield {"to": "first" if to == "mono" else "mono"}
-    elif step.name == "resample":
-        rates = [*RATES, *([file_rate] if file_rate else [])]
-        yield from ({**params, "rate": r} for r in dict.fromkeys(rates) if r != params.get("rate"))
-        yield {**params, "library": "scipy" if params.get("library", "soxr") == "soxr" else "soxr"}
-        yield from ({**params, "quality": q} for q in QUALITIES if q != params.get("quality", "HQ"))
-    elif step.name == "normalize":
-        mode = step.value if isinstance(step.value, str) else params.get("mode")
-        yield from ({"mode": m} for m in NORMALIZE if m != mode)
-    elif step.name == "pad":
-        yield from ({**params, "position": p} for p in POSITIONS if p != params.get("position", "start"))
+# Each step's other values among its parameters' finite choices, one parameter at a time.
+
+
+@REGISTRY.register_changes(Decode)
+def _decode(step: Decode, _: int | None) -> Iterator[AudioStep]:
+    yield step.changed(library="wave" if step.library == "soundfile" else "soundfile")
+
+
+@REGISTRY.register_changes(Mix)
+def _mix(step: Mix, _: int | None) -> Iterator[AudioStep]:
+    yield Mix(to="first" if step.to == "mono" else "mono", written=("to",))
+
+
+@REGISTRY.register_changes(Resample)
+def _resample(step: Resample, file_rate: int | None) -> Iterator[AudioStep]:
+    rates = [*RATES, *([file_rate] if file_rate else [])]
+    yield from (step.changed(rate=r) for r in dict.fromkeys(rates) if r != step.rate)
+    yield step.changed(library="scipy" if step.library == "soxr" else "soxr")
+    yield from (step.changed(quality=q) for q in QUALITIES if q != step.quality)
+
+
+@REGISTRY.register_changes(Normalize)
+def _normalize(step: Normalize, _: int | None) -> Iterator[AudioStep]:
+    yield from (Normalize(mode=m, written=("mode",)) for m in NORMALIZE_MODES if m != step.mode)
+
+
+@REGISTRY.register_changes(Pad)
+def _pad(step: Pad, _: int | None) -> Iterator[AudioStep]:
+    yield from (step.changed(position=p) for p in POSITIONS if p != step.position)
+
+
+# A gain, a scale, a trim, a frames, a batch, a layout and a cast have no usual value to try: a step left out,
+# added or swapped is tried for them as for every step.
+for _type in (Gain, Scale, Trim, Frames, Batch, Layout, Cast):
+    REGISTRY.register_changes(_type)(NO_CHANGES)
 
 
 def _dropped(spec: AudioSpec) -> Iterator[Edit]:
     for i, step in enumerate(spec.steps):
-        if i > 0 and step.name not in ("layout", "cast"):
+        if i > 0 and not isinstance(step, (Layout, Cast)):
             yield f"without {step.words()}", _with(spec, [s for j, s in enumerate(spec.steps) if j != i])
 
 
 def _added(spec: AudioSpec, file_rate: int | None) -> Iterator[Edit]:
-    names = [s.name for s in spec.steps]
-    tail = next((i for i, n in enumerate(names) if n in ("frames", "batch", "layout", "cast")), len(names))
-    if "mix" not in names:
+    types = [type(s) for s in spec.steps]
+    tail = next((i for i, t in enumerate(types) if t in (Frames, Batch, Layout, Cast)), len(types))
+    if Mix not in types:
         for to in ("mono", "first"):
-            yield _insert(spec, 1, Step("mix", {"to": to}))
-    if "normalize" not in names:
-        for mode in NORMALIZE:
-            yield _insert(spec, tail, Step("normalize", {"mode": mode}))
-    if "resample" not in names:
-        at = names.index("mix") + 1 if "mix" in names else 1
+            yield _insert(spec, 1, Mix(to=to, written=("to",)))
+    if Normalize not in types:
+        for mode in NORMALIZE_MODES:
+            yield _insert(spec, tail, Normalize(mode=mode, written=("mode",)))
+    if Resample not in types:
+        at = types.index(Mix) + 1 if Mix in types else 1
         for rate in RATES:
             if rate != file_rate:
-                yield _insert(spec, at, Step("resample", {"rate": rate}))
+                yield _insert(spec, at, Resample(rate=rate, written=("rate",)))
 
 
-def _insert(spec: AudioSpec, at: int, step: Step) -> Edit:
+def _insert(spec: AudioSpec, at: int, step: AudioStep) -> Edit:
     steps = list(spec.steps)
     steps.insert(at, step)
     where = f"after {steps[at - 1].words()}" if at > 0 else "first"
@@ -117,7 +152,7 @@ def _swapped(spec: AudioSpec) -> Iterator[Edit]:
     steps = spec.steps
     for i in range(1, len(steps) - 1):
         a, b = steps[i], steps[i + 1]
-        if a.name == b.name:
+        if type(a) is type(b):
             continue
         order = [*steps[:i], b, a, *steps[i + 2 :]]
         yield f"with {b.words()} before {a.words()} (the manifest has it after)", _with(spec, list(order))

@@ -18,7 +18,10 @@ from typing import Any
 from checker.bundle.paths import regular_size
 from checker.preprocess import fields as f
 from checker.preprocess.errors import CannotReproduce, PreprocessError
-from checker.preprocess.steps import (
+from checker.preprocess.image.hf_config import map_config
+from checker.preprocess.image.shorthand import expand
+from checker.preprocess.image.spec import parse_image
+from checker.preprocess.image.steps import (
     Convert,
     Crop,
     Decode,
@@ -40,23 +43,6 @@ _BORDERS = {0: "constant", 1: "edge", 2: "symmetric", 4: "reflect"}
 
 class Refused(CannotReproduce):
     """The file says something the steps cannot say exactly."""
-
-
-def import_steps(value: Any, root: Path) -> tuple[Step, ...]:
-    """The steps `preprocessing.import` names: {format, path} with the path inside the bundle."""
-    where = "preprocessing.import"
-    d = f.mapping(value, where)
-    fmt = f.choice(d, "format", FORMATS, "", where)
-    rel = d.get("path")
-    if not isinstance(rel, str) or not rel:
-        raise PreprocessError(f"{where}.path is {rel!r}; expected a bundle path")
-    from checker.bundle.paths import BundlePathError, resolve_inside
-
-    try:
-        path = resolve_inside(root, rel)
-    except BundlePathError as e:
-        raise PreprocessError(str(e)) from e
-    return read_pipeline(fmt, path, rel)
 
 
 def read_pipeline(fmt: str, path: Path, name: str) -> tuple[Step, ...]:
@@ -84,6 +70,7 @@ def _load(path: Path, name: str) -> Any:
         return json.loads(text)
     except ValueError:
         pass
+    # ruamel.yaml only for a pipeline file that is not JSON: a run that imports none never loads it
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
@@ -98,10 +85,6 @@ def _load(path: Path, name: str) -> Any:
 
 def huggingface(data: Any, name: str) -> tuple[Step, ...]:
     """A preprocessor_config.json: its fixed order, read into the shorthand fields, as steps."""
-    from checker.preprocess.hf_config import map_config
-    from checker.preprocess.shorthand import expand
-    from checker.preprocess.spec_image import parse_image
-
     if not isinstance(data, dict):
         raise PreprocessError(f"{name} is not a JSON object")
     mapped = map_config(data, name)

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.steps import Crop, Pad, Resize
+from checker.preprocess.image.steps import Crop, Pad, Resize
 
 Number = Fraction | float
 

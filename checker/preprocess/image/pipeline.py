@@ -8,18 +8,19 @@ their first steps, compute each shared prefix once.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from checker.preprocess import geometry as geo
-from checker.preprocess.decode import Decoded
+from checker.preprocess.bounds import MAX_OUTPUT_PIXELS, check_size
 from checker.preprocess.errors import CannotReproduce, PreprocessError
-from checker.preprocess.image import MAX_OUTPUT_PIXELS, check_size
-from checker.preprocess.layout import cast, numpy_dtype
-from checker.preprocess.resample import opencv, pillow, resize_with
-from checker.preprocess.steps import (
+from checker.preprocess.image import geometry as geo
+from checker.preprocess.image.decode import Decoded
+from checker.preprocess.image.resample import opencv, pillow, resize_with
+from checker.preprocess.image.steps import (
+    REGISTRY,
     Batch,
     Cast,
     Convert,
@@ -32,6 +33,7 @@ from checker.preprocess.steps import (
     Scale,
     Step,
 )
+from checker.preprocess.layout import cast, numpy_dtype
 
 MEMO_BYTES = 256 << 20
 
@@ -109,47 +111,92 @@ def run(
 
 def apply(step: Step, state: Pixels | None, decoded: Decoded, in_place: bool = False) -> Pixels:
     """One step on `state`; with `in_place`, a value step may overwrite pixels the previous step made."""
-    if isinstance(step, Decode):
-        return decode_step(step, decoded)
-    if state is None:
+    if state is None and not isinstance(step, Decode):
         state = decode_step(Decode(), decoded)
-    if state.layout is not None and not isinstance(step, Cast):
+    if state is not None and state.layout is not None and not isinstance(step, (Cast, Decode)):
         raise PreprocessError(f"`{step.words()}` comes after the layout step; only cast may follow it")
-    if isinstance(step, Layout):
-        # arrange may return a view: nothing may write into it in place (only cast follows a layout anyway)
-        return replace(state, array=arrange(state, step.layout), layout=step.layout, owned=False)
-    if isinstance(step, Batch):
-        if state.batched:
-            raise PreprocessError("the step list has two batch steps")
-        _check_batch(step.repeat, state.array.shape[1:3])
-        return replace(state, array=np.concatenate([state.array] * step.repeat), batched=True)
-    if isinstance(step, Cast):
-        return _with(state, _cast_step(state.array, step.dtype))
-    if isinstance(step, Scale):
-        return _with(state, _scale(state, step, in_place), owned=True)
-    if isinstance(step, Normalize):
-        return _with(state, _normalize(state, step, in_place), owned=True)
-    if isinstance(step, Convert):
-        return _convert(state, step)
+    kernel: Kernel = REGISTRY.kernel(type(step))
+    return kernel(step, state, decoded, in_place)
+
+
+# A kernel runs one step type: the step, the pixels so far (None before decode), the decoded file, and whether
+# it may overwrite the pixels it was given.
+Kernel = Callable[[Any, Any, Decoded, bool], Pixels]
+
+
+@REGISTRY.register_kernel(Decode)
+def _decode_kernel(step: Decode, _: Pixels | None, decoded: Decoded, __: bool) -> Pixels:
+    return decode_step(step, decoded)
+
+
+@REGISTRY.register_kernel(Layout)
+def _layout_kernel(step: Layout, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    # arrange may return a view: nothing may write into it in place (only cast follows a layout anyway)
+    return replace(state, array=arrange(state, step.layout), layout=step.layout, owned=False)
+
+
+@REGISTRY.register_kernel(Batch)
+def _batch_kernel(step: Batch, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    if state.batched:
+        raise PreprocessError("the step list has two batch steps")
+    _check_batch(step.repeat, state.array.shape[1:3])
+    return replace(state, array=np.concatenate([state.array] * step.repeat), batched=True)
+
+
+@REGISTRY.register_kernel(Cast)
+def _cast_kernel(step: Cast, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    return _with(state, cast(state.array, np.dtype(step.dtype)))
+
+
+@REGISTRY.register_kernel(Scale)
+def _scale_kernel(step: Scale, state: Pixels, _: Decoded, in_place: bool) -> Pixels:
+    return _with(state, _scale(state, step, in_place), owned=True)
+
+
+@REGISTRY.register_kernel(Normalize)
+def _normalize_kernel(step: Normalize, state: Pixels, _: Decoded, in_place: bool) -> Pixels:
+    return _with(state, _normalize(state, step, in_place), owned=True)
+
+
+@REGISTRY.register_kernel(Convert)
+def _convert_kernel(step: Convert, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    return _convert(state, step)
+
+
+def _per_image(state: Pixels, each: Callable[[np.ndarray], np.ndarray]) -> Pixels:
     if len(state.array) == 1:  # one image: no copy into a stack
-        return _with(state, _spatial(step, state.array[0])[None])
-    return _with(state, np.stack([_spatial(step, img) for img in state.array]))
+        return _with(state, each(state.array[0])[None])
+    return _with(state, np.stack([each(img) for img in state.array]))
 
 
-def _spatial(step: Step, img: np.ndarray) -> np.ndarray:
-    if isinstance(step, Resize):
+@REGISTRY.register_kernel(Resize)
+def _resize_kernel(step: Resize, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    def each(img: np.ndarray) -> np.ndarray:
         size = geo.resize_size(step, *img.shape[:2])
         check_size(size, "resize", img.shape[2])
         return resize_with(img, size, step.library, step.filter_name, step.antialias)
-    if isinstance(step, Crop):
+
+    return _per_image(state, each)
+
+
+@REGISTRY.register_kernel(Crop)
+def _crop_kernel(step: Crop, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    def each(img: np.ndarray) -> np.ndarray:
         if step.center is not None:
             check_size(step.center, "crop", img.shape[2])
         return geo.crop(img, step)
-    if isinstance(step, Pad):
+
+    return _per_image(state, each)
+
+
+@REGISTRY.register_kernel(Pad)
+def _pad_kernel(step: Pad, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    def each(img: np.ndarray) -> np.ndarray:
         _check_values(step.value, img.shape[2], "pad.value")
         check_size(geo.pad_amounts(step, *img.shape[:2]), "pad", img.shape[2])
         return geo.pad(img, step)
-    raise PreprocessError(f"unknown step {step!r}")
+
+    return _per_image(state, each)
 
 
 def _check_batch(repeat: int, size: tuple[int, ...]) -> None:
@@ -293,10 +340,6 @@ def _operand(values: tuple[float, ...], dtype: type[np.floating[Any]], along_row
     return np.tile(per_channel, width) if along_row else per_channel
 
 
-def _cast_step(arr: np.ndarray, dtype: str) -> np.ndarray:
-    return cast(arr, np.dtype(dtype))
-
-
 def arrange(state: Pixels, layout: str) -> np.ndarray:
     """N x H x W x C to `layout`; without N in the layout the batch must be one image."""
     arr = state.array
@@ -314,59 +357,3 @@ def arrange(state: Pixels, layout: str) -> np.ndarray:
         axes = axes.replace("C", "")
     arranged: np.ndarray = arr.transpose([axes.index(a) for a in layout])  # the method: no Python wrapper
     return arranged
-
-
-def tensor_units(steps: tuple[Step, ...]) -> float:
-    """How large one grey level is in the tensor: the scale factors and standard deviations it went through."""
-    unit = 1.0
-    for step in steps:
-        if isinstance(step, Scale):
-            unit *= abs(step.factor)
-        elif isinstance(step, Normalize):
-            unit /= min(abs(s) for s in step.std)
-    return unit
-
-
-def describe(steps: tuple[Step, ...]) -> list[Any]:
-    return [step.data() for step in steps]
-
-
-def implied_range(steps: tuple[Step, ...]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The bounds every value of the tensor lies in (per channel once a normalize made them differ), followed
-    through the value steps from 0-255; None when a step can leave them (a float resize that overshoots)."""
-    low, high = np.zeros(1), np.full(1, 255.0)
-    is_float = False
-    for step in steps:
-        if isinstance(step, Scale):
-            low, high = (
-                np.minimum(low * step.factor, high * step.factor),
-                np.maximum(low * step.factor, high * step.factor),
-            )
-            is_float = True
-        elif isinstance(step, Normalize):
-            mean, std = np.asarray(step.mean, np.float64), np.asarray(step.std, np.float64)
-            a, b = (low - mean) / std, (high - mean) / std
-            low, high, is_float = np.minimum(a, b), np.maximum(a, b), True
-        elif isinstance(step, Pad) and step.mode == "constant":
-            value = np.asarray(step.value, np.float64)
-            low, high = np.minimum(low, value), np.maximum(high, value)
-        elif isinstance(step, Crop) and step.pad_if_smaller is not None:
-            value = np.asarray(step.pad_if_smaller, np.float64)
-            low, high = np.minimum(low, value), np.maximum(high, value)
-        elif (
-            isinstance(step, Resize)
-            and (is_float or step.library == "torch")
-            and step.filter_name
-            not in (
-                "nearest",
-                "nearest_exact",
-                "bilinear",
-                "linear",
-                "area",
-                "box",
-            )
-        ):
-            return None
-        elif isinstance(step, Cast) and step.dtype in ("float32", "float16", "float64"):
-            is_float = True
-    return low + 0.0, high + 0.0

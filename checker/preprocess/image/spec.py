@@ -1,16 +1,16 @@
-"""The image preprocessing a manifest declares, parsed and validated (no Pillow needed)."""
+"""The image preprocessing a manifest declares, parsed and validated (no Pillow needed, no file read: what
+`config:` and `import:` name was read before, by files.py)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from checker.preprocess import fields as f
 from checker.preprocess.errors import CannotReproduce, PreprocessError
-from checker.preprocess.hf_config import map_config, read_config
-from checker.preprocess.steps import Step, parse_steps
+from checker.preprocess.image.hf_config import HfImageConfig
+from checker.preprocess.image.steps import Step, parse_steps, tensor_units
 
 # The fixed-order fields: shorthand for a step list (shorthand.py); a block has these or `steps`, not both.
 SHORTHAND_FIELDS = ("color", "resize", "crop", "pad", "scale", "mean", "std")
@@ -22,7 +22,7 @@ LIBRARIES = ("pillow", "opencv", "torch")
 
 
 @dataclass(frozen=True)
-class Resize:
+class ShorthandResize:
     mode: str = "none"
     size: tuple[int, ...] = ()  # (h, w) for exact and fixed_height, (s,) for shorter_side and longer_side
     interpolation: str = "bilinear"
@@ -32,7 +32,7 @@ class Resize:
 
 
 @dataclass(frozen=True)
-class Crop:
+class ShorthandCrop:
     mode: str = "none"
     size: tuple[int, int] = (0, 0)
     # How an odd remainder splits: "floor" (the contract: the extra row and column go bottom and right, as in
@@ -42,7 +42,7 @@ class Crop:
 
 
 @dataclass(frozen=True)
-class Pad:
+class ShorthandPad:
     mode: str = "none"
     size: tuple[int, int] = (0, 0)
     value: tuple[float, ...] = (0.0,)  # pixel units (0-255), in the order of `color`
@@ -51,9 +51,9 @@ class Pad:
 @dataclass(frozen=True)
 class ImageSpec:
     color: str = "RGB"
-    resize: Resize = Resize()
-    crop: Crop = Crop()
-    pad: Pad = Pad()
+    resize: ShorthandResize = ShorthandResize()
+    crop: ShorthandCrop = ShorthandCrop()
+    pad: ShorthandPad = ShorthandPad()
     scale: float = 1.0
     mean: tuple[float, ...] = (0.0,)
     std: tuple[float, ...] = (1.0,)
@@ -69,8 +69,6 @@ class ImageSpec:
     def default_tolerance(self) -> float:
         """Two grey levels in tensor units: resampling code may round differently by that much."""
         if self.steps is not None:
-            from checker.preprocess.pipeline import tensor_units
-
             return 2 * tensor_units(self.steps)
         return 2 * abs(self.scale) / min(abs(s) for s in self.std)
 
@@ -78,16 +76,28 @@ class ImageSpec:
     def tolerance_value(self) -> float:
         return self.default_tolerance if self.tolerance is None else self.tolerance
 
-    @classmethod
-    def from_manifest(cls, prep: dict[str, Any], root: Path) -> ImageSpec:
-        """Parse `inputs[].preprocessing` of kind image; `config:` is read from the bundle at `root`."""
-        if "steps" in prep or "import" in prep:
-            return parse_step_spec(prep, root)
-        return parse_image(merged_fields(prep, root))
+
+@dataclass(frozen=True)
+class ImageBlock:
+    """An image preprocessing block as written, with what its `config:` or `import:` names already read from
+    the bundle (files.py); parsing it reads no file."""
+
+    prep: dict[str, Any]
+    config: HfImageConfig | None = None  # the fields a `config:` file amounts to
+    imported: tuple[Step, ...] | None = None  # the steps an `import:` file becomes
 
 
-def parse_step_spec(prep: dict[str, Any], root: Path) -> ImageSpec:
+def parse_block(block: ImageBlock) -> ImageSpec:
+    """Parse `inputs[].preprocessing` of kind image."""
+    prep = block.prep
+    if "steps" in prep or "import" in prep:
+        return parse_step_spec(block)
+    return parse_image(merged_fields(block))
+
+
+def parse_step_spec(block: ImageBlock) -> ImageSpec:
     """A block written as `steps` (or imported from another tool's pipeline file into steps)."""
+    prep = block.prep
     both = [k for k in (*SHORTHAND_FIELDS, "config") if k in prep]
     if both:
         raise PreprocessError(
@@ -95,29 +105,15 @@ def parse_step_spec(prep: dict[str, Any], root: Path) -> ImageSpec:
         )
     if "steps" in prep and "import" in prep:
         raise PreprocessError("preprocessing has both steps and import; write one or the other")
-    if "import" in prep:
-        from checker.preprocess.importers import import_steps
-
-        steps = import_steps(prep["import"], root)
-    else:
-        steps = parse_steps(prep["steps"])
+    steps = block.imported if block.imported is not None else parse_steps(prep["steps"])
     return ImageSpec(steps=steps, tolerance=_tolerance(prep.get("tolerance")))
 
 
-def merged_fields(prep: dict[str, Any], root: Path) -> dict[str, Any]:
-    explicit = {k: v for k, v in prep.items() if k not in ("kind", "config")}
-    rel = prep.get("config")
-    if rel is None:
+def merged_fields(block: ImageBlock) -> dict[str, Any]:
+    explicit = {k: v for k, v in block.prep.items() if k not in ("kind", "config")}
+    hf = block.config
+    if hf is None:
         return explicit
-    if not isinstance(rel, str):
-        raise PreprocessError(f"preprocessing.config is {rel!r}; expected a bundle path")
-    from checker.bundle.paths import BundlePathError, resolve_inside
-
-    try:
-        path = resolve_inside(root, rel)
-    except BundlePathError as e:
-        raise PreprocessError(str(e)) from e
-    hf = map_config(read_config(path, rel), rel)
     refused = [why for key, why in hf.refusals.items() if key not in explicit]
     if refused:
         raise CannotReproduce("; ".join(refused))
@@ -154,7 +150,7 @@ def parse_image(prep: dict[str, Any]) -> ImageSpec:
     return spec
 
 
-def _resize(d: dict[str, Any]) -> Resize:
+def _resize(d: dict[str, Any]) -> ShorthandResize:
     where = "preprocessing.resize"
     mode = f.choice(d, "mode", RESIZE_MODES, "none", where)
     size: tuple[int, ...] = ()
@@ -162,7 +158,7 @@ def _resize(d: dict[str, Any]) -> Resize:
         size = f.size_hw(d.get("size"), f"{where}.size")
     elif mode in ("shorter_side", "longer_side"):
         size = (f.single_side(d.get("size"), f"{where}.size"),)
-    return Resize(
+    return ShorthandResize(
         mode=mode,
         size=size,
         interpolation=f.choice(d, "interpolation", INTERPOLATIONS, "bilinear", where),
@@ -171,19 +167,19 @@ def _resize(d: dict[str, Any]) -> Resize:
     )
 
 
-def _crop(d: dict[str, Any]) -> Crop:
+def _crop(d: dict[str, Any]) -> ShorthandCrop:
     mode = f.choice(d, "mode", ("none", "center"), "none", "preprocessing.crop")
     if mode == "none":
-        return Crop()
-    return Crop(mode, f.size_hw(d.get("size"), "preprocessing.crop.size"))
+        return ShorthandCrop()
+    return ShorthandCrop(mode, f.size_hw(d.get("size"), "preprocessing.crop.size"))
 
 
-def _pad(d: dict[str, Any]) -> Pad:
+def _pad(d: dict[str, Any]) -> ShorthandPad:
     mode = f.choice(d, "mode", ("none", "letterbox", "bottom_right"), "none", "preprocessing.pad")
     if mode == "none":
-        return Pad()
+        return ShorthandPad()
     size = f.size_hw(d.get("size"), "preprocessing.pad.size")
-    return Pad(mode, size, f.numbers(d.get("value", 0), "preprocessing.pad.value"))
+    return ShorthandPad(mode, size, f.numbers(d.get("value", 0), "preprocessing.pad.value"))
 
 
 def _tolerance(value: Any) -> float | None:

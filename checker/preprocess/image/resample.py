@@ -14,7 +14,7 @@ from checker.preprocess.errors import CannotReproduce, MissingExtra, MissingLibr
 def pillow() -> Any:
     """The PIL.Image module, or MissingExtra."""
     try:
-        from PIL import Image
+        from PIL import Image  # an optional extra ([image]), loaded by the first image step that needs it
     except ImportError as e:
         raise MissingExtra("image", "Pillow") from e
     return Image

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from checker.preprocess.errors import CannotReproduce
-from checker.preprocess.spec_image import ImageSpec
-from checker.preprocess.steps import FILTERS, Crop, Decode, Normalize, Pad, Resize, Scale, Step, counterpart
+from checker.preprocess.image.spec import ImageSpec
+from checker.preprocess.image.steps import FILTERS, Crop, Decode, Normalize, Pad, Resize, Scale, Step, counterpart
 
 _ROUNDING = {"nearest": "half_up", "floor": "floor"}
 

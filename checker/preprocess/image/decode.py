@@ -7,11 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from checker.bundle.paths import regular_size
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.resample import pillow
+from checker.preprocess.image.resample import pillow
 
 MAX_FILE_BYTES = 100 << 20
 MAX_PIXELS = 50_000_000  # a 50-megapixel photograph; 150 MB once decoded
@@ -76,7 +74,7 @@ def _check_header(im: Any, name: str) -> None:
 
 def oriented(im: Any) -> Any:
     """`im` turned upright as its EXIF orientation tag says (applications display it so)."""
-    from PIL import ImageOps
+    from PIL import ImageOps  # Pillow is loaded by the first image decoded, never for a bundle without one
 
     try:
         return ImageOps.exif_transpose(im)
@@ -91,13 +89,3 @@ def orientation(im: Any) -> int:
     except (OSError, ValueError, SyntaxError):
         return 1
     return value if isinstance(value, int) else 1
-
-
-def to_pixels(im: Any, color: str) -> np.ndarray:
-    """H x W x C uint8 pixels: RGB (BGR is reversed later, at the channel-order step) or one grey channel."""
-    mode = "L" if color == "GRAY" else "RGB"
-    try:
-        arr = np.asarray(im.convert(mode), dtype=np.uint8)
-    except (OSError, ValueError) as e:
-        raise PreprocessError(f"the image cannot be converted to {mode}: {e}") from e
-    return arr.reshape(arr.shape[0], arr.shape[1], -1)

@@ -8,17 +8,19 @@ list: explain_pad_value infers it from the stored tensor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from checker.preprocess.steps import (
+from checker.preprocess.image.steps import (
     ARITHMETICS,
     FILTERS,
     POSITIONS,
+    REGISTRY,
     ROUNDINGS,
     Batch,
+    Cast,
     Convert,
     Crop,
     Decode,
@@ -30,6 +32,7 @@ from checker.preprocess.steps import (
     Step,
     counterpart,
 )
+from checker.preprocess.registry import NO_CHANGES
 
 MAX_NEIGHBOURS = 64
 
@@ -94,11 +97,10 @@ def _word(value: object) -> str:
 
 
 def _parameter_changes(step: Step, orientation: int, stored_batch: int | None) -> Iterator[tuple[Step, str]]:
-    changes = _CHANGES.get(type(step))
-    if changes is not None:
-        yield from changes(step, orientation, stored_batch)
+    yield from REGISTRY.changes_of(type(step))(step, orientation, stored_batch)
 
 
+@REGISTRY.register_changes(Decode)
 def _decode(step: Decode, orientation: int, _: int | None) -> Iterator[tuple[Step, str]]:
     if step.mode != "L":
         other = "BGR" if step.mode == "RGB" else "RGB"
@@ -111,6 +113,7 @@ def _decode(step: Decode, orientation: int, _: int | None) -> Iterator[tuple[Ste
     yield _changed(step, "library", "opencv" if step.library == "pillow" else "pillow")
 
 
+@REGISTRY.register_changes(Convert)
 def _convert(step: Convert, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     if step.to in ("RGB", "BGR"):
         yield _changed(step, "to", "BGR" if step.to == "RGB" else "RGB")
@@ -118,6 +121,7 @@ def _convert(step: Convert, _: int, __: int | None) -> Iterator[tuple[Step, str]
         yield _changed(step, "formula", "opencv" if step.formula == "pillow" else "pillow")
 
 
+@REGISTRY.register_changes(Resize)
 def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     if step.ppocr_line is None and step.size is None:
         for rounding in ROUNDINGS:
@@ -161,6 +165,7 @@ def _own_filters(step: Resize) -> Iterator[tuple[Step, str]]:
             yield _changed(step, "filter", filt, step.filter_name)
 
 
+@REGISTRY.register_changes(Crop)
 def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     if step.center is not None:
         other = "half_even" if step.offset_rounding == "floor" else "floor"
@@ -173,6 +178,7 @@ def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         yield changed, description
 
 
+@REGISTRY.register_changes(Pad)
 def _pad(step: Pad, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     for position in POSITIONS:
         if position != step.position:
@@ -182,26 +188,24 @@ def _pad(step: Pad, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         yield _changed(step, "mode", "edge")
 
 
+@REGISTRY.register_changes(Scale)
 def _scale(step: Scale, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     for factor in (step.factor * 255, step.factor / 255):
         changed = Scale(factor)
         yield changed, f"with `{changed.words()}` (the manifest has {step.factor:.10g})"
 
 
+@REGISTRY.register_changes(Batch)
 def _batch(step: Batch, _: int, stored_batch: int | None) -> Iterator[tuple[Step, str]]:
     if stored_batch is not None and stored_batch != step.repeat:
         yield _changed(step, "repeat", stored_batch)
 
 
-_CHANGES: dict[type, Callable[..., Iterator[tuple[Step, str]]]] = {
-    Decode: _decode,
-    Convert: _convert,
-    Resize: _resize,
-    Crop: _crop,
-    Pad: _pad,
-    Scale: _scale,
-    Batch: _batch,
-}
+# A normalize's mean and std, a cast's dtype and a layout have no usual mistake among finite choices; another
+# layout is tried for the whole tensor (explain.py).
+REGISTRY.register_changes(Normalize)(NO_CHANGES)
+REGISTRY.register_changes(Cast)(NO_CHANGES)
+REGISTRY.register_changes(Layout)(NO_CHANGES)
 
 
 def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Neighbour]:

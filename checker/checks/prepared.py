@@ -1,0 +1,47 @@
+"""The inputs' parsed preprocessing, the Context's `preprocessing` slot: made once, read by the ranges and the
+fidelity stages, so that a block is parsed (and the files it names are read) once per bundle."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from checker.context import Case, Context
+from checker.preprocess.errors import PreprocessError
+
+if TYPE_CHECKING:
+    from checker.preprocess.rebuild import Inputs
+
+
+def prepared(ctx: Context) -> Inputs:
+    """The slot, made on first use; each input's block is parsed when first asked for, errors kept."""
+    if ctx.preprocessing is None:
+        # Loaded only for a bundle whose inputs declare preprocessing: it costs a small bundle much of its run.
+        from checker.preprocess.rebuild import Inputs
+
+        entries = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
+        ctx.preprocessing = Inputs(entries, ctx.root)
+    return ctx.preprocessing
+
+
+def names_unusable_file(ctx: Context, prep: Any) -> bool:
+    """Whether the block names a file (config, tokenizer, imported pipeline) the files stage refused or found
+    missing: that stage has said so, and the block is left alone."""
+    if not isinstance(prep, dict):
+        return False
+    imported = prep.get("import")
+    named = [prep.get(key) for key in ("config", "tokenizer")]
+    named.append(imported.get("path") if isinstance(imported, dict) else None)
+    return any(isinstance(rel, str) and rel in ctx.unusable for rel in named)
+
+
+def has_raw(cases: list[Case], inputs: Inputs, name: str) -> bool:
+    """Whether a case's raw files rebuild input `name` (itself, or an input derived from it): then the
+    fidelity stage reports what is wrong with its block."""
+    for case in cases:
+        for raw_name in case.raw:
+            try:
+                if raw_name == name or inputs.source_name(raw_name) == name:
+                    return True
+            except PreprocessError:  # a derived input from a non-text one: the fidelity stage reports it
+                continue
+    return False

@@ -1,0 +1,50 @@
+"""What an image block's `config:` and `import:` name, read from the bundle: the one place image preprocessing
+reads a file before parsing (spec.py parses what this returns and reads none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from checker.bundle.paths import BundlePathError, resolve_inside
+from checker.preprocess import fields as f
+from checker.preprocess.errors import PreprocessError
+from checker.preprocess.image.hf_config import HfImageConfig, map_config, read_config
+from checker.preprocess.image.importers import FORMATS, read_pipeline
+from checker.preprocess.image.spec import SHORTHAND_FIELDS, ImageBlock
+
+
+def read_block(prep: dict[str, Any], root: Path) -> ImageBlock:
+    """`prep` with the file it names read from the bundle at `root`. A block that mixes `steps`, `import`
+    and the shorthand fields reads nothing: parsing refuses it first."""
+    mixed = "steps" in prep or any(k in prep for k in (*SHORTHAND_FIELDS, "config"))
+    if "import" in prep and not mixed:
+        return ImageBlock(prep, imported=import_steps(prep["import"], root))
+    if "config" in prep and "steps" not in prep and "import" not in prep:
+        return ImageBlock(prep, config=read_hf_config(prep["config"], root))
+    return ImageBlock(prep)
+
+
+def import_steps(value: Any, root: Path) -> tuple[Any, ...]:
+    """The steps `preprocessing.import` names: {format, path} with the path inside the bundle."""
+    where = "preprocessing.import"
+    d = f.mapping(value, where)
+    fmt = f.choice(d, "format", FORMATS, "", where)
+    rel = d.get("path")
+    if not isinstance(rel, str) or not rel:
+        raise PreprocessError(f"{where}.path is {rel!r}; expected a bundle path")
+    return read_pipeline(fmt, _inside(root, rel), rel)
+
+
+def read_hf_config(rel: Any, root: Path) -> HfImageConfig:
+    """The manifest fields the preprocessor_config.json at `rel` amounts to."""
+    if not isinstance(rel, str):
+        raise PreprocessError(f"preprocessing.config is {rel!r}; expected a bundle path")
+    return map_config(read_config(_inside(root, rel), rel), rel)
+
+
+def _inside(root: Path, rel: str) -> Path:
+    try:
+        return resolve_inside(root, rel)
+    except BundlePathError as e:
+        raise PreprocessError(str(e)) from e

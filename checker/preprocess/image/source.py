@@ -1,0 +1,43 @@
+"""A decoded raw image and the input it makes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from checker.preprocess.image.build import build_decoded
+from checker.preprocess.image.decode import Decoded
+from checker.preprocess.image.pipeline import Memo, run
+from checker.preprocess.image.spec import ImageSpec
+from checker.preprocess.image.steps import Step
+from checker.preprocess.kind import Target
+
+
+@dataclass
+class ImageSource:
+    """A decoded raw image and the input it makes; `build` can run variations of the declared spec."""
+
+    spec: ImageSpec
+    decoded: Decoded
+    target: Target
+    layout: str
+    # What each prefix of a step list made: the explanations try many lists that begin alike.
+    memo: Memo = field(default_factory=Memo)
+    declared_built: bool = False
+
+    @property
+    def tolerance(self) -> float:
+        return self.spec.tolerance_value
+
+    def build(self, spec: ImageSpec | None = None) -> dict[str, np.ndarray]:
+        # The declared steps run first, once per raw file, and nearly always match: without the memo they keep
+        # no prefix and may overwrite their own pixels. Explanations, which run only on a mismatch, fill it.
+        memo = self.memo if spec is not None or self.declared_built else None
+        self.declared_built = self.declared_built or spec is None
+        tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype, memo)
+        return {self.target.name: tensor}
+
+    def build_steps(self, steps: tuple[Step, ...]) -> np.ndarray:
+        """The tensor a variation of the declared step list makes (as precisely as the declared one)."""
+        return run(steps, self.decoded, self.layout, self.target.dtype, self.memo, float64=self.spec.steps is None)
