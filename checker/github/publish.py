@@ -145,7 +145,7 @@ def _headlined(markdown: str) -> str:
     """The rendering with a headline that says first that the pull request's own files were not checked:
     the verdict (✅ or ❌) is about the base branch, so it moves below, without its mark."""
     first, _, rest = markdown.partition("\n")
-    verdict = first.removeprefix("## ").partition(" ")[2]
+    verdict = first.partition(f"{TITLE}: ")[2] or first.removeprefix("## ")
     return f"## ⚠️ {TITLE}: {BASE_CHECKED}\n\nOn the base branch's files: {verdict}\n{rest}"
 
 

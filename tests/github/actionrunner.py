@@ -83,8 +83,8 @@ class Runner:
     def __init__(self, tmp: Path, github: FakeGitHub, event: Path, cache: Cache | None = None) -> None:
         self.workspace = tmp / "workspace"
         self.temp = tmp / "runner-temp"
-        self.workspace.mkdir()
-        self.temp.mkdir()
+        self.workspace.mkdir(parents=True)
+        self.temp.mkdir(parents=True)
         self.github, self.event = github, event
         self.cache = cache or Cache(tmp / "cache")
         self.runs = 0
