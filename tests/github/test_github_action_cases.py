@@ -92,7 +92,8 @@ def test_the_docs_shard_matrix_posts_one_comment_from_the_same_pull_request_run(
         make_bundle(leg.workspace / "models" / "classifier", name="classifier")
         leg.extra_env = {**run_env, "GITHUB_JOB": "verify"}
         leg.strategy = {"job-index": str(index), "job-total": str(len(shards))}
-        given = _with(_action_step(verify), {"matrix.shard": shard, "matrix.runtime": runtime, "strategy.job-index": str(index)})
+        values = {"matrix.shard": shard, "matrix.runtime": runtime, "strategy.job-index": str(index)}
+        given = _with(_action_step(verify), values)
         assert given.pop("runtimes") == runtime
         done = leg.run(**given)
         assert done.code == 0, done.stderr
@@ -366,7 +367,8 @@ from checker.cli import main
 
 
 def runtime_stage(ctx):
-    raise RuntimeError("a bug\\n::error title=Forged::from a traceback\\r::add-mask::x\\n  ##[set-output name=status;]pass")
+    forged = "::error title=Forged::from a traceback\\r::add-mask::x\\n  ##[set-output name=status;]pass"
+    raise RuntimeError("a bug\\n" + forged)
     yield
 
 
