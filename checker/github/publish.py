@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.errors import Error
-from checker.github.annotations import Annotation, Selection, select
+from checker.github.annotations import Annotation, Selection, inert, select
 from checker.github.api import ApiError, Client
 from checker.github.comment import PROVENANCE, Outcome, Sticky
 from checker.github.commit import checked_sha, verified_commit
@@ -325,7 +325,7 @@ def _describe(target: Target, outcome: Outcome) -> str:
     where = f"pull request #{target.number}"
     why = f": {outcome.why}" if outcome.why else ""
     url = f" ({outcome.url})" if outcome.url else ""
-    return f"Comment on {where}: {outcome.action}{url}{why}"
+    return inert(f"Comment on {where}: {outcome.action}{url}{why}")  # printed after the fence: never a command
 
 
 def advice(exc: ApiError) -> str:
