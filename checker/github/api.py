@@ -164,6 +164,11 @@ class Client:
             response = self.session.request(method, url, headers=self._headers(url), timeout=timeout, **kwargs)
         except requests.Timeout:
             return None, f"no answer within {self.timeout:g} s"
+        except requests.exceptions.SSLError:
+            return None, (
+                "cannot connect (SSLError: most often a server certificate the runner does not trust; an "
+                "internal CA belongs in the runner's trust store)"
+            )
         except requests.RequestException as exc:
             return None, f"cannot connect ({type(exc).__name__})"
         return response, f"{response.status_code} {self._message(response)}"

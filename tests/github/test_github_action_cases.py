@@ -300,6 +300,7 @@ def test_enterprise_server_behind_an_internal_ca_installed_on_the_runner(
     make_bundle(runner.workspace / "models" / "good", name="good-model")
     untrusted = runner.run(bundles="models/good")  # certifi's bundle alone: the handshake fails
     assert untrusted.code == 0 and "The comment was not written" in untrusted.summary
+    assert "certificate the runner does not trust" in untrusted.summary
     assert ghes_tls.ours(2) == []
     # The machine's store with the internal CA installed; OpenSSL's SSL_CERT_FILE stands in for it here.
     runner.extra_env = {"SSL_CERT_FILE": str(internal_ca[0])}
