@@ -125,6 +125,24 @@ def test_comment_only_under_pull_request_refuses_another_runs_report(runner: Run
     assert len(github.ours(2)) == 1
 
 
+def test_comment_only_in_a_merge_queue_run_accepts_that_runs_reports(
+    runner: Runner, github: FakeGitHub, tmp_path: Path
+) -> None:
+    queued = "b" * 40
+    event = tmp_path / "merge_group.json"
+    group = {"head_sha": queued, "head_ref": "refs/heads/gh-readonly-queue/main/pr-2-" + HEAD, "base_sha": "c" * 40}
+    event.write_text(json.dumps({"action": "checks_requested", "merge_group": group}), encoding="utf-8")
+    runner.extra_env = {"GITHUB_EVENT_NAME": "merge_group", "GITHUB_EVENT_PATH": str(event), "GITHUB_RUN_ID": "8001"}
+    assert runner.run(bundles="models/good", mode="verify-only", report="leg.json").code == 0
+    assert read_report(runner.workspace / "leg.json")["context"]["head_sha"] == queued
+    accepted = runner.run(mode="comment-only", report="leg.json")
+    assert accepted.code == 0 and "No pull request to comment on for this merge_group event." in accepted.stdout
+    assert headline(accepted.summary) == "## ✅ ONNX release check: 1 bundle passed"
+    runner.extra_env["GITHUB_RUN_ID"] = "8002"
+    refused = runner.run(mode="comment-only", report="leg.json")
+    assert refused.code == 2 and "made by another run" in refused.summary
+
+
 def test_matrix_legs_keep_a_comment_each_unless_a_comment_key_names_one(runner: Runner, github: FakeGitHub) -> None:
     for index, bundles in enumerate(("models/bad", "models/good")):
         runner.strategy = {"job-index": str(index), "job-total": "2"}
