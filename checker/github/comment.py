@@ -8,7 +8,9 @@ when we create or update a comment is learnt at once, so from then on only that 
 comment we may not edit is someone else's: it is left alone. A second hidden line records the commit
 and run that wrote it: a run whose commit is no longer the pull request's head, or that is older than
 the run that wrote the comment for the same commit, leaves the comment alone. Duplicates (two runs
-that both found no comment) are removed.
+that both found no comment) are removed. Bodies are read with LF line ends (GitHub keeps the CRLF of
+a body saved from its web editor), and a comment deleted before our edit lands (a 404, whatever the
+token) gives way to the next candidate or a new comment.
 
 `comment-mode` says what a new result does to the old comment: `update` edits it in place,
 `recreate` posts a new one at the bottom and deletes the old, `minimize-old` posts a new one and
