@@ -309,6 +309,7 @@ def ghes_tls(internal_ca: tuple[Path, ssl.SSLContext]) -> Iterator[FakeGitHub]:
     assert fake.violations == [], "\n".join(fake.violations)
 
 
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="the openssl command makes the CA")
 def test_enterprise_server_behind_an_internal_ca_installed_on_the_runner(
     tmp_path: Path, ghes_tls: FakeGitHub, event_file: Callable[..., Path], internal_ca: tuple[Path, ssl.SSLContext]
 ) -> None:
