@@ -57,6 +57,22 @@ class Selection:
         )
 
 
+def inert(text: str) -> str:
+    """`text` for the log, where the runner can read none of it as a workflow command.
+
+    The runner takes a line (split at CR or LF) as a command when, leading space trimmed, it starts with
+    `::`, and finds the old `##[name]` form anywhere in a line: such a line is prefixed, and `##[` broken.
+    Used for what reaches the log outside a `::stop-commands::` fence (a crash's traceback, say).
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(_inert_line(line) for line in lines)
+
+
+def _inert_line(line: str) -> str:
+    line = line.replace("##[", "#\u200b#[")
+    return "| " + line if line.lstrip().startswith("::") else line
+
+
 def escape_data(value: str) -> str:
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 

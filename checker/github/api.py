@@ -11,6 +11,7 @@ own host, and is scrubbed from every error message.
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,10 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import certifi
 import requests
+import truststore
+from requests.adapters import HTTPAdapter
 
 from checker import __version__
 from checker.errors import Error
@@ -32,10 +36,11 @@ MAX_PAGES = 100  # 10,000 comments at 100 a page: far beyond any real pull reque
 class ApiError(Error):
     """A call that did not succeed; `status` is None when no answer came (down, hanging)."""
 
-    def __init__(self, message: str, status: int | None = None, github_message: str = "") -> None:
+    def __init__(self, message: str, status: int | None = None, github_message: str = "", sso: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.github_message = github_message
+        self.sso = sso  # GitHub's X-GitHub-SSO header: the token is not authorized for the organization's SAML SSO
 
     @property
     def read_only(self) -> bool:
@@ -159,6 +164,11 @@ class Client:
             response = self.session.request(method, url, headers=self._headers(url), timeout=timeout, **kwargs)
         except requests.Timeout:
             return None, f"no answer within {self.timeout:g} s"
+        except requests.exceptions.SSLError:
+            return None, (
+                "cannot connect (SSLError: most often a server certificate the runner does not trust; an "
+                "internal CA belongs in the runner's trust store)"
+            )
         except requests.RequestException as exc:
             return None, f"cannot connect ({type(exc).__name__})"
         return response, f"{response.status_code} {self._message(response)}"
@@ -201,7 +211,7 @@ class Client:
     def _gave_up(self, method: str, url: str, response: requests.Response | None, failure: str) -> ApiError:
         status = response.status_code if response is not None else None
         said = self._message(response) if response is not None else ""
-        return self._error(f"{method} {self._shown(url)}: {failure}", status, said)
+        return self._error(f"{method} {self._shown(url)}: {failure}", status, said, _sso(response))
 
     def _checked(self, method: str, url: str, response: requests.Response) -> requests.Response:
         if response.status_code >= 400:
@@ -210,6 +220,7 @@ class Client:
                 f"{method} {self._shown(url)}: {response.status_code} {message}",
                 response.status_code,
                 message,
+                _sso(response),
             )
         return response
 
@@ -254,8 +265,8 @@ class Client:
     def _shown(self, url: str) -> str:
         return url.split("?", 1)[0]
 
-    def _error(self, message: str, status: int | None, github_message: str = "") -> ApiError:
-        return ApiError(self._scrub(message), status, self._scrub(github_message))
+    def _error(self, message: str, status: int | None, github_message: str = "", sso: str = "") -> ApiError:
+        return ApiError(self._scrub(message), status, self._scrub(github_message), self._scrub(sso[:300]))
 
     def _scrub(self, text: str) -> str:
         token = self.token.reveal() if self.token is not None else ""
@@ -267,7 +278,36 @@ def _same_origin(url: str, base: str) -> bool:
     return (a.scheme, a.netloc) == (b.scheme, b.netloc)
 
 
+def _sso(response: requests.Response | None) -> str:
+    return response.headers.get("X-GitHub-SSO", "") if response is not None else ""
+
+
+def trust_context() -> ssl.SSLContext:
+    """Certificates the machine trusts (an Enterprise Server's internal CA, installed on the runner) and
+    certifi's bundle: requests alone would trust certifi's only."""
+    context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(cafile=certifi.where())
+    return context
+
+
+class TrustAdapter(HTTPAdapter):
+    """requests' adapter, verifying with `trust_context()`, directly and through a proxy."""
+
+    def __init__(self, context: ssl.SSLContext | None = None) -> None:
+        self.context = context or trust_context()
+        super().__init__()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("ssl_context", self.context)
+        super().init_poolmanager(*args, **kwargs)
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+        kwargs.setdefault("ssl_context", self.context)
+        return super().proxy_manager_for(proxy, **kwargs)
+
+
 def new_session() -> requests.Session:
     session = requests.Session()
     session.trust_env = True
+    session.mount("https://", TrustAdapter())
     return session

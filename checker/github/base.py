@@ -94,7 +94,7 @@ def existing(tree: Path, words: list[str]) -> list[str]:
     for word in words:
         if Path(word).is_absolute() or ".." in Path(word).parts:
             continue
-        if glob.has_magic(word):
+        if glob.has_magic(word) and not (tree / word).exists():  # an existing path is itself, brackets and all
             matches = sorted(glob.glob(word, root_dir=tree, recursive=True))  # noqa: PTH207
         else:
             matches = [word] if (tree / word).exists() else []

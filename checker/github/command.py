@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.errors import Error
+from checker.github.annotations import inert
 from checker.github.config import COMMENT, COMMENT_MODES, FAIL_ON, MODES, Config
 from checker.render.escape import printable
 
@@ -120,7 +121,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     crashed = _crashes(report) if report is not None and config.mode != "comment-only" else []
     if crashed:
         sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")
-        sys.stderr.writelines(crashed)
+        # After the fence: a crash message that holds a newline and `::` must not act as a workflow command.
+        sys.stderr.writelines(inert(trace).rstrip("\n") + "\n" for trace in crashed)
         return EXIT_INTERNAL
     return published.code
 
@@ -245,7 +247,7 @@ def _client(config: Config) -> Client | None:
 
 def _print_planned(config: Config, client: Client | None) -> None:
     if config.dry_run and client is not None:
-        _print([f"Dry run: {len(client.planned)} write(s) not sent."] + [p.describe() for p in client.planned])
+        _print([f"Dry run: {len(client.planned)} write(s) not sent."] + [inert(p.describe()) for p in client.planned])
 
 
 def _print(lines: list[str]) -> None:

@@ -8,7 +8,9 @@ when we create or update a comment is learnt at once, so from then on only that 
 comment we may not edit is someone else's: it is left alone. A second hidden line records the commit
 and run that wrote it: a run whose commit is no longer the pull request's head, or that is older than
 the run that wrote the comment for the same commit, leaves the comment alone. Duplicates (two runs
-that both found no comment) are removed.
+that both found no comment) are removed. Bodies are read with LF line ends (GitHub keeps the CRLF of
+a body saved from its web editor), and a comment deleted before our edit lands (a 404, whatever the
+token) gives way to the next candidate or a new comment.
 
 `comment-mode` says what a new result does to the old comment: `update` edits it in place,
 `recreate` posts a new one at the bottom and deletes the old, `minimize-old` posts a new one and
@@ -35,6 +37,10 @@ UNMINIMIZE = "mutation($id: ID!) { unminimizeComment(input: {subjectId: $id}) { 
 
 class _NotOurs(Exception):
     """A comment with our marker that the API does not let us edit: another app's."""
+
+
+class _Gone(Exception):
+    """A comment deleted between reading and editing it (by a person, or a concurrent recreate)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,8 @@ class Sticky:
             try:
                 outcome = self._refresh(target.number, keep, body)
             except _NotOurs:  # another app's comment with our marker: never taken over
+                continue
+            except _Gone:  # deleted meanwhile: the next candidate, or a new comment
                 continue
             owner = self._login or _login(keep)
         if outcome is None:
@@ -177,7 +185,7 @@ class Sticky:
             if isinstance(c, Mapping)
             and (_login(c) == login if login else _is_bot(c))
             and isinstance(c.get("body"), str)
-            and c["body"].startswith(first_line + "\n")
+            and _lf(c["body"]).startswith(first_line + "\n")
         ]
         return sorted(found, key=lambda c: (str(c.get("created_at", "")), _id(c)))
 
@@ -207,7 +215,7 @@ class Sticky:
         if len(ours) < 2:
             return outcome
         keep = ours[0]
-        if keep.get("body") != body:
+        if _lf(str(keep.get("body", ""))) != body:
             self.client.write("PATCH", self._comment_path(keep), {"body": body})
         for duplicate in ours[1:]:
             self._delete(duplicate)
@@ -217,7 +225,9 @@ class Sticky:
         try:
             updated = self.client.write("PATCH", self._comment_path(comment), {"body": body})
         except ApiError as exc:
-            if exc.status not in (403, 404) or self._login is not None:
+            if exc.status == 404:  # whatever the token: GitHub's answer for a comment that no longer exists
+                raise _Gone from None
+            if exc.status != 403 or self._login is not None:
                 raise
             # A bot's comment with our marker that we may not edit is another app's: leave it.
             raise _NotOurs from None
@@ -236,7 +246,7 @@ class Sticky:
         elif self.mode == "recreate":
             self._delete(old)
         else:
-            text = retired(self.key) + str(old.get("body", ""))[len(marker(self.key)) :]
+            text = retired(self.key) + _lf(str(old.get("body", "")))[len(marker(self.key)) :]
             self.client.write("PATCH", self._comment_path(old), {"body": text})
             node = old.get("node_id")
             if isinstance(node, str):
@@ -244,7 +254,11 @@ class Sticky:
         return Outcome("created", _str(created.get("html_url")), comment=created)
 
     def _delete(self, comment: Mapping[str, Any]) -> None:
-        self.client.write("DELETE", self._comment_path(comment))
+        try:
+            self.client.write("DELETE", self._comment_path(comment))
+        except ApiError as exc:
+            if exc.status != 404:  # 404: someone deleted it first, which is what was wanted
+                raise
 
     def _graphql(self, query: str, variables: Mapping[str, Any]) -> None:
         if self.graphql_url is None:
@@ -259,7 +273,13 @@ class Sticky:
 
 
 def _unchanged(comment: Mapping[str, Any], body: str) -> bool:
-    return _visible(str(comment.get("body", ""))) == _visible(body) and _head(comment) == _head_of_body(body)
+    old = _lf(str(comment.get("body", "")))
+    return _visible(old) == _visible(_lf(body)) and _head_of_body(old) == _head_of_body(body)
+
+
+def _lf(text: str) -> str:
+    """A body with LF line ends: GitHub keeps the CRLF of a comment saved from its web editor."""
+    return text.replace("\r\n", "\n")
 
 
 def _is_bot(comment: Mapping[str, Any]) -> bool:
@@ -293,12 +313,8 @@ def _visible(body: str) -> str:
 
 def _recorded(body: str) -> re.Match[str] | None:
     """The run line of a comment we wrote: which commit and run it holds."""
-    lines = body.split("\n", 2)
+    lines = _lf(body).split("\n", 2)
     return _RUN_LINE.fullmatch(lines[1]) if len(lines) >= 2 else None
-
-
-def _head(comment: Mapping[str, Any]) -> str | None:
-    return _head_of_body(str(comment.get("body", "")))
 
 
 def _head_of_body(body: str) -> str | None:

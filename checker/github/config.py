@@ -62,6 +62,10 @@ class Config:
     workflow: str | None = None
     job: str | None = None
     action: str | None = None  # the step's id (GITHUB_ACTION): tells two uses of the action in one job apart
+    # The matrix leg (strategy.job-index of strategy.job-total, which action.yml passes in): GITHUB_JOB is the
+    # same in every leg, so without it two legs would share one comment and overwrite each other's verdict.
+    job_index: int = 0
+    job_total: int = 1
     output: Path | None = None
     token: Secret | None = field(default=None, repr=False)
     # The action's inputs.
@@ -99,13 +103,17 @@ class Config:
 
     @property
     def sticky_key(self) -> str:
-        """What names the sticky comment: the comment-key input, else the workflow, job and step.
+        """What names the sticky comment: the comment-key input, else the workflow, job, step and matrix leg.
 
-        Not the bundles input: editing it keeps the same comment.
+        Not the bundles input: editing it keeps the same comment. A job outside a matrix (one leg) keeps
+        the key it always had.
         """
         if self.comment_key.strip():
             return self.comment_key.strip()
-        return "\n".join(part or "" for part in (self.workflow, self.job, self.action))
+        parts = [self.workflow, self.job, self.action]
+        if self.job_total > 1:
+            parts.append(f"leg {self.job_index + 1} of {self.job_total}")
+        return "\n".join(part or "" for part in parts)
 
     @property
     def graphql(self) -> str:
@@ -138,6 +146,8 @@ class Config:
             "workflow": env.get("GITHUB_WORKFLOW") or None,
             "job": env.get("GITHUB_JOB") or None,
             "action": env.get("GITHUB_ACTION") or None,
+            "job_index": _count(env.get("CHECKER_JOB_INDEX"), 0),
+            "job_total": _count(env.get("CHECKER_JOB_TOTAL"), 1),
             "output": _path(env.get("GITHUB_OUTPUT")),
             "token": _secret(env.get("INPUT_GITHUB_TOKEN") or env.get("GITHUB_TOKEN")),
             **_inputs(env),
@@ -182,6 +192,12 @@ def _path(value: str | None) -> Path | None:
 
 def _secret(value: str | None) -> Secret | None:
     return Secret(value.strip()) if value and value.strip() else None
+
+
+def _count(value: str | None, default: int) -> int:
+    """strategy.job-index or job-total as the runner passes it; anything else is the default."""
+    text = (value or "").strip()
+    return int(text) if text.isdigit() and len(text) < 7 else default
 
 
 def _int(value: str | None) -> int:

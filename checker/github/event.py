@@ -1,6 +1,7 @@
 """Which pull request a run is about, from the event that started it.
 
-`pull_request` and `pull_request_target` name it (none once closed); `push` of a branch finds the
+`pull_request`, `pull_request_target`, `pull_request_review` and `pull_request_review_comment` name it
+(none once closed); `push` of a branch finds the
 commit's open pull requests (a tag push has none); `workflow_run` (the privileged half of the fork
 pattern) gets numbers from the event or from the open pull requests of the head branch, and accepts
 one only when its head commit is the run's head commit. A number in a report (untrusted) never
@@ -21,7 +22,8 @@ from checker.github.api import ApiError, Client
 
 MAX_EVENT_BYTES = 32 * 1024 * 1024
 NO_COMMIT = "0" * 40
-PULL_EVENTS = ("pull_request", "pull_request_target")
+# Events whose payload holds the pull request (`pull_request.number`, `pull_request.head.sha`).
+PULL_EVENTS = ("pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ def head_sha(event: Event, fallback: str | None) -> str | None:
         return _str(_get(event.payload, "pull_request", "head", "sha")) or fallback
     if event.name == "workflow_run":
         return _str(_get(event.payload, "workflow_run", "head_sha"))
+    if event.name == "merge_group":
+        return _str(_get(event.payload, "merge_group", "head_sha")) or fallback
     if event.name == "push":
         after = _str(event.payload.get("after"))
         return after if after and after != NO_COMMIT else fallback

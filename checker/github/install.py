@@ -21,6 +21,7 @@ import glob
 import hashlib
 import os
 import platform
+import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -57,15 +58,26 @@ def pip_commands(python: Path, lock: Path, project: Path) -> list[list[str]]:
 
 def needs_torch(bundles: str, workspace: Path) -> bool:
     """Whether any manifest the bundles input can reach names torchvision (read as text, bounded)."""
-    for word in bundles.split():
-        pattern = word if Path(word).is_absolute() else str(workspace / word)
-        for match in glob.glob(pattern, recursive=True)[:1000]:  # noqa: PTH207
+    for word in _words(bundles):
+        named = Path(word) if Path(word).is_absolute() else workspace / word
+        # A path that exists is that path, brackets and all; a pattern matches under the escaped workspace.
+        pattern = word if Path(word).is_absolute() else str(Path(glob.escape(str(workspace))) / word)
+        literal = named.exists() or not glob.has_magic(word)
+        for match in [str(named)] if literal else glob.glob(pattern, recursive=True)[:1000]:  # noqa: PTH207
             path = Path(match)
             manifests = [path] if path.is_file() else [path / n for n in ("bundle.yaml", "bundle.yml", "bundle.json")]
             for manifest in manifests:
                 if _names_torchvision(manifest):
                     return True
     return False
+
+
+def _words(bundles: str) -> list[str]:
+    """The bundles input split as the checker splits it (quotes keep a space); unsplittable, by whitespace."""
+    try:
+        return shlex.split(bundles)
+    except ValueError:
+        return bundles.split()
 
 
 def _names_torchvision(manifest: Path) -> bool:

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.errors import Error
-from checker.github.annotations import Annotation, Selection, select
+from checker.github.annotations import Annotation, Selection, inert, select
 from checker.github.api import ApiError, Client
 from checker.github.comment import PROVENANCE, Outcome, Sticky
+from checker.github.commit import checked_sha, verified_commit
 from checker.github.config import Config
-from checker.github.event import Event, Target, as_number, find_targets, head_sha, load_event
+from checker.github.event import PULL_EVENTS, Event, Target, as_number, find_targets, head_sha, load_event
 from checker.github.files import append_summary, write_outputs
 from checker.render.escape import text
 from checker.render.links import Links
@@ -30,6 +31,9 @@ from checker.report import mappings as _dicts
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
 FORKS = "docs/action.md#pull-requests-from-forks"
 EXIT_USAGE = 2
+# Events in which a comment-only job may post the reports of earlier jobs of the same run (a matrix's).
+SAME_RUN_EVENTS = (*PULL_EVENTS, "merge_group")
+BASE_CHECKED = "the base branch was checked, not this pull request's files"
 
 
 @dataclass
@@ -74,11 +78,12 @@ def publish(
     selection = Selection()
     if config.mode != "comment-only":  # the verify-only run already annotated the fork's files
         selection = select(report, config.workspace, reserve={"warning": 2} if uses_api else None)
-    notes = [*(notes or []), *_base_warning(config, event, result)]
+    caveat = _base_warning(config, event, result)
+    notes = [*(notes or []), *caveat]
     trailer = provenance(config, event, context)
-    _summary(config, report, [*notes, selection.note() or "", trailer])
+    _summary(config, report, [*notes, selection.note() or "", trailer], bool(caveat))
     result.lines.extend(a.command() for a in selection.chosen)
-    url = _comment(config, report, status, client, result, event, [*notes, trailer]) if uses_api else ""
+    url = _comment(config, report, status, client, result, event, [*notes, trailer], bool(caveat)) if uses_api else ""
     _finish(config, report_path, result, url)
     return result
 
@@ -102,7 +107,7 @@ def not_verified(config: Config, why: str, client: Client | None, report_path: s
 def _stale_comment(config: Config, client: Client, event: Event, body: str, result: Published) -> str:
     """An earlier comment (a green verdict, say) no longer applies: update it, never create one."""
     try:
-        targets = find_targets(client, config.owner_repo, event, config.sha, config.pr_number)
+        targets = find_targets(client, config.owner_repo, event, checked_sha(config, event), config.pr_number)
         sticky = _sticky(config, client)
         url = ""
         for target in targets:
@@ -125,7 +130,7 @@ def _event(config: Config, result: Published) -> Event:
         return Event(config.event_name or "", {})
 
 
-def _summary(config: Config, report: Mapping[str, Any], notes: list[str]) -> None:
+def _summary(config: Config, report: Mapping[str, Any], notes: list[str], base_checked: bool = False) -> None:
     if config.step_summary is None:
         return
     notes = [n for n in notes if n]
@@ -133,7 +138,15 @@ def _summary(config: Config, report: Mapping[str, Any], notes: list[str]) -> Non
     markdown = render(
         report, limit=limit, notes=notes, limit_name="GitHub's 1 MiB job-summary limit", links=links(report)
     )
-    append_summary(config.step_summary, markdown)
+    append_summary(config.step_summary, _headlined(markdown) if base_checked else markdown)
+
+
+def _headlined(markdown: str) -> str:
+    """The rendering with a headline that says first that the pull request's own files were not checked:
+    the verdict (✅ or ❌) is about the base branch, so it moves below, without its mark."""
+    first, _, rest = markdown.partition("\n")
+    verdict = first.partition(f"{TITLE}: ")[2] or first.removeprefix("## ")
+    return f"## ⚠️ {TITLE}: {BASE_CHECKED}\n\nOn the base branch's files: {verdict}\n{rest}"
 
 
 def _finish(config: Config, report_path: str, result: Published, url: str) -> None:
@@ -174,7 +187,7 @@ def provenance(config: Config, event: Event, context: Mapping[str, Any]) -> str:
     if not parts:
         return ""
     posted = ""
-    if config.mode == "comment-only" and config.run_id and config.run_id.isdigit() and repo:
+    if config.mode == "comment-only" and config.run_id != run_id and config.run_id and config.run_id.isdigit() and repo:
         posted = f", posted by [run {config.run_id}]({base}/actions/runs/{config.run_id})"
     return f"{PROVENANCE}{' at '.join(parts)}{posted}.</sub>"
 
@@ -192,8 +205,6 @@ def _base_warning(config: Config, event: Event, result: Published) -> list[str]:
     """pull_request_target checks out the base branch: the pull request's own files were not verified."""
     if event.name != "pull_request_target" or config.mode == "comment-only":
         return []
-    from checker.github.run import verified_commit
-
     checked, head = verified_commit(config, event), head_sha(event, None)
     if checked and head and checked == head:
         return []
@@ -209,10 +220,15 @@ def _refusal(config: Config, event: Event, context: Mapping[str, Any]) -> str:
     """Why an untrusted report (comment-only mode) is not posted, or empty when it may be."""
     if config.mode != "comment-only":
         return ""
-    if event.name != "workflow_run":
-        return f"comment-only mode runs on a workflow_run event, not {event.name or 'none'}: see {FORKS}."
+    if event.name not in ("workflow_run", *SAME_RUN_EVENTS):
+        return (
+            "comment-only mode runs on a workflow_run event, or in a later job of the pull_request (or "
+            f"merge_group) run that made the reports, not on {event.name or 'none'}: see {FORKS}."
+        )
     if not context:
         return "The report has no context (which pull request and commit it is about), so it was not posted."
+    if event.name in SAME_RUN_EVENTS and str(context.get("run_id")) != str(config.run_id):
+        return "The report was made by another run than this one, so it was not posted."
     recorded, expected = context.get("head_sha"), head_sha(event, None)
     if not isinstance(recorded, str) or recorded != expected:
         return "The report names another commit than the run that made it, so it was not posted."
@@ -233,6 +249,7 @@ def _comment(
     result: Published,
     event: Event,
     notes: list[str],
+    base_checked: bool = False,
 ) -> str:
     """Write the sticky comment on every pull request of this run; returns the last comment's URL."""
     if client is None:
@@ -242,7 +259,7 @@ def _comment(
         )
         return ""
     try:
-        return _comment_targets(config, report, status, client, result, event, notes)
+        return _comment_targets(config, report, status, client, result, event, notes, base_checked)
     except ApiError as exc:
         result.problems.append(advice(exc))
     except Error as exc:  # an unreadable event file, say: still only a comment that was not written
@@ -258,8 +275,9 @@ def _comment_targets(
     result: Published,
     event: Event,
     notes: list[str],
+    base_checked: bool,
 ) -> str:
-    targets = find_targets(client, config.owner_repo, event, config.sha, config.pr_number)
+    targets = find_targets(client, config.owner_repo, event, checked_sha(config, event), config.pr_number)
     if not targets:
         result.lines.append(f"No pull request to comment on for this {event.name or 'run'} event.")
         return ""
@@ -274,6 +292,7 @@ def _comment_targets(
             return ""
     sticky = _sticky(config, client)
     markdown = render(report, notes=[n for n in notes if n], links=links(report))
+    markdown = _headlined(markdown) if base_checked else markdown
     passing = status == "pass"
     create = (config.comment == "always" or not passing) and not (passing and config.hide_when_passing)
     url = ""
@@ -306,11 +325,24 @@ def _describe(target: Target, outcome: Outcome) -> str:
     where = f"pull request #{target.number}"
     why = f": {outcome.why}" if outcome.why else ""
     url = f" ({outcome.url})" if outcome.url else ""
-    return f"Comment on {where}: {outcome.action}{url}{why}"
+    return inert(f"Comment on {where}: {outcome.action}{url}{why}")  # printed after the fence: never a command
 
 
 def advice(exc: ApiError) -> str:
-    """Why the comment was not written, and what would fix it."""
+    """Why the comment was not written, and what would fix it, from GitHub's answer (status, message, headers)."""
+    said = exc.github_message.lower()
+    if exc.status == 403 and "locked" in said:
+        return (
+            f"The comment was not written: the pull request's conversation is locked ({exc}). Unlock it "
+            "(or have someone with write access comment); no permission of the token changes this. "
+            "The verdict is unchanged."
+        )
+    if exc.status in (401, 403, 404) and exc.sso:
+        return (
+            f"The comment was not written: the token is not authorized for this organization's SAML single "
+            f"sign-on ({exc}). Authorize it for the organization (the token's Configure SSO setting), and "
+            "again after each rotation of the token. The verdict is unchanged."
+        )
     if exc.read_only:
         return (
             f"The comment was not written: the token is read-only here ({exc}). A pull request from a fork "
@@ -320,7 +352,7 @@ def advice(exc: ApiError) -> str:
         )
     if exc.status == 401:
         return f"The comment was not written: the token was refused ({exc}). Check the github-token input."
-    if exc.status == 429 or (exc.status == 403 and "rate limit" in exc.github_message.lower()):
+    if exc.status == 429 or (exc.status == 403 and "rate limit" in said):
         return (
             f"The comment was not written: GitHub's rate limit was still exhausted after waiting ({exc}). "
             "Run the job again later, or run fewer jobs that call the API at once. The verdict is unchanged."

@@ -7,7 +7,6 @@ The action's `bundles` and `args` inputs are split here, in Python, never by a s
 from __future__ import annotations
 
 import glob
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,14 +15,14 @@ from typing import Any
 from checker.bundle.opening import is_archive
 from checker.context import Options
 from checker.errors import UsageError
+from checker.github.commit import verified_commit
 from checker.github.config import Config
-from checker.github.event import Event, head_sha, pull_number
+from checker.github.event import Event, pull_number
 from checker.manifest.load import MANIFEST_NAMES, find_manifest
 
 # Options of `checker verify` the action sets itself.
 RESERVED = ("--format", "--output", "-o")
 HELP = ("-h", "--help")
-_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass
@@ -56,12 +55,13 @@ def resolve_bundles(spec: str) -> Resolved:
     resolved, seen = Resolved(), set()
     words = _split(spec, "bundles")
     for word in words:
+        pattern = is_pattern(word)
         # glob.glob, not Path.glob: a pattern may be absolute.
-        matches = sorted(glob.glob(word, recursive=True)) if glob.has_magic(word) else [word]  # noqa: PTH207
+        matches = sorted(glob.glob(word, recursive=True)) if pattern else [word]  # noqa: PTH207
         if not matches:
             resolved.skipped.append((word, "matches nothing"))
         for match in matches:
-            identity, why = _identity(Path(match), named=not glob.has_magic(word))
+            identity, why = _identity(Path(match), named=not pattern)
             if identity is None:
                 resolved.skipped.append((match, why))
             elif identity not in seen:
@@ -73,6 +73,12 @@ def resolve_bundles(spec: str) -> Resolved:
         shown = "; ".join(f"{path}: {why}" for path, why in resolved.skipped[:5])
         raise UsageError(f"no bundle found in the bundles input ({shown})")
     return resolved
+
+
+def is_pattern(word: str) -> bool:
+    """Whether a word of the bundles input is a glob: one that exists as a path is that path, so a folder
+    named `classifier [int8]` is not read as a character class."""
+    return glob.has_magic(word) and not Path(word).exists()
 
 
 def bundle_paths(spec: str) -> list[str]:
@@ -115,28 +121,6 @@ def verify_options(config: Config) -> Options:
     for spec in config.runtimes.split():
         options.runtimes.append(_runtime_spec(spec))
     return options
-
-
-def verified_commit(config: Config, event: Event) -> str | None:
-    """The commit whose files were checked.
-
-    Under pull_request_target the default checkout is the base branch, not the pull request's head:
-    the workspace's own HEAD says which commit is there (read from the file, running nothing).
-    """
-    if event.name != "pull_request_target":
-        return head_sha(event, config.sha)
-    found = _workspace_head(config.workspace)
-    return found or config.sha
-
-
-def _workspace_head(workspace: Path | None) -> str | None:
-    if workspace is None:
-        return None
-    try:
-        head = (workspace / ".git" / "HEAD").read_text(encoding="ascii", errors="replace")[:200].strip()
-    except OSError:
-        return None
-    return head if _HEX.fullmatch(head) else None
 
 
 def context(config: Config, event: Event) -> dict[str, Any]:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 import requests
+from actionrunner import Runner
 from fakegithub import TOKEN, FakeGitHub
-from ghsupport import load_event
+from ghsupport import HEAD, load_event, make_bundle
 from pytest_httpserver import HTTPServer
 
 from checker.github.api import Client
@@ -78,3 +79,13 @@ def event_file(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def runner(tmp_path: Path, github: FakeGitHub, event_file: Callable[..., Path]) -> Runner:
+    """action.yml's steps for pull request #2 (head HEAD), with a passing and a failing bundle in the workspace."""
+    github.add_pull(2, HEAD)
+    runner = Runner(tmp_path, github, event_file("pull_request.synchronize"))
+    make_bundle(runner.workspace / "models" / "good", name="good-model")
+    make_bundle(runner.workspace / "models" / "bad", name="bad-model", complete=False)
+    return runner

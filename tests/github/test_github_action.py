@@ -1,10 +1,5 @@
-"""action.yml, run step by step as the runner runs a composite action, against a loopback GitHub.
-
-The runner's part is played here: each `run:` step gets the environment the runner sets (the
-step's `env:` with its expressions evaluated, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files of its
-own), runs under `bash --noprofile --norc -eo pipefail`, and its outputs become the action's. The
-setup-python and install steps are replaced by the Python running these tests.
-"""
+"""action.yml, run step by step as the runner runs a composite action (tests/github/actionrunner.py),
+against a loopback GitHub."""
 
 from __future__ import annotations
 
@@ -12,166 +7,23 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
+from actionrunner import ACTION, ROOT, Run, Runner
 from fakegithub import APP, APP_BOT, TOKEN, FakeGitHub
 from ghsupport import HEAD, make_bundle, sample_report
-from ruamel.yaml import YAML
 
 from checker.github.comment import marker
 from checker.github.reportfile import read_report
 from checker.render.markdown import FOOTER_MARK
 
-ROOT = Path(__file__).resolve().parents[2]
-ACTION: dict[str, Any] = YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))
-EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 SPEC_INPUTS = {"bundles", "comment", "github-token", "fail-on", "mode", "report", "args", "python-version"}
 NEW_INPUTS = {"pr-number", "comment-key", "comment-mode", "hide-when-passing"}
 ADDED_INPUTS = {"compare-to", "runtimes"}  # beyond the contract: since the base; other onnxruntime releases
 SPEC_OUTPUTS = {"status", "report", "failed", "comment-url"}
-
-
-@dataclass
-class Run:
-    code: int
-    outputs: dict[str, str]
-    stdout: str = ""
-    stderr: str = ""
-    summary: str = ""
-    files: list[str] = field(default_factory=list)  # everything the steps wrote, for the token check
-
-
-def read_outputs(text: str) -> dict[str, str]:
-    values, lines, i = {}, text.split("\n"), 0
-    while i < len(lines) - 1:
-        name, _, delimiter = lines[i].partition("<<")
-        end = lines.index(delimiter, i + 1)
-        values[name] = "\n".join(lines[i + 1 : end])
-        i = end + 1
-    return values
-
-
-class Runner:
-    """Plays GitHub's runner for the composite action in action.yml."""
-
-    def __init__(self, tmp: Path, github: FakeGitHub, event: Path) -> None:
-        self.workspace = tmp / "workspace"
-        self.temp = tmp / "runner-temp"
-        self.workspace.mkdir()
-        self.temp.mkdir()
-        self.github, self.event = github, event
-        self.runs = 0
-        # The install step's stand-in: this test's Python, where the checker is installed (editable).
-        self.python = self.temp / "onnx-release-checker" / "bin" / "python"
-        self.python.parent.mkdir(parents=True)
-        self.python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
-        self.python.chmod(self.python.stat().st_mode | stat.S_IEXEC)
-        self.extra_env: dict[str, str] = {}
-
-    def environment(self, run_id: int) -> dict[str, str]:
-        return {
-            "PATH": os.environ["PATH"],
-            "HOME": str(self.temp),
-            "PYTHONPATH": str(ROOT),
-            "CI": "true",
-            "GITHUB_ACTIONS": "true",
-            "GITHUB_ACTION_PATH": str(ROOT),
-            "GITHUB_API_URL": self.github.url,
-            "GITHUB_SERVER_URL": "https://github.com",
-            "GITHUB_REPOSITORY": "octo-org/octo-repo",
-            "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(self.event),
-            "GITHUB_SHA": "f" * 40,  # the merge commit a pull_request run checks out
-            "GITHUB_RUN_ID": str(run_id),
-            "GITHUB_RUN_ATTEMPT": "1",
-            "GITHUB_WORKSPACE": str(self.workspace),
-            "RUNNER_TEMP": str(self.temp),
-            "RUNNER_OS": "Linux",
-            "GITHUB_WORKFLOW": "Release check",
-            "GITHUB_JOB": "check",
-            "GITHUB_ACTION": "__octo-org_onnx-release-checker",
-            **self.extra_env,
-        }
-
-    def run(self, **inputs: str) -> Run:
-        self.runs += 1
-        values = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
-        values.update({k.replace("_", "-"): v for k, v in inputs.items()})
-        runner = {"temp": str(self.temp), "os": "Linux", "arch": "X64"}
-        context = {"inputs": {k: self.evaluate(v, {}) for k, v in values.items()}, "steps": {}, "runner": runner}
-        result = Run(0, {})
-        for step in ACTION["runs"]["steps"]:
-            if not self.play(step, context, result):
-                break
-        result.outputs = {k: self.evaluate(v["value"], context) for k, v in ACTION["outputs"].items()}
-        return result
-
-    def play(self, step: dict[str, Any], context: dict[str, Any], result: Run) -> bool:
-        if "uses" in step:  # actions/setup-python: this Python stands in; actions/cache: nothing cached
-            if step.get("id"):
-                context["steps"][step["id"]] = {"outputs": {"python-path": sys.executable}}
-            return True
-        if step.get("id") == "install":  # stands in: the wrapper made in __init__
-            context["steps"]["install"] = {"outputs": {"python": str(self.python)}}
-            return True
-        n = self.runs * 10 + len(context["steps"])
-        files = {"GITHUB_OUTPUT": self.temp / f"output-{n}", "GITHUB_STEP_SUMMARY": self.temp / f"summary-{n}"}
-        for path in files.values():
-            path.write_text("", encoding="utf-8")
-        env = {**self.environment(100 + self.runs), **{k: str(p) for k, p in files.items()}}
-        env.update({k: self.evaluate(str(v), context) for k, v in step.get("env", {}).items()})
-        script = self.temp / f"step-{n}.sh"
-        script.write_text(step["run"], encoding="utf-8")
-        where = self.evaluate(step["working-directory"], context) if "working-directory" in step else self.workspace
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=where,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        context["steps"][step["id"]] = {"outputs": read_outputs(files["GITHUB_OUTPUT"].read_text(encoding="utf-8"))}
-        result.code, result.stdout, result.stderr = done.returncode, result.stdout + done.stdout, done.stderr
-        result.summary += files["GITHUB_STEP_SUMMARY"].read_text(encoding="utf-8")
-        result.files += [p.read_text(encoding="utf-8") for p in files.values()]
-        return done.returncode == 0
-
-    def evaluate(self, text: str, context: dict[str, Any]) -> str:
-        """The expressions action.yml uses; any other fails the test, to be added here knowingly."""
-
-        def value(match: re.Match[str]) -> str:
-            expression = match.group(1)
-            if expression == "github.token":
-                return TOKEN
-            if expression.startswith("hashFiles("):
-                raise AssertionError("hashFiles reads the workspace only: not for the action's own files")
-            head, _, rest = expression.partition(".")
-            node: Any = context.get(head)
-            for key in rest.split("."):
-                if not isinstance(node, dict):
-                    raise AssertionError(f"unsupported expression {expression!r}")
-                node = node.get(key, "")
-            if not isinstance(node, str):
-                raise AssertionError(f"unsupported expression {expression!r}")
-            return node
-
-        return EXPRESSION.sub(value, text)
-
-
-@pytest.fixture
-def runner(tmp_path: Path, github: FakeGitHub, event_file: Any) -> Runner:
-    github.add_pull(2, HEAD)
-    runner = Runner(tmp_path, github, event_file("pull_request.synchronize"))
-    make_bundle(runner.workspace / "models" / "good", name="good-model")
-    make_bundle(runner.workspace / "models" / "bad", name="bad-model", complete=False)
-    return runner
 
 
 def assert_no_token(run: Run) -> None:

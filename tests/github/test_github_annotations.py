@@ -10,7 +10,7 @@ from ghsupport import sample_report
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checker.github.annotations import Annotation, bundle_root, escape_data, escape_property, select
+from checker.github.annotations import Annotation, bundle_root, escape_data, escape_property, inert, select
 from checker.github.files import write_outputs
 
 
@@ -85,3 +85,9 @@ def test_outputs_survive_any_value(tmp_path: Path) -> None:
     delimiter = first.split("<<", 1)[1]
     assert first.startswith("a<<ghadelimiter_") and text.count(delimiter) == 2
     assert second.startswith("b<<ghadelimiter_")
+
+
+def test_inert_text_starts_no_workflow_command_on_any_line() -> None:
+    text = "Traceback\n  ::error::x\r::add-mask::y\r\n##[set-output name=a;]b\nplain :: text"
+    lines = inert(text).split("\n")
+    assert lines == ["Traceback", "|   ::error::x", "| ::add-mask::y", "#\u200b#[set-output name=a;]b", "plain :: text"]

@@ -169,6 +169,17 @@ def test_torch_is_installed_only_for_a_bundle_that_names_torchvision(tmp_path: P
     assert not needs_torch("models/plain", tmp_path)
 
 
+def test_torch_is_found_for_a_bracketed_folder_and_under_a_bracketed_workspace(tmp_path: Path) -> None:
+    from checker.github.install import needs_torch
+
+    workspace = tmp_path / "work [1]"  # a glob pattern joined to it must not read its brackets as a class
+    (workspace / "models" / "vision [fp16]").mkdir(parents=True)
+    (workspace / "models" / "vision [fp16]" / "bundle.yaml").write_text("library: torchvision\n", encoding="utf-8")
+    assert needs_torch('"models/vision [fp16]"', workspace)
+    assert needs_torch("models/*", workspace)
+    assert not needs_torch("models/vision", workspace)
+
+
 def test_every_python_the_action_starts_is_isolated_and_runs_outside_the_workspace() -> None:
     from ruamel.yaml import YAML
 
@@ -184,4 +195,6 @@ def test_every_python_the_action_starts_is_isolated_and_runs_outside_the_workspa
     assert [s["uses"].split("@")[0] for s in caches] == ["actions/cache/restore", "actions/cache/save"]
     assert caches[0]["with"] == caches[1]["with"]  # saved right after the install, under the key restored
     assert "runner.os" in caches[0]["with"]["key"] and "steps.key.outputs.key" in caches[0]["with"]["key"]
-    assert caches[1]["if"] == "steps.cache.outputs.cache-hit != 'true'"
+    # Saved on a miss, and neither restored nor saved where the release gate or pull_request_target runs.
+    assert caches[1]["if"] == "steps.cache.outputs.cache-hit != 'true' && " + caches[0]["if"]
+    assert "refs/tags/" in caches[0]["if"] and "'release'" in caches[0]["if"]
