@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import onnx
 
     from checker.compare.sharding import Shard
-    from checker.report import Comparison, NotRun, RuntimeSet
+    from checker.reports.model import Comparison, NotRun, RuntimeSet
 
 
 @dataclass

@@ -29,7 +29,7 @@ from checker.findings import Finding
 from checker.manifest.load import MANIFEST_NAMES, load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
-from checker.report import BundleReport, Report
+from checker.reports.model import BundleReport, Report
 
 Stage = Callable[[Context], Iterable[Finding]]
 

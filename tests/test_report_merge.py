@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.github.reportfile import validate
+from checker.reports.files import validate
 
 RULES = """    rules:
       - {output: logits, check: topk, k: 1, min_agreement: 1.0}

@@ -32,7 +32,7 @@ from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.findings import Finding
 from checker.manifest import views
-from checker.report import Comparison
+from checker.reports.model import Comparison
 
 if TYPE_CHECKING:
     import numpy as np

@@ -30,7 +30,7 @@ from checker.preprocess.rebuild import (
     open_source,
 )
 from checker.preprocess.text import TextSpec
-from checker.report import NotRun
+from checker.reports.model import NotRun
 
 UNEXPLAINED = (
     "no single usual mistake explains it (for images: no one edit of the declared steps, i.e. two adjacent "

@@ -11,7 +11,7 @@ from checker.compare import messages
 from checker.compare.metrics import Pair
 from checker.compare.rules import CaseResult, Keys, Rule, RuleError, evaluate_case, judge_rule, parse_rule
 from checker.findings import Finding
-from checker.report import Comparison, RuleResult
+from checker.reports.model import Comparison, RuleResult
 
 if TYPE_CHECKING:
     import numpy as np

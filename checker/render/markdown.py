@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from checker.changes import changed_rules
 from checker.remedies import remedy
 from checker.render.escape import forget, mermaid, text
 from checker.render.links import Links, repo_path
-from checker.report import mappings as _dicts
+from checker.reports.diff import changed_rules
+from checker.reports.model import mappings as _dicts
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

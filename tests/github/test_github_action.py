@@ -25,8 +25,8 @@ from ghsupport import HEAD, make_bundle, sample_report
 from ruamel.yaml import YAML
 
 from checker.github.comment import marker
-from checker.github.reportfile import read_report
 from checker.render.markdown import FOOTER_MARK
+from checker.reports.files import read_report
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))

@@ -16,7 +16,7 @@ from checker.findings import error, info, warning
 from checker.render.escape import text
 from checker.render.links import Links
 from checker.render.markdown import DEFAULT_LIMIT, FOOTER_MARK, render
-from checker.report import BundleReport, Comparison, Report, RuleResult
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 PIECES = ("graph", "external_weights", "preprocessing", "labels", "comparison_inputs", "runtime", "validation_command")
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -12,7 +12,7 @@ from checker.preprocess import text as text_module
 from checker.preprocess.decode import decode
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.text import TextSpec, build_text
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 
 EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\n(hello) print showpage\n%%EOF\n"
 

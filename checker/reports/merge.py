@@ -19,7 +19,7 @@ from checker.compare.metrics import CHECKS
 from checker.compare.rules import CaseResult, Rule, judge_rule
 from checker.compare.ruleset import rule_finding
 from checker.errors import Error
-from checker.report import RuleResult
+from checker.reports.model import RuleResult
 
 _EXTRA = "_boundary_sentence"  # a merged rule's boundary sentence, for its finding; removed before output
 HOST = ""  # the comparison set run by the checker's own onnxruntime (the bundle's `comparisons`)
@@ -297,7 +297,7 @@ def _rule_findings(comparison: Mapping[str, Any], label: str, manifest: object) 
     for rule in comparison.get("rules") or []:
         if rule.get("passed") or rule.get("check") not in CHECKS or not rule.get("params"):
             continue
-        result = _as_result(rule)
+        result = RuleResult.from_dict(rule)
         file = str(manifest) if manifest else None
         graph, against = str(comparison.get("graph")), str(comparison.get("against"))
         extra = rule.get(_EXTRA)
@@ -308,28 +308,6 @@ def _rule_findings(comparison: Mapping[str, Any], label: str, manifest: object) 
             finding = for_runtime(label, finding)
         out.append(finding.to_dict())
     return out
-
-
-def _as_result(rule: Mapping[str, Any]) -> RuleResult:
-    line = rule.get("line")
-    return RuleResult(
-        output=str(rule["output"]),
-        check=str(rule["check"]),
-        params=dict(rule["params"]),
-        passed=bool(rule["passed"]),
-        pass_rate=float(rule["pass_rate"]),
-        min_pass_rate=float(rule.get("min_pass_rate", 1.0)),
-        worst_case=rule.get("worst_case"),
-        measured=rule.get("measured"),
-        threshold=rule.get("threshold"),
-        would_pass_at=rule.get("would_pass_at"),
-        direction=str(rule.get("direction", "max")),
-        cases=dict(rule.get("cases") or {}),
-        note=rule.get("note"),
-        line=line if isinstance(line, int) else None,
-        case_notes=dict(rule.get("case_notes") or {}),
-        compared=bool(rule.get("compared", True)),
-    )
 
 
 def for_runtime(label: str, finding: F.Finding) -> F.Finding:
