@@ -154,7 +154,7 @@ def _positive_int(text: str) -> int:
 
 
 def _shard(text: str) -> Any:
-    from checker.compare.sharding import ShardError, parse_shard
+    from checker.sharding import ShardError, parse_shard
 
     try:
         return parse_shard(text)

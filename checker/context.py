@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     import numpy as np
     import onnx
 
-    from checker.compare.sharding import Shard
     from checker.reports.model import Comparison, NotRun, RuntimeSet
+    from checker.sharding import Shard
 
 
 @dataclass

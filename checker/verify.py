@@ -12,6 +12,7 @@ from pathlib import Path
 
 from checker import __version__
 from checker import findings as F
+from checker.bundle.layout import MANIFEST_NAMES
 from checker.bundle.opening import is_archive, open_bundle
 from checker.checks.cases import cases_stage
 from checker.checks.comparison import compare_stage
@@ -26,7 +27,7 @@ from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
-from checker.manifest.load import MANIFEST_NAMES, load_manifest
+from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report

@@ -14,12 +14,12 @@ import onnx
 import pytest
 from modelkit import classifier, classifier_cases, images, quantize, variant_entry, write_bundle
 
-from checker.compare.sharding import parse_shard
 from checker.context import Options
 from checker.findings import Finding
 from checker.render import render
 from checker.reports.diff import diff
 from checker.reports.model import BundleReport, Report, RuntimeSet
+from checker.sharding import parse_shard
 from checker.verify import verify_bundle
 
 LOOSE = [
