@@ -29,13 +29,13 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # The commands other packages register, by the module that registers them: a run imports only the module of
 # the command it runs (all of them for the overall help, or for a name that is none of these).
 COMMAND_MODULES = {
+    "report": "checker.reports.command",
     "preprocess": "checker.preprocess.command",
     "diagnose": "checker.diagnose.command",
     "init": "checker.release.command",
     "case": "checker.release.command",
     "pack": "checker.release.command",
     "github": "checker.github.command",
-    "report": "checker.reports.command",
 }
 BUILT_IN = ("verify", "lock", "schema")
 
@@ -244,9 +244,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_output(args)
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
-    from checker.reports.files import read_report
+    base = None
+    if args.compare_to is not None:  # read before the work: a base that is no report stops the run at once
+        from checker.reports.files import read_report
 
-    base = read_report(args.compare_to, untrusted=True) if args.compare_to is not None else None
+        base = read_report(args.compare_to, untrusted=True)
     report = verify_paths(args.paths, options)
     if base is not None:
         from checker.reports.diff import diff
