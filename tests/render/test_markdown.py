@@ -107,7 +107,7 @@ def test_each_rule_is_charted_against_its_threshold() -> None:
     ],
 )
 def test_the_worst_failures_stay_on_the_chart(rule: dict[str, Any], ratio: float) -> None:
-    from checker.render.markdown import _ratio
+    from checker.render.markdown.charts import _ratio
 
     assert _ratio(rule) == ratio
 
