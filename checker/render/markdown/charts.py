@@ -5,12 +5,9 @@ rule's move since the base.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checker.render.escape import mermaid
-
-if TYPE_CHECKING:
-    pass
 from checker.render.markdown.detail import Cuts, Detail, View
 from checker.render.markdown.words import is_number
 

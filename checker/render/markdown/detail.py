@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checker.render.links import Links
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)
@@ -29,8 +26,6 @@ class Detail:
 
 
 _FULL = Detail()
-
-
 # First whole kinds of detail go, least important first; then as many findings and bundles as fit.
 LEVELS = (
     _FULL,
@@ -39,11 +34,7 @@ LEVELS = (
     replace(_FULL, charts=False, cases=False, info=False),
     replace(_FULL, charts=False, cases=False, info=False, passing_rules=False),
 )
-
-
 _LEAN = LEVELS[-1]
-
-
 CAPS: tuple[tuple[str, Callable[[int], Detail]], ...] = (
     ("warnings", lambda n: replace(_LEAN, warnings=n, message_chars=300)),
     ("errors", lambda n: replace(_LEAN, warnings=0, errors=n, message_chars=200)),

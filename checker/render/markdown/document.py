@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checker.render.escape import text
 from checker.render.links import Links
-from checker.reports.model import mappings as _dicts
-
-if TYPE_CHECKING:
-    pass
 from checker.render.markdown.detail import Cuts, Detail, View
 from checker.render.markdown.findings import bundle_repo_path, error_list, info_list, warning_list
 from checker.render.markdown.since_base import (
@@ -24,10 +20,9 @@ from checker.render.markdown.since_base import (
 )
 from checker.render.markdown.tables import comparison_section, key_values
 from checker.render.markdown.words import bundle_title, count, plural, severity_count, status_mark
+from checker.reports.model import mappings as _dicts
 
 TITLE = "ONNX release check"
-
-
 SEVERITIES = (
     ("error", "❌", "error", "errors"),
     ("warning", "⚠️", "warning", "warnings"),
@@ -267,8 +262,6 @@ def _environment(environment: object, heading: bool = False) -> Iterator[str]:
 
 
 FOOTER_MARK = "<!-- onnx-release-checker:footer -->"
-
-
 _TIME = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d)?(\.\d+)?Z$")
 
 

@@ -5,17 +5,14 @@ findings, each linked to its file and line when links are on.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checker.remedies import remedy
 from checker.render.escape import text
 from checker.render.links import Links, repo_path
-from checker.reports.model import mappings as _dicts
-
-if TYPE_CHECKING:
-    pass
 from checker.render.markdown.detail import Detail, View
 from checker.render.markdown.words import code, count, spaced
+from checker.reports.model import mappings as _dicts
 
 
 def bundle_repo_path(bundle: Mapping[str, Any], file: object, links: Links | None = None) -> str | None:

@@ -10,25 +10,20 @@ from typing import TYPE_CHECKING, Any
 
 from checker.render.escape import forget
 from checker.render.links import Links
+from checker.render.markdown.detail import CAPS, LEVELS, Cuts, Detail
+from checker.render.markdown.document import document
+from checker.render.markdown.words import severity_count
 from checker.reports.model import mappings as _dicts
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from checker.render import RenderOptions
-from checker.render.markdown.detail import CAPS, LEVELS, Cuts, Detail
-from checker.render.markdown.document import document
-from checker.render.markdown.words import severity_count
+
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body
-
-
 SUMMARY_LIMIT = 1_048_576  # bytes in one step's job summary; over it GitHub drops the whole summary
-
-
 HEADER_RESERVE = 512  # room the sticky comment keeps for its hidden marker lines
-
-
 DEFAULT_LIMIT = COMMENT_LIMIT - HEADER_RESERVE
 
 

@@ -5,17 +5,14 @@ and head figure, new and resolved findings; and the bundles removed since.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checker.render.escape import text
-from checker.reports.diff import changed_rules
-from checker.reports.model import mappings as _dicts
-
-if TYPE_CHECKING:
-    pass
 from checker.render.markdown.charts import change_chart
 from checker.render.markdown.detail import View
 from checker.render.markdown.words import count, is_number, number
+from checker.reports.diff import changed_rules
+from checker.reports.model import mappings as _dicts
 
 
 def changes_by_bundle(value: object) -> dict[str, Mapping[str, Any]]:

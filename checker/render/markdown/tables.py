@@ -5,16 +5,13 @@ the failing rules, and key-value details (a diagnosis).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checker.render.escape import text
-from checker.reports.model import mappings as _dicts
-
-if TYPE_CHECKING:
-    pass
 from checker.render.markdown.charts import chart
 from checker.render.markdown.detail import Cuts, Detail
 from checker.render.markdown.words import VERDICTS, is_number, number, status_mark
+from checker.reports.model import mappings as _dicts
 
 
 def comparison_section(comparison: Mapping[str, Any], detail: Detail, cuts: Cuts) -> Iterator[str]:

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any, TypeGuard
 
 from checker.render.escape import text
 from checker.reports.model import mappings as _dicts
 
-if TYPE_CHECKING:
-    pass
-
-
 VERDICTS = {"pass": "passed", "fail": "failed", "not_assessed": "not assessed"}
-
-
 MARK = {"pass": "✅", "fail": "❌", "not_assessed": "⏭️"}
 
 
