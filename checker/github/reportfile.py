@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from checker.reports.files import ReportError, read_report
+from checker.reports.files import ReportError, load_report, read_report
 from checker.reports.merge import MergeError, merge_reports
 
 
@@ -26,13 +26,13 @@ def read_reports(pattern: str, *, untrusted: bool = True) -> dict[str, Any]:
     paths = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())  # noqa: PTH207  (absolute or relative patterns alike)
     if not paths:
         raise ReportError(f"no report matches {pattern}")
-    reports = [read_report(p, untrusted=untrusted) for p in paths]
-    if len(reports) == 1:
-        return reports[0]
-    contexts = {json.dumps(r.get("context") or {}, sort_keys=True) for r in reports}
+    if len(paths) == 1:
+        return read_report(paths[0], untrusted=untrusted)
+    reports = [load_report(p, untrusted=untrusted) for p in paths]
+    contexts = {json.dumps(r.context, sort_keys=True) for r in reports}
     if len(contexts) > 1:
         raise ReportError(f"the reports matching {pattern} are about different pull requests or commits")
     try:
-        return merge_reports(reports)
+        return merge_reports(reports).to_dict()
     except MergeError as exc:
         raise ReportError(f"the reports matching {pattern} cannot be merged: {exc}") from None

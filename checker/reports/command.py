@@ -44,14 +44,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     # Loaded here: merging loads the comparison's rules (and NumPy), which `checker --help` must not.
-    from checker.reports.files import read_report
+    from checker.reports.files import load_report
     from checker.reports.merge import merge_reports
 
     check_paths([str(p) for p in args.reports])
     check_output(args)
-    merged = merge_reports([read_report(p, untrusted=True) for p in args.reports], strict=args.strict)
-    args.emit(args, merged)
-    return EXIT_PASS if merged["status"] == "pass" else EXIT_FAIL
+    merged = merge_reports([load_report(p, untrusted=True) for p in args.reports], strict=args.strict)
+    args.emit(args, merged.to_dict())
+    return EXIT_PASS if merged.status == "pass" else EXIT_FAIL
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import Error
-from checker.reports.model import json_figures
+from checker.reports.model import Report, json_figures
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
@@ -43,6 +43,15 @@ def read_report(path: Path, *, untrusted: bool = True) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ReportError(f"the report {path} is not a JSON object")
     return data
+
+
+def load_report(path: Path, *, untrusted: bool = True) -> Report:
+    """The report file read back typed, as `checker verify` made it (after read_report's checks)."""
+    data = read_report(path, untrusted=untrusted)
+    try:
+        return Report.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # well-formed JSON, and no more
+        raise ReportError(f"the report {path} holds a part that is not as the checker writes it: {exc!r}") from None
 
 
 def _not_json(name: str) -> Any:

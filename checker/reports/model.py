@@ -265,6 +265,7 @@ class BundleReport:
     runtimes: list[RuntimeSet] = field(default_factory=list)
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
     shard: dict[str, Any] | None = None
+    merged_from: int | None = None  # how many reports `checker report merge` joined into this one
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -293,6 +294,7 @@ class BundleReport:
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
+            **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
         }
 
     @classmethod
@@ -314,6 +316,7 @@ class BundleReport:
             piece_digests={str(k): str(v) for k, v in (data.get("piece_digests") or {}).items()},
             runtimes=[RuntimeSet.from_dict(r) for r in mappings(data.get("runtimes"))],
             shard=dict(shard) if isinstance(shard, Mapping) else None,
+            merged_from=data.get("merged_from"),
         )
 
 
@@ -327,7 +330,8 @@ class Report:
     environment: dict[str, str] = field(default_factory=dict)
     # Free context for renderers (the GitHub code records the pull request and head commit here).
     context: dict[str, Any] = field(default_factory=dict)
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    # When the checks ran; None for a report joined from others (`checker report merge`), which ran none itself.
+    created_at: str | None = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     changes: dict[str, Any] | None = None  # against a base report (checker.reports.diff)
 
     @property
@@ -344,7 +348,7 @@ class Report:
             "checker_version": self.checker_version,
             "status": self.status,
             "strict": self.strict,
-            "created_at": self.created_at,
+            **({"created_at": self.created_at} if self.created_at is not None else {}),
             "environment": self.environment,
             "bundles": [b.to_dict(self.strict) for b in self.bundles],
         }
@@ -364,6 +368,6 @@ class Report:
             strict=bool(data.get("strict", False)),
             environment={str(k): str(v) for k, v in (data.get("environment") or {}).items()},
             context=dict(data.get("context") or {}),
-            created_at=str(data.get("created_at") or ""),  # a merged report has none
+            created_at=data.get("created_at"),
             changes=dict(changes) if isinstance(changes, Mapping) else None,
         )

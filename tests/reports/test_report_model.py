@@ -85,3 +85,17 @@ def test_a_finding_reads_back_with_its_details() -> None:
     assert finding.to_dict() == {
         "id": "labels.count", "severity": "error", "message": "m", "line": 3, "details": {"expected": 10}
     }  # fmt: skip
+
+
+def test_merged_shards_are_a_typed_report_that_reads_back_as_itself(bundle: Path) -> None:
+    from checker.reports.merge import merge_reports
+
+    shards = [
+        _through_json(Report("1.0", [verify_bundle(bundle, Options(shard=parse_shard(f"{k}/2")))])) for k in (1, 2)
+    ]
+    whole = verify_bundle(bundle, Options())
+    merged = merge_reports(shards)
+    (joined,) = merged.bundles
+    assert joined.merged_from == 2 and joined.shard is None and merged.created_at is None
+    assert [c.to_dict() for c in joined.comparisons] == [c.to_dict() for c in whole.comparisons]
+    assert _through_json(merged) == merged
