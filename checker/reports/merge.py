@@ -21,7 +21,7 @@ from checker.compare.rules import CaseResult, Rule, judge_rule
 from checker.compare.ruleset import rule_finding
 from checker.errors import Error
 from checker.findings import Finding
-from checker.reports.model import BundleReport, Comparison, Report, RuleResult, RuntimeSet
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult, RuntimeSet, for_runtime
 
 HOST = ""  # the comparison set run by the checker's own onnxruntime (the bundle's `comparisons`)
 
@@ -266,11 +266,3 @@ def _rule_findings(
         finding = rule_finding(comparison.graph, comparison.against, result, extra, manifest or None, result.line)
         out.append(finding if label == HOST else for_runtime(label, finding))
     return out
-
-
-def for_runtime(label: str, finding: F.Finding) -> F.Finding:
-    """A finding of a comparison run in another runtime: its message and details name that runtime."""
-    return F.Finding(
-        finding.id, finding.severity, f"[{label}] {finding.message}", finding.file, finding.line,
-        {**finding.details, "runtime": label},
-    )  # fmt: skip

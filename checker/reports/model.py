@@ -247,6 +247,14 @@ class RuntimeSet:
         )
 
 
+def for_runtime(label: str, finding: Finding) -> Finding:
+    """A finding of a comparison run in another runtime: its message and details name that runtime."""
+    return Finding(
+        finding.id, finding.severity, f"[{label}] {finding.message}", finding.file, finding.line,
+        {**finding.details, "runtime": label},
+    )  # fmt: skip
+
+
 @dataclass
 class BundleReport:
     """Everything `checker verify` concluded about one bundle."""
