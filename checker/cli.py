@@ -246,7 +246,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     options = verify_options(args, progress)
     base = None
     if args.compare_to is not None:  # read before the work: a base that is no report stops the run at once
-        from checker.reports.files import read_report
+        from checker.reports.files import read_report  # loaded here: a plain run reads no report file
 
         base = read_report(args.compare_to, untrusted=True)
     report = verify_paths(args.paths, options)

@@ -19,6 +19,7 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("report", help="work on JSON reports")
+    # The command line's own parser class, which turns argparse's exits into usage errors.
     reports = p.add_subparsers(dest="report_command", parser_class=type(p))
     p.set_defaults(func=lambda args: _usage(p))
     m = reports.add_parser("merge", help="join the reports of --shard jobs (and of jobs per runtime) into one")
