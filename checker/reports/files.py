@@ -60,7 +60,7 @@ def _not_json(name: str) -> Any:
 
 
 def validate(data: object, path: Path) -> None:
-    from checker.manifest.schema import validator
+    from checker.manifest.schema import validator  # loaded here: jsonschema is for a report file only
 
     errors = sorted(validator("report").iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

@@ -2,7 +2,8 @@
 
 On real `checker verify` reports of a bundle on disk: a float model and a real int8 quantization that passes, and
 one quantized from badly scaled calibration that fails on any CPU (so its comparison carries a diagnosis);
-whole, as one shard of two, and with a runtime set.
+whole, as one shard of two, and with runtime sets as the runtimes stage builds them (a report of a real
+`--runtime` run reads back as itself in tests/runtimes/test_runtime_runs.py).
 """
 
 from __future__ import annotations
