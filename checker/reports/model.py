@@ -78,7 +78,7 @@ class RuleResult:
     note: str | None = None
     line: int | None = None
     # Per case, why it has no figure or failed beside it; and whether any case compared an element.
-    # With `cases` they let shard reports be joined into the whole set's result (report_merge).
+    # With `cases` they let shard reports be joined into the whole set's result (reports.merge).
     case_notes: dict[str, str] = field(default_factory=dict)
     compared: bool = True
     # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
