@@ -87,7 +87,7 @@ def _merge_bundle(parts: Sequence[BundleReport]) -> BundleReport:
         comparisons=comparisons,
         runtimes=runtimes,
         findings=_kept_findings(parts, rebuilt=bool(counts)) + found + rebuilt + more,
-        merged_from=len(parts) if counts or len(parts) > 1 else None,
+        merged_from=len(parts) if counts or len(parts) > 1 else first.merged_from,
     )
 
 
