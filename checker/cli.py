@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from checker import __version__
 from checker.errors import Error, UsageError
+from checker.reports.options import add_report_options, check_output, check_paths, report_format
 
 if TYPE_CHECKING:
     from checker.context import Options
     from checker.findings import Finding
-    from checker.report import Report
+    from checker.reports.model import Report
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -28,6 +29,7 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # The commands other packages register, by the module that registers them: a run imports only the module of
 # the command it runs (all of them for the overall help, or for a name that is none of these).
 COMMAND_MODULES = {
+    "report": "checker.reports.command",
     "preprocess": "checker.preprocess.command",
     "diagnose": "checker.diagnose.command",
     "init": "checker.release.command",
@@ -35,7 +37,7 @@ COMMAND_MODULES = {
     "pack": "checker.release.command",
     "github": "checker.github.command",
 }
-BUILT_IN = ("verify", "lock", "schema", "report")
+BUILT_IN = ("verify", "lock", "schema")
 
 
 def version_text() -> str:
@@ -59,11 +61,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Check that an ONNX model release bundle is complete and reproduces its reference outputs.",
     )
     parser.add_argument("--version", action="store_true", help="print the versions a verdict depends on")
+    # How a command writes the report it made: given to the report commands, which sit below the renderers.
+    parser.set_defaults(emit=emit_report)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     _add_verify(sub)
     _add_lock(sub)
     _add_schema(sub)
-    _add_report(sub)
     for name in _modules_for(argv):
         try:
             importlib.import_module(name).register(sub)
@@ -80,23 +83,6 @@ def _modules_for(argv: Sequence[str] | None) -> list[str]:
     if argv is not None and command in COMMAND_MODULES:
         return [COMMAND_MODULES[command]]
     return list(dict.fromkeys(COMMAND_MODULES.values()))
-
-
-def add_report_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--format",
-        choices=("text", "json", "markdown", "junit"),
-        default=None,
-        help="report format (default: text, or what the --output file's suffix names: .json, .md, .xml)",
-    )
-    p.add_argument(
-        "--output",
-        "-o",
-        type=Path,
-        help="write the report to FILE (with a format other than text, the text verdict also prints)",
-    )
-    p.add_argument("--strict", action="store_true", help="warnings fail the bundle too")
-    p.add_argument("--no-color", action="store_true", help="no colour (also: the NO_COLOR variable)")
 
 
 def _add_verify(sub: Any) -> None:
@@ -168,30 +154,12 @@ def _positive_int(text: str) -> int:
 
 
 def _shard(text: str) -> Any:
-    from checker.compare.sharding import ShardError, parse_shard
+    from checker.sharding import ShardError, parse_shard
 
     try:
         return parse_shard(text)
     except ShardError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _add_report(sub: Any) -> None:
-    p = sub.add_parser("report", help="work on JSON reports")
-    rsub = p.add_subparsers(dest="report_command", parser_class=_Parser)
-    p.set_defaults(func=lambda args: _usage(p))
-    m = rsub.add_parser("merge", help="join the reports of --shard jobs (and of jobs per runtime) into one")
-    m.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports of `checker verify`")
-    add_report_options(m)
-    m.set_defaults(func=cmd_report_merge)
-    from checker.changes.command import add_diff
-
-    add_diff(rsub)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
 
 
 def _runtime_spec(text: str) -> str:
@@ -224,30 +192,6 @@ def _add_schema(sub: Any) -> None:
     p = sub.add_parser("schema", help="print a JSON Schema shipped with the checker")
     p.add_argument("name", nargs="?", default="manifest", choices=("manifest", "report"))
     p.set_defaults(func=cmd_schema)
-
-
-def check_paths(paths: Sequence[str]) -> None:
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        raise UsageError("no such path: " + ", ".join(missing))
-
-
-def check_output(args: argparse.Namespace) -> None:
-    """Refuse an --output that cannot be written before the work, not after it."""
-    out: Path | None = args.output
-    if out is not None and (out.is_dir() or not out.parent.is_dir()):
-        why = "is a folder" if out.is_dir() else f"has no folder {out.parent}"
-        raise UsageError(f"--output {out} {why}")
-
-
-# The format an --output file's suffix names, when --format is not given.
-SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".xml": "junit"}
-
-
-def report_format(args: argparse.Namespace) -> str:
-    if args.format:
-        return str(args.format)
-    return SUFFIX_FORMATS.get(args.output.suffix.lower(), "text") if args.output is not None else "text"
 
 
 def colour_wanted(args: argparse.Namespace, stream: Any) -> bool:
@@ -300,12 +244,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_output(args)
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
-    from checker.changes.command import read
+    base = None
+    if args.compare_to is not None:  # read before the work: a base that is no report stops the run at once
+        from checker.reports.files import read_report  # loaded here: a plain run reads no report file
 
-    base = read(args.compare_to) if args.compare_to is not None else None
+        base = read_report(args.compare_to, untrusted=True)
     report = verify_paths(args.paths, options)
     if base is not None:
-        from checker.changes import diff
+        from checker.reports.diff import diff
 
         report.changes = diff(base, report.to_dict())
     try:
@@ -330,7 +276,7 @@ def internal_errors(report: Report) -> list[Finding]:
 
 def unrendered(report: Report, exc: Exception) -> Report:
     """The report cut to what cannot fail to render: each bundle's identity and an internal.error finding."""
-    from checker import report as reports
+    from checker.reports import model as reports
     from checker.verify import internal_error
 
     out = reports.Report(checker_version=report.checker_version, strict=report.strict, environment=report.environment)
@@ -338,17 +284,6 @@ def unrendered(report: Report, exc: Exception) -> Report:
         out.bundles.append(reports.BundleReport(path=bundle.path, manifest_file=bundle.manifest_file))
         out.bundles[-1].add([internal_error("report", exc)])
     return out
-
-
-def cmd_report_merge(args: argparse.Namespace) -> int:
-    from checker.github.reportfile import read_report
-    from checker.report_merge import merge_reports
-
-    check_paths([str(p) for p in args.reports])
-    check_output(args)
-    merged = merge_reports([read_report(p, untrusted=True) for p in args.reports], strict=args.strict)
-    emit_report(args, merged)
-    return EXIT_PASS if merged["status"] == "pass" else EXIT_FAIL
 
 
 def cmd_lock(args: argparse.Namespace) -> int:

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     import numpy as np
     import onnx
 
-    from checker.compare.sharding import Shard
     from checker.preprocess.rebuild import Inputs
-    from checker.report import Comparison, NotRun, RuntimeSet
+    from checker.reports.model import Comparison, NotRun, RuntimeSet
+    from checker.sharding import Shard
 
 
 @dataclass

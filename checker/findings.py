@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,19 @@ class Finding:
         if self.details:
             out["details"] = self.details
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Finding:
+        """A finding read back from a report (schemas/report.schema.json)."""
+        line = data.get("line")
+        return cls(
+            str(data["id"]),
+            Severity(data["severity"]),
+            str(data["message"]),
+            data.get("file"),
+            line if isinstance(line, int) else None,
+            dict(data.get("details") or {}),
+        )
 
 
 def error(fid: str, message: str, file: str | None = None, line: int | None = None, **details: Any) -> Finding:

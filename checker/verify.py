@@ -7,18 +7,19 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker import __version__
 from checker import findings as F
+from checker.bundle.layout import MANIFEST_NAMES
 from checker.bundle.opening import is_archive, open_bundle
-from checker.checks.cases import cases_stage
+from checker.checks.cases import cases_stage, shard_stage
 from checker.checks.comparison import compare_stage
 from checker.checks.completeness import completeness_stage
 from checker.checks.files import files_stage
 from checker.checks.graph import graph_stage
-from checker.checks.labels import labels_stage
+from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
@@ -26,10 +27,10 @@ from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
-from checker.manifest.load import MANIFEST_NAMES, load_manifest
+from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
-from checker.report import BundleReport, Report
+from checker.reports.model import BundleReport, Report
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -56,8 +57,9 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
 
 # The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
-# the cases, the comparison inputs (range, fidelity), the comparison (baseline, then variants), and
-# the validation command.
+# the cases (and the labels of a dynamic axis counted on them, before --shard keeps a share of them),
+# the comparison inputs (range, fidelity), the comparison (baseline, then variants), and the validation
+# command.
 ALWAYS: tuple[Stage, ...] = (completeness_stage,)
 AFTER_SCHEMA: tuple[Stage, ...] = (
     references_stage,
@@ -66,6 +68,8 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     labels_stage,
     runtime_stage,
     cases_stage,
+    reference_labels_stage,
+    shard_stage,
     range_stage,
     fidelity_stage,
     compare_stage,
@@ -172,22 +176,53 @@ def available_memory() -> int | None:
 def verify_bundle(path: Path, options: Options) -> BundleReport:
     """The bundle's report. A bug in a stage does not lose the report: it ends with an `internal.error`
     finding naming the stage, after the findings of the stages that ran (the CLI then exits 3)."""
-    report = BundleReport(path=str(path))
-    where = _Where()
+    run = _Run(path=str(path))
     try:
-        _verify(path, options, report, where)
+        _verify(path, options, run)
+        run.stage = "report"
+        return run.report()
     except Error:
         raise  # a usage error (not a bundle at all): exit 2, as before
     except Exception as exc:  # a bug: reported in the report, not only in a traceback
-        report.add([internal_error(where.stage, exc)])
-    return report
+        run.findings.append(internal_error(run.stage, exc))
+        run.finished = False
+        return run.report()
 
 
 @dataclass
-class _Where:
-    """The stage running now, for an internal error to name."""
+class _Run:
+    """One bundle's verification as it goes: the stage running now (for an internal error to name), what the
+    stages found, and the context they fill. The report is built from it once, when the run ends."""
 
+    path: str
     stage: str = "open"
+    manifest_file: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    ctx: Context | None = None
+    finished: bool = False  # every stage ran: the report holds what only a whole run has
+
+    def report(self) -> BundleReport:
+        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=self.findings)
+        ctx = self.ctx
+        if ctx is None:
+            return report
+        release = ctx.data.get("release")
+        release = release if isinstance(release, dict) else {}
+        report.name, report.version = _text(release.get("name")), _text(release.get("version"))
+        # What the stages that ran left (a later stage's bug does not lose it).
+        report.pieces = dict(ctx.pieces)
+        report.comparisons = list(ctx.comparisons)
+        report.digest = ctx.digest
+        if not self.finished:
+            return report
+        report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
+        report.validation = ctx.validation
+        report.runtimes = list(ctx.runtime_sets)
+        shard = ctx.options.shard
+        if shard is not None:
+            report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}
+        report.not_run = list(ctx.not_run)
+        return report
 
 
 def internal_error(stage: str, exc: BaseException) -> Finding:
@@ -204,73 +239,53 @@ def internal_error(stage: str, exc: BaseException) -> Finding:
 MAX_TRACEBACK_CHARS = 8000
 
 
-def _verify(path: Path, options: Options, report: BundleReport, where: _Where) -> None:
+def _verify(path: Path, options: Options, run: _Run) -> None:
     with open_bundle(path) as opened:
-        report.path = opened.display
-        report.add(opened.findings)
+        run.path = opened.display
+        run.findings += opened.findings
         if opened.manifest_path is None:
             if not opened.findings:
-                report.add([F.error(F.FILE_MISSING, f"{path}: no manifest ({', '.join(MANIFEST_NAMES)}) found")])
+                run.findings.append(F.error(F.FILE_MISSING, f"{path}: no manifest ({', '.join(MANIFEST_NAMES)}) found"))
             return
-        report.manifest_file = opened.manifest_path.name
-        where.stage = "manifest"
+        run.manifest_file = opened.manifest_path.name
+        run.stage = "manifest"
         manifest, found = load_manifest(opened.manifest_path)
-        report.add(found)
+        run.findings += found
         if manifest is None:
             return
-        ctx = Context(opened.root, manifest, options)
-        _run(ctx, report, schema_ok=not found, where=where)
+        run.ctx = Context(opened.root, manifest, options)
+        _run(run.ctx, run, schema_ok=not found)
 
 
 def _stage_name(stage: Stage) -> str:
     return getattr(stage, "__name__", "stage").removesuffix("_stage")
 
 
-def _run(ctx: Context, report: BundleReport, schema_ok: bool, where: _Where) -> None:
-    release = ctx.data.get("release")
-    release = release if isinstance(release, dict) else {}
-    report.name, report.version = _text(release.get("name")), _text(release.get("version"))
+def _run(ctx: Context, run: _Run, schema_ok: bool) -> None:
     for stage in ALWAYS:
-        where.stage = _stage_name(stage)
-        report.add(stage(ctx))
-    report.pieces = dict(ctx.pieces)
+        run.stage = _stage_name(stage)
+        run.findings += stage(ctx)
     if not schema_ok:
-        report.add(
-            [
-                F.info(
-                    F.STAGE_SKIPPED,
-                    "the later checks did not run: the manifest does not match the "
-                    "schema (see the manifest.schema findings)",
-                    ctx.manifest.file,
-                )
-            ]
+        run.findings.append(
+            F.info(
+                F.STAGE_SKIPPED,
+                "the later checks did not run: the manifest does not match the "
+                "schema (see the manifest.schema findings)",
+                ctx.manifest.file,
+            )
         )
         return
     for stage in AFTER_SCHEMA:
-        where.stage = _stage_name(stage)
-        report.add(stage(ctx))
-        report.pieces = dict(ctx.pieces)
-        report.comparisons = list(ctx.comparisons)  # what a later stage's bug leaves is still reported
-        report.digest = ctx.digest
-    where.stage = "report"
-    report.digest = ctx.digest
-    report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
-    report.comparisons = list(ctx.comparisons)
-    report.validation = ctx.validation
-    report.runtimes = list(ctx.runtime_sets)
-    shard = ctx.options.shard
-    if shard is not None:
-        report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}
-    report.not_run = list(ctx.not_run)
-    if not report.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in report.findings):
-        report.add(
-            [
-                F.error(
-                    F.COMPARISON_NOT_RUN,
-                    "the comparison was not run, so the release has not shown that it reproduces its reference outputs",
-                )
-            ]
+        run.stage = _stage_name(stage)
+        run.findings += stage(ctx)
+    if not ctx.comparisons and not any(f.id == F.COMPARISON_NOT_RUN for f in run.findings):
+        run.findings.append(
+            F.error(
+                F.COMPARISON_NOT_RUN,
+                "the comparison was not run, so the release has not shown that it reproduces its reference outputs",
+            )
         )
+    run.finished = True
 
 
 def _text(value: object) -> str | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.github.reportfile import validate
+from checker.reports.files import validate
 
 EXACT = ("passed", "pass_rate", "min_pass_rate", "worst_case", "measured", "would_pass_at", "threshold", "cases")
 

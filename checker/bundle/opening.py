@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from checker.bundle.layout import MANIFEST_NAMES, find_manifest
 from checker.errors import BundleError
 from checker.findings import Finding
-from checker.manifest.load import MANIFEST_NAMES, find_manifest
 
 
 @dataclass

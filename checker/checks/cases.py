@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
@@ -49,22 +49,22 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
     ruled = _ruled_outputs(ctx)
     for case in loaded.cases:
         yield from _match_case(ctx, case, inputs, outputs, ruled)
-    yield from _label_axes(ctx)
     yield from _coverage(ctx, ruled)
-    _keep_shard(ctx)
 
 
-def _keep_shard(ctx: Context) -> None:
+def shard_stage(ctx: Context) -> Iterable[Finding]:
     """With --shard, the later stages see only this shard's cases; the whole set's order is kept for merging.
 
-    Every case is loaded and matched first, so the findings about the set as a whole (coverage, duplicate
-    names, mismatched files) are the same in every shard and merge into one.
+    It runs after every case is loaded, matched and its labels counted, so the findings about the set as a
+    whole (coverage, duplicate names, mismatched files, label counts) are the same in every shard and merge
+    into one.
     """
     shard = ctx.options.shard
     if shard is None or ctx.cases is None:
-        return
+        return ()
     ctx.case_order = [c.name for c in ctx.cases]
     ctx.cases = [c for c in ctx.cases if shard.holds(c.name)]
+    return ()
 
 
 def _ruled_outputs(ctx: Context) -> set[str]:
@@ -141,27 +141,6 @@ def _named_dims(case: Case, specs: list[TensorSpec]) -> list[str]:
                 if first[0] != size:
                     out.append(f"dim '{dim}' is {first[0]} in '{first[1]}' but {size} in '{spec.name}'")
     return out
-
-
-def _label_axes(ctx: Context) -> Iterator[Finding]:
-    """Labels of an output whose labelled axis is dynamic are counted against the reference outputs."""
-    for name, axis in ctx.label_axes.items():
-        labels = ctx.labels.get(name, [])
-        sizes = {
-            c.expected[name].shape[axis]
-            for c in ctx.cases or []
-            if name in c.expected and -c.expected[name].ndim <= axis < c.expected[name].ndim
-        }
-        for size in sorted(sizes - {len(labels)})[:1]:
-            index = next(i for i, e in enumerate(ctx.data["outputs"]) if e["name"] == name)
-            yield F.error(
-                F.LABELS_COUNT,
-                f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
-                f"but its label mapping has {len(labels)} labels",
-                **ctx.where("outputs", index, "labels"),
-                expected=size,
-                actual=len(labels),
-            )
 
 
 def _coverage(ctx: Context, ruled: set[str]) -> Iterator[Finding]:

@@ -32,7 +32,7 @@ from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.findings import Finding
 from checker.manifest import views
-from checker.report import Comparison
+from checker.reports.model import Comparison
 
 if TYPE_CHECKING:
     import numpy as np
@@ -380,7 +380,7 @@ def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Compari
     case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:
         return
-    from checker.diagnose import divergence as D  # only a failed variant needs it
+    from checker.compare import divergence as D  # only a failed variant needs it
 
     try:
         variant = model if model is not None else load_graph(path)
@@ -400,7 +400,7 @@ def load_graph(path: Path) -> Any:
     """A graph file without its external data (onnxruntime reads that itself, from the bundle folder)."""
     import onnx
 
-    from checker.diagnose import divergence as D
+    from checker.compare import divergence as D
 
     try:
         return onnx.load(str(path), format="protobuf", load_external_data=False)

@@ -22,7 +22,7 @@ from checker.preprocess.kind import Kind, Source
 from checker.preprocess.rebuild import REBUILT_KINDS, Inputs, open_source
 from checker.preprocess.search import Search
 from checker.preprocess.text.spec import TextSpec
-from checker.report import NotRun
+from checker.reports.model import NotRun
 
 
 def fidelity_stage(ctx: Context) -> Iterator[Finding]:

@@ -57,7 +57,7 @@ def _count(
     axis = int(spec.get("axis", -1))
     size = axis_size(ctx, entry, axis)
     if size is None:
-        ctx.label_axes[entry["name"]] = axis  # the case stage checks it on real outputs
+        ctx.label_axes[entry["name"]] = axis  # counted on the reference outputs (reference_labels_stage)
         return
     if size != len(labels):
         yield F.error(
@@ -67,6 +67,28 @@ def _count(
             expected=size,
             actual=len(labels),
         )
+
+
+def reference_labels_stage(ctx: Context) -> Iterator[Finding]:
+    """Labels of an output whose labelled axis is dynamic, counted against the reference outputs once the cases
+    stage has loaded them (the whole set's, before a shard keeps its share)."""
+    for name, axis in ctx.label_axes.items():
+        labels = ctx.labels.get(name, [])
+        sizes = {
+            c.expected[name].shape[axis]
+            for c in ctx.cases or []
+            if name in c.expected and -c.expected[name].ndim <= axis < c.expected[name].ndim
+        }
+        for size in sorted(sizes - {len(labels)})[:1]:
+            index = next(i for i, e in enumerate(ctx.data["outputs"]) if e["name"] == name)
+            yield F.error(
+                F.LABELS_COUNT,
+                f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
+                f"but its label mapping has {len(labels)} labels",
+                **ctx.where("outputs", index, "labels"),
+                expected=size,
+                actual=len(labels),
+            )
 
 
 def _duplicates(name: str, labels: list[str], where: dict[str, Any]) -> Iterator[Finding]:

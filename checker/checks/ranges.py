@@ -22,7 +22,7 @@ from checker.findings import Finding
 from checker.preprocess import KIND_NAMES
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.fields import finite_pair
-from checker.report import NotRun
+from checker.reports.model import NotRun
 
 # Float rounding lets a value land a hair outside the bounds the preprocessing implies.
 IMPLIED_SLACK = 1e-5

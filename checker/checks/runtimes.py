@@ -20,8 +20,7 @@ from checker.compare.ruleset import RuleSet, judge_set, parse_entries
 from checker.compare.session import CPU, Runtime
 from checker.context import Case, Context
 from checker.findings import Finding
-from checker.report import RuntimeSet
-from checker.report_merge import for_runtime
+from checker.reports.model import RuntimeSet, for_runtime
 from checker.runtimes.envs import RuntimeSpecError, choose, ensure, parse_spec
 from checker.runtimes.remote import Worker, WorkerError, remote_opener
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from checker.compare.rules import judge_rule
 from checker.compare.ruleset import Entry, RuleSet, case_result
-from checker.report import RuleResult
+from checker.reports.model import RuleResult
 
 if TYPE_CHECKING:
     import numpy as np

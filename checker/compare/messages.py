@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from checker.compare.metrics import CHECKS
-from checker.report import RuleResult
+from checker.reports.model import RuleResult
 
 
 def _fmt(value: float) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from checker.compare.metrics import CHECKS, RANKING_BIG, Check, Pair
-from checker.report import RuleResult
+from checker.reports.model import RuleResult
 
 Keys = tuple[str | int, ...]
 _APPLY = ("none", "softmax", "sigmoid")

@@ -11,7 +11,7 @@ from checker.compare import messages
 from checker.compare.metrics import Pair
 from checker.compare.rules import CaseResult, Keys, Rule, RuleError, evaluate_case, judge_rule, parse_rule
 from checker.findings import Finding
-from checker.report import Comparison, RuleResult
+from checker.reports.model import Comparison, RuleResult
 
 if TYPE_CHECKING:
     import numpy as np
@@ -157,7 +157,7 @@ def judge_set(
 def rule_finding(
     graph: str, against: str, result: RuleResult, extra: str | None, file: str | None, line: int | None
 ) -> Finding:
-    """The comparison.rule finding of a failed rule (also rebuilt from a merged result by report_merge)."""
+    """The comparison.rule finding of a failed rule (also rebuilt from a merged result by reports.merge)."""
     text = messages.rule_failure(graph, against, result, result.case_notes)
     if extra:
         text += f"; {extra}"

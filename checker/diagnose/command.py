@@ -55,7 +55,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         raise UsageError(f"no such path: {args.path}")
     result = investigate(Path(args.path), args.variant, args.case, args.min_db, args.requantize)
     if args.format == "json":
-        from checker.report import json_figures  # an infinite drop in dB is written "inf", as in the report
+        from checker.reports.model import json_figures  # an infinite drop in dB is written "inf", as in the report
 
         sys.stdout.write(json.dumps(json_figures(result), indent=2, allow_nan=False) + "\n")
     else:

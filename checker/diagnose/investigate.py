@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
+from checker.compare import divergence as D
 from checker.compare.metrics import sqnr_db
 from checker.compare.session import (
     CaseRunError,
@@ -19,7 +20,6 @@ from checker.compare.session import (
     weight_bytes,
 )
 from checker.context import Case, Context, Options
-from checker.diagnose import divergence as D
 from checker.errors import BundleError, UsageError
 from checker.findings import Finding
 from checker.manifest import views

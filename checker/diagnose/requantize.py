@@ -22,7 +22,7 @@ from checker.compare.ruleset import RuleSet, judge_set, parse_entries
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, run_case
 from checker.context import Case, Context
 from checker.errors import BundleError
-from checker.report import RuleResult
+from checker.reports.model import RuleResult
 
 TOOLS = ("quantize_static", "quantize_dynamic")
 MAX_SINGLE_TRIALS = 6  # besides the whole candidate set, each of the first few candidates alone

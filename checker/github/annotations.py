@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from checker.report import mappings as _dicts
+from checker.reports.model import mappings as _dicts
 
 PER_STEP = 10
 LEVELS = {"error": "error", "warning": "warning"}

@@ -23,7 +23,7 @@ from typing import Any
 from checker.errors import Error, UsageError
 from checker.github.config import Config
 from checker.github.event import PULL_EVENTS, Event
-from checker.github.reportfile import read_report
+from checker.reports.files import read_report
 
 GIT_TIMEOUT_S = 300.0
 VERIFY_TIMEOUT_S = 6 * 3600.0

@@ -173,8 +173,8 @@ def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
     """Add what changed since the base; a base that cannot be had is said in the log, never a failure."""
     import shlex
 
-    from checker.changes import diff
     from checker.github.base import base_report
+    from checker.reports.diff import diff
 
     try:
         base = base_report(config, event, shlex.split(config.bundles), shlex.split(config.args))
@@ -190,7 +190,7 @@ def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
 def cmd_comment(args: argparse.Namespace) -> int:
     from checker.github.api import ApiError
     from checker.github.publish import advice
-    from checker.github.reportfile import read_report
+    from checker.reports.files import read_report
 
     report = read_report(args.report, untrusted=True)
     found = report.get("context")

@@ -26,7 +26,7 @@ from checker.github.files import append_summary, write_outputs
 from checker.render.escape import text
 from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, TITLE, render
-from checker.report import mappings as _dicts
+from checker.reports.model import mappings as _dicts
 
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
 FORKS = "docs/action.md#pull-requests-from-forks"

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.layout import MANIFEST_NAMES, find_manifest
 from checker.bundle.opening import is_archive
 from checker.context import Options
 from checker.errors import UsageError
 from checker.github.commit import verified_commit
 from checker.github.config import Config
 from checker.github.event import Event, pull_number
-from checker.manifest.load import MANIFEST_NAMES, find_manifest
 
 # Options of `checker verify` the action sets itself.
 RESERVED = ("--format", "--output", "-o")

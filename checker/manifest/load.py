@@ -13,13 +13,12 @@ from typing import Any
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
 from checker.findings import Finding
-from checker.manifest.strings import unencodable_findings
+from checker.manifest.strings import unencodable_fields
 
 MAX_MANIFEST_BYTES = 16 << 20  # a release with tens of thousands of cases; the node count bounds the work
 MAX_NODES = 2_000_000  # the parsed tree's size: what an attacker could make us build
 MAX_DEPTH = 64  # a manifest nests six levels; JSON and YAML parsers recurse per level
 SUPPORTED_VERSIONS = (1,)
-MANIFEST_NAMES = ("bundle.yaml", "bundle.yml", "bundle.json")
 
 
 @dataclass
@@ -345,13 +344,25 @@ def load_manifest(path: Path, round_trip: bool = False) -> tuple[Manifest | None
     if tree is None:
         return None, found
     manifest = Manifest(data=plain_data(tree), file=path.name, tree=tree)
-    unencodable = unencodable_findings(manifest, text)
+    unencodable = _unencodable(manifest, text)
     if unencodable:
         return None, unencodable  # no later stage may see a string that cannot be written out
     version = check_version(manifest)
     if version:
         return None, version
     return manifest, schema_findings(manifest)
+
+
+def _unencodable(manifest: Manifest, text: str) -> list[Finding]:
+    """A `manifest.schema` error for each field whose key or text is not valid Unicode."""
+    out = []
+    for keys in unencodable_fields(manifest.data, text):
+        msg = (
+            f"{field_path(keys)}: holds a lone surrogate (a '\\ud800'-style escape), which is not Unicode text; "
+            "write the character itself"
+        )
+        out.append(F.error(F.MANIFEST_SCHEMA, msg, manifest.file, manifest.line(*keys)))
+    return out
 
 
 def check_version(manifest: Manifest) -> list[Finding]:
@@ -436,14 +447,6 @@ def _unknown_key(manifest: Manifest, keys: tuple[Any, ...], key: str, schema: di
     hint = f"; did you mean '{close[0]}'?" if close else ""
     msg = f"{field_path((*keys, key))}: unknown field '{key}'{hint}"
     return F.error(F.MANIFEST_SCHEMA, msg, manifest.file, line)
-
-
-def find_manifest(folder: Path) -> Path | None:
-    for name in MANIFEST_NAMES:
-        candidate = folder / name
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def dump_tree(tree: Any, suffix: str) -> str:

@@ -8,14 +8,9 @@ ever sees such a string.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
-
-from checker import findings as F
-from checker.findings import Finding
-
-if TYPE_CHECKING:
-    from checker.manifest.load import Manifest
+from typing import Any
 
 MAX_REPORTED = 20  # a manifest full of them needs no more than this many findings to be fixed
 
@@ -44,21 +39,10 @@ def _bad_strings(node: Any, keys: tuple[str | int, ...] = ()) -> Iterator[tuple[
             yield from _bad_strings(value, (*keys, i))
 
 
-def unencodable_findings(manifest: Manifest, text: str | None = None) -> list[Finding]:
-    """A `manifest.schema` error for each field whose key or text is not valid Unicode (at most MAX_REPORTED).
-    Given the manifest's `text`, which was decoded from UTF-8 and so holds no surrogate itself, only a `\\u` or
-    `\\U` escape can make one: a text without either needs no walk over every string."""
-    from checker.manifest.load import field_path
-
+def unencodable_fields(data: Any, text: str | None = None) -> list[tuple[str | int, ...]]:
+    """The key paths of the fields whose key or text is not valid Unicode (at most MAX_REPORTED). Given the
+    manifest's `text`, which was decoded from UTF-8 and so holds no surrogate itself, only a `\\u` or `\\U`
+    escape can make one: a text without either needs no walk over every string."""
     if text is not None and "\\u" not in text and "\\U" not in text:
         return []
-    out = []
-    for keys in _bad_strings(manifest.data):
-        msg = (
-            f"{field_path(keys)}: holds a lone surrogate (a '\\ud800'-style escape), which is not Unicode text; "
-            "write the character itself"
-        )
-        out.append(F.error(F.MANIFEST_SCHEMA, msg, manifest.file, manifest.line(*keys)))
-        if len(out) >= MAX_REPORTED:
-            break
-    return out
+    return list(itertools.islice(_bad_strings(data), MAX_REPORTED))

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.bundle.layout import MANIFEST_NAMES
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
-from checker.manifest.load import MANIFEST_NAMES
 from checker.release.tree import (
     DEFAULT_NAME,
     block,

@@ -160,7 +160,7 @@ def cmd_case_add(args: argparse.Namespace) -> int:
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from checker.release.pack import pack
-    from checker.report import not_run_line
+    from checker.reports.model import not_run_line
 
     if not args.path.exists():
         raise UsageError(f"no such path: {args.path}")
@@ -180,7 +180,7 @@ def _failed_report(result: PackResult, strict: bool) -> str:
     from checker import __version__
     from checker.readers.environment import environment
     from checker.render import render
-    from checker.report import Report
+    from checker.reports.model import Report
 
     report = Report(checker_version=__version__, bundles=[result.report], strict=strict, environment=environment())
     return render("text", report.to_dict())

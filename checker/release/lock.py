@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.layout import find_manifest
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import BundleError
-from checker.manifest.load import Manifest, dump_tree, find_manifest, load_manifest
+from checker.manifest.load import Manifest, dump_tree, load_manifest
 from checker.manifest.named import named_files
 from checker.readers.digest import bundle_digest, sha256_files
 from checker.readers.digestlist import DIGEST_LIST, list_text

@@ -24,7 +24,7 @@ from checker.manifest.named import named_files
 from checker.readers.digest import CHUNK, bundle_digest
 from checker.readers.digestlist import DIGEST_LIST
 from checker.release.tree import locate
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 
 FILE_MODE = 0o644
 COMPRESS_LEVEL = 6  # weights hardly compress; a higher level costs time and saves next to nothing

@@ -8,8 +8,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.layout import find_manifest
 from checker.errors import Error
-from checker.manifest.load import find_manifest, parse_text, read_text
+from checker.manifest.load import parse_text, read_text
 
 DEFAULT_NAME = "bundle.yaml"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")  # release.name, as the schema has it

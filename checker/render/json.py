@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from checker.report import json_figures
+from checker.reports.model import json_figures
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

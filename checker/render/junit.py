@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from checker.remedies import remedy
-from checker.report import mappings as _dicts
+from checker.reports.model import mappings as _dicts
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

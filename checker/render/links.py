@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from checker.manifest.load import MANIFEST_NAMES
+from checker.bundle.layout import MANIFEST_NAMES
 
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checker.report import mappings as _dicts
+from checker.reports.model import mappings as _dicts
 
 OWN = "this checker's onnxruntime"
 Column = tuple[str, str, str, str, int]  # graph, against, output, check, the rule's index in its comparison

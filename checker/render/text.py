@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from checker.changes import changed_rules
 from checker.remedies import remedy
 from checker.render.escape import printable
 from checker.render.links import repo_path
+from checker.reports.diff import changed_rules
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -26,7 +26,7 @@ from checker import findings as F
 from checker.checks.comparison import compare_stage
 from checker.checks.runtime import runtime_stage
 from checker.context import Options
-from checker.report import Comparison
+from checker.reports.model import Comparison
 
 BACKEND = Path(onnx.__file__).parent / "backend/test/data/pytorch-converted"
 LOOSE = [

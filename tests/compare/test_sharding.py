@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.compare.sharding import Shard, ShardError, parse_shard, shard_of
+from checker.sharding import Shard, ShardError, parse_shard, shard_of
 
 
 def test_every_case_lands_in_exactly_one_shard_and_always_the_same() -> None:

@@ -11,10 +11,10 @@ import pytest
 from modelkit import classifier, images, quantize
 from onnx import TensorProto, helper, numpy_helper
 
+from checker.compare import divergence as D
 from checker.compare.matching import GRAPH_INPUT, match_tensors
 from checker.compare.metrics import SQNR_CAP_DB
 from checker.compare.session import Runtime
-from checker.diagnose import divergence as D
 
 CPU = Runtime(["CPUExecutionProvider"], {})
 

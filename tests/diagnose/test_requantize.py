@@ -13,7 +13,7 @@ from modelkit import case, classifier, classifier_cases, images, quantize, run, 
 from onnx import numpy_helper
 
 from checker.cli import main
-from checker.diagnose.divergence import changed_nodes
+from checker.compare.divergence import changed_nodes
 
 COSINE = [{"output": "logits", "check": "cosine", "min": 0.999}]
 DRIFT = [{"output": "logits", "check": "score_drift", "max": 0.05, "apply": "softmax"}]

@@ -11,7 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from checker.findings import error, info, warning
-from checker.report import BundleReport, Comparison, Report, RuleResult
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 MANIFEST = """\
 manifest_version: 1

@@ -17,8 +17,8 @@ from fakegithub import APP, APP_BOT, TOKEN, FakeGitHub
 from ghsupport import HEAD, make_bundle, sample_report
 
 from checker.github.comment import marker
-from checker.github.reportfile import read_report
 from checker.render.markdown import FOOTER_MARK
+from checker.reports.files import read_report
 
 SPEC_INPUTS = {"bundles", "comment", "github-token", "fail-on", "mode", "report", "args", "python-version"}
 NEW_INPUTS = {"pr-number", "comment-key", "comment-mode", "hide-when-passing"}

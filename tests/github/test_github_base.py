@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from checker.changes import diff
 from checker.errors import Error, UsageError
 from checker.github.base import base_report, existing
 from checker.github.config import Config
 from checker.github.event import Event
+from checker.reports.diff import diff
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from checker.context import Options
 from checker.manifest.schema import load
-from checker.report import Report
+from checker.reports.model import Report
 from checker.verify import verify_bundle
 
 BASE = yaml.safe_load((EXAMPLE / "bundle.yaml").read_text())

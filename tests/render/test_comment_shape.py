@@ -17,7 +17,7 @@ from checker.github.publish import publish
 from checker.render.links import Links
 from checker.render.markdown import FOOTER_MARK, render
 from checker.render.text import render as render_text
-from checker.report import BundleReport, Comparison, Report, RuleResult
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
 SHA = "89abcdef0123456789abcdef0123456789abcdef"

@@ -11,7 +11,7 @@ from typing import Any
 from checker.cli import main
 from checker.findings import error, info, warning
 from checker.render.junit import render
-from checker.report import BundleReport, Comparison, Report, RuleResult
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 PIECES = ("graph", "external_weights", "preprocessing", "labels", "comparison_inputs", "runtime", "validation_command")
 

@@ -16,7 +16,7 @@ from checker.findings import error, info, warning
 from checker.render.escape import text
 from checker.render.links import Links
 from checker.render.markdown import DEFAULT_LIMIT, FOOTER_MARK, render
-from checker.report import BundleReport, Comparison, Report, RuleResult
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 PIECES = ("graph", "external_weights", "preprocessing", "labels", "comparison_inputs", "runtime", "validation_command")
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -107,7 +107,7 @@ def test_each_rule_is_charted_against_its_threshold() -> None:
     ],
 )
 def test_the_worst_failures_stay_on_the_chart(rule: dict[str, Any], ratio: float) -> None:
-    from checker.render.markdown import _ratio
+    from checker.render.markdown.charts import _ratio
 
     assert _ratio(rule) == ratio
 

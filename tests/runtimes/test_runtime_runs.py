@@ -16,6 +16,8 @@ import pytest
 import yaml
 from bundlekit import linear_model, manifest, write_bundle
 
+from checker.reports.model import BundleReport, json_figures
+
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("runtimes")]
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -66,6 +68,10 @@ def test_a_variant_needing_a_newer_opset_fails_to_load_in_the_oldest_admitted_ru
     assert loads[0]["details"]["runtime"] == "onnxruntime 1.17.0 CPU"
     assert {c["graph"]: c["status"] for c in report["comparisons"]}["opset21"] == "pass"  # this machine's loads it
     assert "rules in each runtime" in text
+    # The report with its runtime sets reads back typed as itself.
+    again = BundleReport.from_dict(report)
+    assert json_figures(again.to_dict()) == report
+    assert [r.status for r in again.runtimes] == ["fail"]
 
 
 def test_a_sound_bundle_passes_on_oldest_and_newest_then_offline_from_the_cache(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from checker.context import Options
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 from checker.verify import verify_bundle
 
 

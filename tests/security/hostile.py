@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 
 Edit = Callable[[dict[str, Any]], None]
 

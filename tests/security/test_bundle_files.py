@@ -13,7 +13,7 @@ from hostile import ids, messages, rewrite_manifest
 from checker.bundle.paths import glob_inside
 from checker.manifest.load import parse_text
 from checker.readers.labelfiles import LabelError, from_text
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 
 
 def test_deeply_nested_yaml_is_refused_from_the_event_stream() -> None:

@@ -23,7 +23,7 @@ from checker.manifest.schema import load, validator
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.fields import number
 from checker.render import render
-from checker.report import BundleReport, Comparison, Report, RuleResult
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 Verify = Callable[..., BundleReport]
 Cli = Callable[..., tuple[int, str, str]]

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 
 from checker.compare.rules import evaluate_case, judge_rule, parse_rule
 from checker.compare.session import CaseRunError, run_case
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 
 
 def test_a_graph_that_loops_for_ever_is_stopped(tmp_path: Path) -> None:

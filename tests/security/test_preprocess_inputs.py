@@ -13,7 +13,7 @@ from checker.preprocess.image.decode import decode
 from checker.preprocess.text import tokenize as text_module
 from checker.preprocess.text.spec import TextSpec
 from checker.preprocess.text.tokenize import build_text
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 
 EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\n(hello) print showpage\n%%EOF\n"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from hostile import rewrite_manifest
 
-from checker.github.reportfile import ReportError, read_report
 from checker.render import render
+from checker.reports.files import ReportError, read_report
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\r\nPASS: 1 of 1 bundle passes"
 

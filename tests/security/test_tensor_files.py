@@ -16,7 +16,7 @@ from onnx import TensorProto, numpy_helper
 
 from checker.readers.tensors import TensorFileError, load_npy, load_npz, load_pb
 from checker.readers.wire import MAX_TYPED_BYTES
-from checker.report import BundleReport
+from checker.reports.model import BundleReport
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-converted"
 

@@ -1,4 +1,8 @@
-"""The report: what every check found, per bundle. Renderers read it; nothing here runs a check."""
+"""The report: what every check found, per bundle. Renderers read it; nothing here runs a check.
+
+Each part is written as JSON-shaped data by `to_dict` and read back as itself by `from_dict` (from a report file
+checked against schemas/report.schema.json, whose shape it trusts): `X.from_dict(x.to_dict()) == x`.
+"""
 
 from __future__ import annotations
 
@@ -38,6 +42,17 @@ def json_figures(value: Any) -> Any:
     return value
 
 
+def figure(value: Any) -> float | None:
+    """A figure read back from JSON: "inf", "-inf" and "nan" stand for the non-finite floats (json_figures)."""
+    if value is None:
+        return None
+    return NON_FINITE[value] if isinstance(value, str) else float(value)
+
+
+def figures(value: Mapping[str, Any] | None) -> dict[str, float | None]:
+    return {str(k): figure(v) for k, v in (value or {}).items()}
+
+
 def mappings(value: object) -> list[Mapping[str, Any]]:
     """The mappings of a list in a report read back from JSON; anything else in it is skipped, not trusted."""
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
@@ -63,7 +78,7 @@ class RuleResult:
     note: str | None = None
     line: int | None = None
     # Per case, why it has no figure or failed beside it; and whether any case compared an element.
-    # With `cases` they let shard reports be joined into the whole set's result (report_merge).
+    # With `cases` they let shard reports be joined into the whole set's result (reports.merge).
     case_notes: dict[str, str] = field(default_factory=dict)
     compared: bool = True
     # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
@@ -90,6 +105,30 @@ class RuleResult:
             **({} if self.compared else {"compared": False}),
             **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RuleResult:
+        line = data.get("line")
+        boundaries = data.get("boundaries")
+        return cls(
+            output=str(data["output"]),
+            check=str(data["check"]),
+            params=dict(data["params"]),
+            passed=bool(data["passed"]),
+            pass_rate=float(figure(data["pass_rate"]) or 0.0),
+            min_pass_rate=float(data.get("min_pass_rate", 1.0)),
+            worst_case=data.get("worst_case"),
+            measured=figure(data.get("measured")),
+            threshold=figure(data.get("threshold")),
+            would_pass_at=figure(data.get("would_pass_at")),
+            direction=str(data.get("direction", "max")),
+            cases=figures(data.get("cases")),
+            note=data.get("note"),
+            line=line if isinstance(line, int) else None,
+            case_notes=dict(data.get("case_notes") or {}),
+            compared=bool(data.get("compared", True)),
+            boundaries=None if boundaries is None else {str(k): figures(v) for k, v in boundaries.items()},
+        )
 
 
 @dataclass
@@ -125,6 +164,18 @@ class Comparison:
             out["diagnosis"] = self.diagnosis
         return out
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        diagnosis = data.get("diagnosis")
+        return cls(
+            graph=str(data["graph"]),
+            against=str(data["against"]),
+            rules=[RuleResult.from_dict(r) for r in mappings(data.get("rules"))],
+            skipped=data.get("skipped"),
+            diagnosis=dict(diagnosis) if isinstance(diagnosis, Mapping) else None,
+            case_errors=[str(c) for c in data.get("case_errors") or []],
+        )
+
 
 @dataclass(frozen=True)
 class NotRun:
@@ -136,6 +187,10 @@ class NotRun:
 
     def to_dict(self) -> dict[str, str]:
         return {"check": self.check, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NotRun:
+        return cls(check=str(data["check"]), reason=str(data["reason"]))
 
 
 def not_run_line(not_run: Sequence[Mapping[str, Any]]) -> str:
@@ -180,6 +235,25 @@ class RuntimeSet:
             out["error"] = self.error
         return out
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RuntimeSet:
+        return cls(
+            runtime=str(data["runtime"]),
+            package=str(data.get("package", "")),
+            version=str(data.get("version", "")),
+            provider=str(data.get("provider", "")),
+            comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
+            error=data.get("error"),
+        )
+
+
+def for_runtime(label: str, finding: Finding) -> Finding:
+    """A finding of a comparison run in another runtime: its message and details name that runtime."""
+    return Finding(
+        finding.id, finding.severity, f"[{label}] {finding.message}", finding.file, finding.line,
+        {**finding.details, "runtime": label},
+    )  # fmt: skip
+
 
 @dataclass
 class BundleReport:
@@ -199,6 +273,7 @@ class BundleReport:
     runtimes: list[RuntimeSet] = field(default_factory=list)
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
     shard: dict[str, Any] | None = None
+    merged_from: int | None = None  # how many reports `checker report merge` joined into this one
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -227,7 +302,30 @@ class BundleReport:
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
+            **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BundleReport:
+        """The bundle as `checker verify` reported it (its status is worked out again from its findings)."""
+        pieces = data.get("pieces") or {}
+        validation, shard = data.get("validation"), data.get("shard")
+        return cls(
+            path=str(data["path"]),
+            manifest_file=data.get("manifest"),
+            name=data.get("name"),
+            version=data.get("version"),
+            digest=data.get("digest"),
+            pieces={p: pieces.get(p) == "present" for p in PIECES},
+            findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
+            comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
+            validation=dict(validation) if isinstance(validation, Mapping) else None,
+            not_run=[NotRun.from_dict(n) for n in mappings(data.get("not_run"))],
+            piece_digests={str(k): str(v) for k, v in (data.get("piece_digests") or {}).items()},
+            runtimes=[RuntimeSet.from_dict(r) for r in mappings(data.get("runtimes"))],
+            shard=dict(shard) if isinstance(shard, Mapping) else None,
+            merged_from=data.get("merged_from"),
+        )
 
 
 @dataclass
@@ -240,8 +338,9 @@ class Report:
     environment: dict[str, str] = field(default_factory=dict)
     # Free context for renderers (the GitHub code records the pull request and head commit here).
     context: dict[str, Any] = field(default_factory=dict)
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    changes: dict[str, Any] | None = None  # against a base report (checker.changes.diff)
+    # When the checks ran; None for a report joined from others (`checker report merge`), which ran none itself.
+    created_at: str | None = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    changes: dict[str, Any] | None = None  # against a base report (checker.reports.diff)
 
     @property
     def status(self) -> str:
@@ -257,7 +356,7 @@ class Report:
             "checker_version": self.checker_version,
             "status": self.status,
             "strict": self.strict,
-            "created_at": self.created_at,
+            **({"created_at": self.created_at} if self.created_at is not None else {}),
             "environment": self.environment,
             "bundles": [b.to_dict(self.strict) for b in self.bundles],
         }
@@ -266,3 +365,17 @@ class Report:
         if self.changes is not None:
             out["changes"] = self.changes
         return dict(printable_tree(out))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Report:
+        """A report read back as itself, as `checker verify` made it (its status is worked out again)."""
+        changes = data.get("changes")
+        return cls(
+            checker_version=str(data["checker_version"]),
+            bundles=[BundleReport.from_dict(b) for b in mappings(data.get("bundles"))],
+            strict=bool(data.get("strict", False)),
+            environment={str(k): str(v) for k, v in (data.get("environment") or {}).items()},
+            context=dict(data.get("context") or {}),
+            created_at=data.get("created_at"),
+            changes=dict(changes) if isinstance(changes, Mapping) else None,
+        )

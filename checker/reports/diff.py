@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from checker.findings import PIECES
-from checker.report import mappings as _dicts
+from checker.reports.model import mappings as _dicts
 
 MAX_LISTED = 200  # findings or cases listed per kind and bundle; the rest are counted
 

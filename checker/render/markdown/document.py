@@ -1,0 +1,285 @@
+"""The Markdown document, top down: the verdict line, each failing bundle (its path, errors, warnings, what
+changed, the rest collapsed), the passing bundles in one collapsed block, the environment and the footer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from checker.render.escape import text
+from checker.render.links import Links
+from checker.render.markdown.detail import Cuts, Detail, View
+from checker.render.markdown.findings import bundle_repo_path, error_list, info_list, warning_list
+from checker.render.markdown.since_base import (
+    changes_by_bundle,
+    removed_since_base,
+    since_base_line,
+    since_base_section,
+)
+from checker.render.markdown.tables import comparison_section, key_values
+from checker.render.markdown.words import bundle_title, count, plural, severity_count, status_mark
+from checker.reports.model import mappings as _dicts
+
+TITLE = "ONNX release check"
+SEVERITIES = (
+    ("error", "❌", "error", "errors"),
+    ("warning", "⚠️", "warning", "warnings"),
+    ("info", "\N{INFORMATION SOURCE}\ufe0f", "note", "notes"),
+)
+
+
+ENVIRONMENT_ORDER = ("checker", "onnxruntime", "onnx", "numpy", "python", "platform")
+
+
+def document(
+    report: Mapping[str, Any],
+    detail: Detail,
+    cuts: Cuts,
+    notes: Sequence[str],
+    limit_name: str,
+    links: Links | None = None,
+) -> str:
+    bundles = _dicts(report.get("bundles"))
+    view = View(detail, cuts, links, changes_by_bundle(report.get("changes")))
+    failing = [b for b in bundles if b.get("status") == "fail"]
+    parts = [_headline(report, bundles)]
+    if failing:
+        for i, bundle in enumerate(failing):
+            if detail.full_bundles is not None and i >= detail.full_bundles:
+                cuts.add("bundle details")
+                parts.append(_short_line(bundle, view))
+                continue
+            parts.append("\n".join(_failing_bundle(bundle, view)))
+        passing = [b for b in bundles if b.get("status") != "fail"]
+        if passing:
+            parts.append("\n".join(_passing_block(passing, view, f"✅ {count(len(passing), 'other bundle')} passed")))
+    elif bundles:
+        parts.append(_passing_line(bundles, view))
+        parts.extend(since_base_line(bundles, view))
+        parts.append("\n".join(_passing_block(bundles, view, "Details: pieces, comparisons and environment")))
+    parts.extend(removed_since_base(view))
+    if failing or not bundles:
+        parts.append("\n".join(_environment(report.get("environment"))))
+    elif parts[-1].endswith("</details>"):  # a passing report keeps its environment in its one collapsed block
+        environment = "\n".join(_environment(report.get("environment"), heading=True))
+        parts[-1] = parts[-1].removesuffix("</details>") + (environment + "\n\n" if environment else "") + "</details>"
+    parts.extend(notes)
+    note = cuts.note(limit_name)
+    if note:
+        parts.append(note)
+    parts.append(_footer(report, links))
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _headline(report: Mapping[str, Any], bundles: list[Mapping[str, Any]]) -> str:
+    failed = sum(1 for b in bundles if b.get("status") == "fail")
+    if not bundles:
+        return f"## ⚠️ {TITLE}: no bundle was verified"
+    if failed:
+        line = f"## ❌ {TITLE}: {failed} of {len(bundles)} {plural(len(bundles), 'bundle')} failed"
+    else:
+        strict = " (warnings count as failures)" if report.get("strict") is True else ""
+        line = f"## ✅ {TITLE}: {count(len(bundles), 'bundle')} passed{strict}"
+    return line + _not_run_suffix(bundles)
+
+
+def _not_run_suffix(bundles: list[Mapping[str, Any]]) -> str:
+    """Checks that could not run (a bundle's `not_run`, when the report has it): they belong in the verdict."""
+    items = [item for b in bundles for item in _dicts(b.get("not_run"))]
+    if not items:
+        return ""
+    named = "; ".join(
+        text(f"{item.get('check') or '?'}" + (f": {item['reason']}" if item.get("reason") else ""), 120)
+        for item in items[:2]
+    )
+    more = f"; {len(items) - 2} more" if len(items) > 2 else ""
+    return f" — {count(len(items), 'check')} not run: {named}{more}"
+
+
+def _failing_bundle(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    yield f"### ❌ {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}"
+    yield from error_list(bundle, view)
+    yield from warning_list(bundle, view, collapsed=False)
+    yield from since_base_section(bundle, view)
+    yield from _collapsed_rest(bundle, view)
+
+
+def _short_line(bundle: Mapping[str, Any], view: View) -> str:
+    """A bundle left out for size: its verdict, path and counts."""
+    errors, warnings = severity_count(bundle, "error"), severity_count(bundle, "warning")
+    return (
+        f"### {status_mark(bundle.get('status'))} {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}\n\n"
+        f"{count(errors, 'error')}, {count(warnings, 'warning')} (details in the JSON report)"
+    )
+
+
+def _bundle_path(bundle: Mapping[str, Any], links: Links | None) -> str:
+    """The bundle's manifest as a repository path, linked when links are on."""
+    path = bundle.get("path")
+    manifest = bundle.get("manifest")
+    shown = bundle_repo_path(bundle, manifest) if isinstance(manifest, str) else None
+    label = shown or (path if isinstance(path, str) else "?")
+    if links is not None and shown is not None:
+        return f"[{text(label, 200)}]({links.blob(shown)})"
+    return text(label, 200)
+
+
+def _collapsed_rest(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    pieces = _pieces(bundle)
+    present = sum(1 for v in pieces.values() if v == "present")
+    comparisons = _dicts(bundle.get("comparisons"))
+    verdicts = ", ".join(f"{text(c.get('graph') or '?', 40)} {status_mark(c.get('status'))}" for c in comparisons[:8])
+    summary = f"Pieces ({present} of {len(pieces)} present)" + (f" and comparisons: {verdicts}" if verdicts else "")
+    yield ""
+    yield f"<details><summary>{summary}</summary>"
+    yield from _inner(bundle, view)
+    yield ""
+    yield "</details>"
+
+
+def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+    """The detail under a bundle's fold: identity, the seven pieces, notes, comparisons, validation."""
+    yield ""
+    yield _identity(bundle)
+    yield from _checklist(_pieces(bundle))
+    yield from info_list(bundle, view)
+    for comparison in _dicts(bundle.get("comparisons")):
+        yield from comparison_section(comparison, view.detail, view.cuts)
+    yield from _runtimes(bundle)
+    yield from key_values("Validation command", bundle.get("validation"))
+
+
+def _runtimes(bundle: Mapping[str, Any]) -> Iterator[str]:
+    """One row per runtime (--runtime), one column per rule: its verdict and measured figure."""
+    from checker.render.runtimes import runtime_table
+
+    table = runtime_table(bundle)
+    if table is None:
+        return
+    heads, rows = table
+    yield ""
+    yield "#### Rules in each runtime"
+    yield ""
+    yield "| " + " | ".join(text(h, 120) for h in heads) + " |"
+    yield "|" + " --- |" * len(heads)
+    for row in rows:
+        yield "| " + " | ".join(text(cell, 120) for cell in row) + " |"
+
+
+def _passing_line(bundles: list[Mapping[str, Any]], view: View) -> str:
+    if len(bundles) == 1:
+        b = bundles[0]
+        pieces = _pieces(b)
+        present = sum(1 for v in pieces.values() if v == "present")
+        comparisons = _dicts(b.get("comparisons"))
+        judged = sum(1 for c in comparisons if c.get("status") == "pass")
+        warnings = severity_count(b, "warning")
+        facts = [f"{present} of {len(pieces)} pieces", f"{judged} of {len(comparisons)} comparisons passed"]
+        if warnings:
+            facts.append(f"⚠️ {count(warnings, 'warning')}")
+        return f"{bundle_title(b)} — {_bundle_path(b, view.links)} · " + " · ".join(facts)
+    names = ", ".join(bundle_title(b) for b in bundles[:5])
+    more = f" and {len(bundles) - 5} more" if len(bundles) > 5 else ""
+    warnings = sum(severity_count(b, "warning") for b in bundles)
+    return f"{names}{more}" + (f" · ⚠️ {count(warnings, 'warning')}" if warnings else "")
+
+
+def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str) -> Iterator[str]:
+    yield f"<details><summary>{summary}</summary>"
+    yield ""
+    yield _overview(bundles, view)
+    for i, bundle in enumerate(bundles):
+        if view.detail.full_bundles is not None and i >= view.detail.full_bundles:
+            view.cuts.add("bundle details")
+            continue
+        yield ""
+        yield f"#### ✅ {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}"
+        yield from warning_list(bundle, view, collapsed=False)
+        yield from since_base_section(bundle, view)
+        yield from _inner(bundle, view)
+    yield ""
+    yield "</details>"
+
+
+def _overview(bundles: list[Mapping[str, Any]], view: View) -> str:
+    rows = ["| | bundle | path | errors | warnings | pieces |", "| --- | --- | --- | ---: | ---: | ---: |"]
+    for b in bundles:
+        pieces = _pieces(b)
+        present = sum(1 for v in pieces.values() if v == "present")
+        rows.append(
+            f"| {status_mark(b.get('status'))} | {bundle_title(b)} | {_bundle_path(b, view.links)} "
+            f"| {severity_count(b, 'error')} | {severity_count(b, 'warning')} | {present}/{len(pieces)} |"
+        )
+    return "\n".join(rows)
+
+
+def _identity(bundle: Mapping[str, Any]) -> str:
+    facts = [f"**Path:** {text(bundle.get('path') or '—', 200)}"]
+    if bundle.get("manifest"):
+        facts.append(f"**Manifest:** {text(bundle['manifest'], 120)}")
+    if bundle.get("digest"):
+        facts.append(f"**Digest:** {text(bundle['digest'], 80)}")
+    return " · ".join(facts)
+
+
+def _pieces(bundle: Mapping[str, Any]) -> dict[str, str]:
+    pieces = bundle.get("pieces")
+    return {str(k): str(v) for k, v in pieces.items()} if isinstance(pieces, Mapping) else {}
+
+
+def _checklist(pieces: dict[str, str]) -> Iterator[str]:
+    if not pieces:
+        return
+    present = sum(1 for v in pieces.values() if v == "present")
+    yield ""
+    yield f"**The seven pieces** ({present} of {len(pieces)} present)"
+    yield ""
+    for name, state in pieces.items():
+        box = "x" if state == "present" else " "
+        missing = "" if state == "present" else f": **{text(state, 40)}**"
+        yield f"- [{box}] {text(name.replace('_', ' '), 60)}{missing}"
+
+
+def _environment(environment: object, heading: bool = False) -> Iterator[str]:
+    if not isinstance(environment, Mapping) or not environment:
+        return
+    keys = [k for k in ENVIRONMENT_ORDER if k in environment]
+    keys += sorted(str(k) for k in environment if k not in ENVIRONMENT_ORDER)
+    if heading:
+        yield "#### Environment"
+    else:
+        yield "<details><summary>Environment</summary>"
+    yield ""
+    yield "| | |"
+    yield "| --- | --- |"
+    for key in keys[:30]:
+        yield f"| {text(key, 60)} | {text(environment[key], 200)} |"
+    if not heading:
+        yield ""
+        yield "</details>"
+
+
+FOOTER_MARK = "<!-- onnx-release-checker:footer -->"
+_TIME = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d)?(\.\d+)?Z$")
+
+
+def _footer(report: Mapping[str, Any], links: Links | None) -> str:
+    """Commit and run (linked), the checker's version, and when it ran; hidden-marked, so that a comment
+    whose only change is its footer is not sent again."""
+    version = text(report.get("checker_version") or "?", 40)
+    facts = []
+    if links is not None:
+        facts.append(f"commit [`{links.sha[:7]}`]({links.commit()})")
+        run = links.run()
+        if run is not None:
+            facts.append(f"[run {links.run_id}]({run})")
+    facts.append(f"onnx-release-checker {version}")
+    created = report.get("created_at")
+    found = _TIME.match(created) if isinstance(created, str) else None
+    if found:
+        facts.append(f"{found.group(1)} {found.group(2)} UTC")
+    if links is None:
+        facts.append("`checker verify --format markdown` shows this report locally")
+    return f"{FOOTER_MARK}\n<sub>{' · '.join(facts)}.</sub>"
