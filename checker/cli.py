@@ -288,7 +288,7 @@ def unrendered(report: Report, exc: Exception) -> Report:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     from checker.release.lock import lock
-    from checker.render.escape import printable
+    from checker.terminal import printable
 
     check_paths([args.path])
     result = lock(Path(args.path))
@@ -320,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
         return code
     except Error as exc:
-        from checker.render.escape import printable
+        from checker.terminal import printable
 
         sys.stderr.write(f"checker: {printable(str(exc))}\n")  # it may quote a bundle, which must not drive a terminal
         return EXIT_USAGE

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from checker.errors import Error
 from checker.github.annotations import inert
 from checker.github.config import COMMENT, COMMENT_MODES, FAIL_ON, MODES, Config
-from checker.render.escape import printable
+from checker.terminal import printable
 
 if TYPE_CHECKING:
     from checker.github.api import Client

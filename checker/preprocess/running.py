@@ -15,7 +15,7 @@ from checker.manifest.load import load_manifest
 from checker.preprocess.image.importers import FORMATS, read_pipeline
 from checker.preprocess.rebuild import Inputs, open_source
 from checker.preprocess.showsteps import show_steps
-from checker.render.escape import printable
+from checker.terminal import printable
 
 
 def run(args: argparse.Namespace) -> int:

@@ -63,11 +63,3 @@ _MERMAID_UNSAFE = re.compile(r"[^0-9A-Za-z .,+=/_-]")
 def mermaid(value: object, limit: int = 32) -> str:
     """A label for a Mermaid chart: a code block, where references do not apply, so keep a safe alphabet."""
     return shorten(_MERMAID_UNSAFE.sub("_", _clean(value, limit)), limit)
-
-
-def printable(text: str) -> str:
-    """`text` with control and format characters shown as escapes: a name or message from a bundle must not
-    move the cursor, recolour or retitle the terminal, or start a line that reads like a verdict."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in text)

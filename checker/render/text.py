@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from checker.remedies import remedy
-from checker.render.escape import printable
 from checker.render.links import repo_path
 from checker.reports.diff import changed_rules
+from checker.terminal import printable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
