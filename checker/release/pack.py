@@ -19,6 +19,7 @@ from checker.bundle.opening import is_archive
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.context import Options
 from checker.errors import BundleError, Error, UsageError
+from checker.manifest.canonical import release_lines
 from checker.manifest.load import load_manifest
 from checker.manifest.named import named_files
 from checker.readers.digest import CHUNK, bundle_digest
@@ -81,7 +82,7 @@ def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResul
     digests = _write(target, root, stem, sorted([*named, *beside]))
     for name in beside:
         digests.pop(name)
-    digest = bundle_digest(digests)
+    digest = bundle_digest(release_lines(digests, manifest.data))
     if digest != report.digest:
         target.unlink(missing_ok=True)
         raise PackError(
