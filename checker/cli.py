@@ -346,7 +346,8 @@ def cmd_report_merge(args: argparse.Namespace) -> int:
 
     check_paths([str(p) for p in args.reports])
     check_output(args)
-    merged = merge_reports([read_report(p, untrusted=True) for p in args.reports], strict=args.strict)
+    reports = [read_report(p, untrusted=True) for p in args.reports]
+    merged = merge_reports(reports, strict=args.strict, names=[str(p) for p in args.reports])
     emit_report(args, merged)
     return EXIT_PASS if merged["status"] == "pass" else EXIT_FAIL
 

@@ -190,6 +190,7 @@ class BundleReport:
     name: str | None = None
     version: str | None = None
     digest: str | None = None
+    manifest_digest: str | None = None  # the manifest judged (canonical data, release.digest left out)
     pieces: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
@@ -224,6 +225,7 @@ class BundleReport:
             "comparisons": [c.to_dict() for c in self.comparisons],
             "not_run": [n.to_dict() for n in self.not_run],
             **({"validation": self.validation} if self.validation is not None else {}),
+            **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"shard": self.shard} if self.shard is not None else {}),

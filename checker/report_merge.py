@@ -33,10 +33,14 @@ class MergeError(Error):
 Json = dict[str, Any]
 
 
-def merge_reports(reports: Sequence[Mapping[str, Any]], strict: bool = False) -> Json:
-    """One report from several: bundles matched by path, name, version and digest, in first-seen order."""
+def merge_reports(
+    reports: Sequence[Mapping[str, Any]], strict: bool = False, names: Sequence[str] | None = None
+) -> Json:
+    """One report from several: bundles matched by path, name, version and digest, in first-seen order.
+    `names` are the reports' files, for an error to name."""
     if not reports:
         raise MergeError("no report to merge")
+    refuse_other_releases(reports, names or [f"report {i}" for i in range(1, len(reports) + 1)])
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for report in reports:
         for bundle in report.get("bundles") or []:
@@ -59,6 +63,24 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], strict: bool = False) ->
     if context is not None:
         out["context"] = context
     return out
+
+
+def refuse_other_releases(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Reports of one bundle path must judge one release: the same bundle digest and the same manifest. Shards
+    made from different manifests (a rule's threshold edited between jobs) would otherwise join into a verdict
+    that no manifest gives."""
+    seen: dict[str, dict[tuple[object, object], list[str]]] = {}
+    for report, name in zip(reports, names):
+        for bundle in report.get("bundles") or []:
+            identity = (bundle.get("digest"), bundle.get("manifest_digest"))
+            seen.setdefault(str(bundle.get("path")), {}).setdefault(identity, []).append(name)
+    for path, identities in seen.items():
+        if len(identities) > 1:
+            kinds = {"bundle digests" if len({d for d, _ in identities}) > 1 else "manifests"}
+            groups = "; ".join(f"{', '.join(files)} (digest {d}, manifest {m})" for (d, m), files in identities.items())
+            raise MergeError(
+                f"bundle '{path}': the reports judged different {kinds.pop()}, not shards of one run: {groups}"
+            )
 
 
 def _bundle_key(bundle: Mapping[str, Any]) -> str:
@@ -92,7 +114,8 @@ def _merge_bundle(parts: Sequence[Mapping[str, Any]], strict: bool) -> Json:
     runtimes, more = _merge_runtimes(parts, order, manifest)
     if runtimes:
         out["runtimes"] = runtimes
-    out["findings"] = _kept_findings(parts, rebuilt=bool(counts)) + found + rebuilt + more
+    kept = _kept_findings(parts, rebuilt=bool(counts))
+    out["findings"] = (one_diagnosis_each(kept, comparisons) if counts else kept) + found + rebuilt + more
     if counts or len(parts) > 1:
         out["merged_from"] = len(parts)
     out["status"] = _status(out["findings"], strict)
@@ -137,6 +160,27 @@ def _kept_findings(parts: Sequence[Mapping[str, Any]], rebuilt: bool) -> list[Js
                 seen.add(key)
                 kept.append(dict(finding))
     return kept
+
+
+def one_diagnosis_each(findings: Sequence[Json], comparisons: Sequence[Mapping[str, Any]]) -> list[Json]:
+    """Each failing shard diagnosed its variant on its own worst case; the whole set makes one diagnosis, on
+    the case the merged comparison's diagnosis names. Keep that variant.diagnosis finding alone (none when the
+    merged variant passes)."""
+    chosen: dict[str, object] = {}
+    for comparison in comparisons:
+        diagnosis = comparison.get("diagnosis")
+        if isinstance(diagnosis, Mapping):
+            chosen.setdefault(str(comparison.get("graph")), diagnosis.get("case"))
+    out, kept = [], set()
+    for finding in findings:
+        details = finding.get("details") or {}
+        if finding.get("id") == F.VARIANT_DIAGNOSIS and "case" in details:
+            variant = str(details.get("variant"))
+            if variant in kept or variant not in chosen or details["case"] != chosen[variant]:
+                continue
+            kept.add(variant)
+        out.append(finding)
+    return out
 
 
 def _sets_by_shard(parts: Sequence[Mapping[str, Any]], label: str) -> list[tuple[int, list[Mapping[str, Any]]]]:

@@ -26,6 +26,7 @@ from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
+from checker.manifest.canonical import manifest_digest
 from checker.manifest.load import MANIFEST_NAMES, load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
@@ -230,6 +231,7 @@ def _run(ctx: Context, report: BundleReport, schema_ok: bool, where: _Where) -> 
     release = ctx.data.get("release")
     release = release if isinstance(release, dict) else {}
     report.name, report.version = _text(release.get("name")), _text(release.get("version"))
+    report.manifest_digest = manifest_digest(ctx.data)
     for stage in ALWAYS:
         where.stage = _stage_name(stage)
         report.add(stage(ctx))

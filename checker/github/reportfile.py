@@ -87,6 +87,6 @@ def read_reports(pattern: str, *, untrusted: bool = True) -> dict[str, Any]:
     from checker.report_merge import MergeError, merge_reports
 
     try:
-        return merge_reports(reports)
+        return merge_reports(reports, names=[str(p) for p in paths])
     except MergeError as exc:
         raise ReportError(f"the reports matching {pattern} cannot be merged: {exc}") from None
