@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from checker import __version__
 from checker.errors import Error, UsageError
+from checker.signing.command import add_verify_options, trust_from
 
 if TYPE_CHECKING:
     from checker.context import Options
@@ -34,6 +35,7 @@ COMMAND_MODULES = {
     "case": "checker.release.command",
     "pack": "checker.release.command",
     "github": "checker.github.command",
+    "sign": "checker.signing.command",
 }
 BUILT_IN = ("verify", "lock", "schema", "report")
 
@@ -103,6 +105,7 @@ def _add_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help="verify bundles (folders, manifests or .tar.gz/.zip archives)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     add_report_options(p)
+    add_verify_options(p)
     p.add_argument(
         "--run-validation",
         action="store_true",
@@ -290,6 +293,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         offline=args.offline,
         find_links=list(args.find_links),
         jobs=args.jobs,
+        trust=trust_from(args),
     )
 
 

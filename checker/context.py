@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from checker.compare.sharding import Shard
     from checker.report import Comparison, NotRun, RuntimeSet
+    from checker.signing.check import Trust
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Options:
     runtimes: list[str] = field(default_factory=list)  # --runtime SPECs: each judged in its own environment
     offline: bool = False  # runtime environments only from the cache or the wheelhouses
     find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
+    trust: Trust | None = None  # --require-signature: whom bundle.sig must come from
 
 
 @dataclass

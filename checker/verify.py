@@ -31,6 +31,7 @@ from checker.manifest.load import MANIFEST_NAMES, load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.report import BundleReport, Report
+from checker.signing.check import signature_stage
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -59,7 +60,7 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
 # the cases, the comparison inputs (range, fidelity), the comparison (baseline, then variants), and
 # the validation command.
-ALWAYS: tuple[Stage, ...] = (completeness_stage,)
+ALWAYS: tuple[Stage, ...] = (completeness_stage, signature_stage)
 AFTER_SCHEMA: tuple[Stage, ...] = (
     references_stage,
     files_stage,

@@ -16,6 +16,7 @@ from checker.manifest.named import Named, named_files
 from checker.manifest.schema import SCHEMA_FILE
 from checker.readers.digest import bundle_digest, sha256_files
 from checker.readers.digestlist import DIGEST_LIST, DigestList, read_digest_list
+from checker.signing.files import SIGNATURE
 
 MAX_UNLISTED_REPORTED = 20
 MAX_WALK = 50_000
@@ -151,7 +152,8 @@ def _few(paths: list[str], shown: int = 5) -> str:
 
 
 def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
-    beside = {ctx.manifest.file, SCHEMA_FILE}  # the manifest and the schema copy `checker init` writes for editors
+    # The manifest, the schema copy `checker init` writes for editors, and the signature `checker sign` writes.
+    beside = {ctx.manifest.file, SCHEMA_FILE, SIGNATURE}
     unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)

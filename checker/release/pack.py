@@ -26,6 +26,7 @@ from checker.readers.digest import CHUNK, bundle_digest
 from checker.readers.digestlist import DIGEST_LIST
 from checker.release.tree import locate
 from checker.report import BundleReport
+from checker.signing.files import SIGNATURE
 
 FILE_MODE = 0o644
 COMPRESS_LEVEL = 6  # weights hardly compress; a higher level costs time and saves next to nothing
@@ -78,7 +79,7 @@ def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResul
     stem = release_stem(manifest.data)
     named = sorted({entry.rel for entry in named_files(manifest.data, root)})
     target = out if out is not None else Path(f"{stem}.tar.gz")
-    beside = [manifest_path.name] + ([DIGEST_LIST] if (root / DIGEST_LIST).is_file() else [])
+    beside = [manifest_path.name] + [name for name in (DIGEST_LIST, SIGNATURE) if (root / name).is_file()]
     digests = _write(target, root, stem, sorted([*named, *beside]))
     for name in beside:
         digests.pop(name)

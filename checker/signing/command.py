@@ -1,0 +1,90 @@
+"""`checker sign BUNDLE` and the signature options of `checker verify`: argument parsing and wiring only."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from checker.signing.check import Trust
+
+EXIT_PASS = 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "sign",
+        help="sign a bundle's release files (model-signing's format) into bundle.sig",
+        description="Signs the manifest, bundle.sha256 and every named file with OpenSSF model-signing, into "
+        "bundle.sig beside the manifest; `model_signing verify` and `checker verify --require-signature` "
+        "accept it. A key (and certificate) signs offline; --sigstore signs keyless (in a workflow with "
+        "`id-token: write`, the workflow's identity).",
+    )
+    p.add_argument("path", type=Path, metavar="BUNDLE", help="the bundle folder or its manifest")
+    p.add_argument("--key", type=Path, metavar="KEY.pem", help="the private elliptic-curve key (PEM)")
+    p.add_argument("--certificate", type=Path, metavar="CERT.pem", help="the signing certificate of --key")
+    p.add_argument(
+        "--certificate-chain",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="CA.pem",
+        help="a certificate of the chain above --certificate (repeatable)",
+    )
+    p.add_argument("--sigstore", action="store_true", help="sign keyless with Sigstore (needs the network)")
+    p.set_defaults(func=cmd_sign)
+
+
+def cmd_sign(args: argparse.Namespace) -> int:
+    from checker.cli import check_paths
+    from checker.render.escape import printable
+    from checker.signing.sign import Signer, sign_bundle
+
+    check_paths([str(args.path)])
+    token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
+    signer = Signer(args.key, args.certificate, list(args.certificate_chain), args.sigstore, token)
+    signed = sign_bundle(args.path, signer)
+    sys.stdout.write(printable(f"signed {len(signed.files)} files into {signed.signature}") + "\n")
+    return EXIT_PASS
+
+
+def add_verify_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--require-signature",
+        action="store_true",
+        help="fail unless bundle.sig is a valid signature of exactly these files by a trusted signer",
+    )
+    p.add_argument("--trusted-key", type=Path, metavar="KEY.pub", help="the public key the bundle must be signed with")
+    p.add_argument(
+        "--trusted-certificate",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="CA.pem",
+        help="a certificate the signing certificate must chain to (repeatable)",
+    )
+    p.add_argument(
+        "--sigstore-identity", metavar="IDENTITY", help="the Sigstore signer's identity (with --sigstore-issuer)"
+    )
+    p.add_argument("--sigstore-issuer", metavar="URL", help="the OIDC issuer of --sigstore-identity")
+
+
+def trust_from(args: argparse.Namespace) -> Trust | None:
+    """Whom `checker verify` trusts, or None when no signature is required."""
+    from checker.errors import UsageError
+
+    given = args.trusted_key or args.trusted_certificate or args.sigstore_identity
+    if not args.require_signature:
+        if given:
+            raise UsageError("--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature")
+        return None
+    if not given:
+        raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
+    if args.sigstore_identity and not args.sigstore_issuer:
+        raise UsageError("--sigstore-identity needs --sigstore-issuer")
+    for path in [args.trusted_key, *args.trusted_certificate]:
+        if path is not None and not path.is_file():
+            raise UsageError(f"no such file: {path}")
+    return Trust(args.trusted_key, list(args.trusted_certificate), args.sigstore_identity, args.sigstore_issuer)
