@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from checker import __version__
 from checker.errors import Error, UsageError
-from checker.signing.command import add_verify_options, trust_from
+from checker.signing.command import add_verify_options, signing_options, write_attestation
 
 if TYPE_CHECKING:
     from checker.context import Options
@@ -293,7 +293,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         offline=args.offline,
         find_links=list(args.find_links),
         jobs=args.jobs,
-        trust=trust_from(args),
+        **signing_options(args),
     )
 
 
@@ -317,6 +317,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
         report = unrendered(report, exc)
         emit_report(args, report.to_dict())
+    write_attestation(args, report.to_dict())
     crashed = internal_errors(report)
     if crashed:
         sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")

@@ -37,6 +37,8 @@ class Options:
     offline: bool = False  # runtime environments only from the cache or the wheelhouses
     find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
     trust: Trust | None = None  # --require-signature: whom bundle.sig must come from
+    attestation: Path | None = None  # --require-attestation FILE: accepted on it, the comparison not run
+    attestation_key: Path | None = None  # the public key the attestation must be signed with
 
 
 @dataclass

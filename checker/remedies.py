@@ -123,6 +123,12 @@ REMEDIES: dict[str, Remedy] = {
     F.VARIANT_TRANSFORM: _fixed(
         "record the variant's transform (tool, version, settings) as it ran; re-run it if the graph shows no trace"
     ),
+    F.ATTESTATION_UNTRUSTED: _fixed(
+        "get the attestation from the release's publisher, or trust the key that signed it"
+    ),
+    F.ATTESTATION_SUBJECT: _fixed("get the attestation made for this very bundle, or verify it in full without one"),
+    F.ATTESTATION_FAILED: _fixed("do not ship this bundle: the attested verification failed"),
+    F.ATTESTATION_ACCEPTED: _fixed("nothing to do: run without --require-attestation to judge the bundle again"),
     F.SIGNATURE_MISSING: _fixed("sign the bundle with `checker sign` before it is shipped"),
     F.SIGNATURE_UNTRUSTED: _fixed("get the bundle from its publisher again, or trust the key that signed it"),
     F.SIGNATURE_PATH: _fixed("do not trust this signature: sign the bundle again with `checker sign`"),

@@ -31,6 +31,7 @@ from checker.manifest.load import MANIFEST_NAMES, load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.report import BundleReport, Report
+from checker.signing.attested import attestation_stage
 from checker.signing.check import signature_stage
 
 Stage = Callable[[Context], Iterable[Finding]]
@@ -64,6 +65,7 @@ ALWAYS: tuple[Stage, ...] = (completeness_stage, signature_stage)
 AFTER_SCHEMA: tuple[Stage, ...] = (
     references_stage,
     files_stage,
+    attestation_stage,
     graph_stage,
     labels_stage,
     runtime_stage,

@@ -69,6 +69,46 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
         "--sigstore-identity", metavar="IDENTITY", help="the Sigstore signer's identity (with --sigstore-issuer)"
     )
     p.add_argument("--sigstore-issuer", metavar="URL", help="the OIDC issuer of --sigstore-identity")
+    p.add_argument(
+        "--attest",
+        type=Path,
+        metavar="OUT",
+        help="write the verdict as a signed in-toto attestation (one DSSE envelope per bundle, a line each)",
+    )
+    p.add_argument("--attest-key", type=Path, metavar="KEY.pem", help="the elliptic-curve key that signs --attest")
+    p.add_argument(
+        "--require-attestation",
+        type=Path,
+        metavar="FILE",
+        help="accept a bundle on a trusted attestation (--trusted-key) of a passing verification of exactly its "
+        "digest, without running the comparison again",
+    )
+
+
+def signing_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `Options` fields of the signature and attestation flags."""
+    from checker.errors import UsageError
+
+    if args.attest is not None and args.attest_key is None:
+        raise UsageError("--attest needs --attest-key KEY.pem, the key that signs the attestation")
+    if args.require_attestation is not None:
+        if args.trusted_key is None:
+            raise UsageError("--require-attestation needs --trusted-key, the public key of the attestation's signer")
+        if not args.require_attestation.is_file():
+            raise UsageError(f"no such file: {args.require_attestation}")
+    return {
+        "trust": trust_from(args),
+        "attestation": args.require_attestation,
+        "attestation_key": args.trusted_key if args.require_attestation is not None else None,
+        "run_comparison": args.require_attestation is None,
+    }
+
+
+def write_attestation(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    if args.attest is not None:
+        from checker.signing.attest import write_attestations
+
+        write_attestations(report, args.attest, args.attest_key)
 
 
 def trust_from(args: argparse.Namespace) -> Trust | None:
@@ -77,8 +117,11 @@ def trust_from(args: argparse.Namespace) -> Trust | None:
 
     given = args.trusted_key or args.trusted_certificate or args.sigstore_identity
     if not args.require_signature:
-        if given:
-            raise UsageError("--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature")
+        if given and not (args.require_attestation is not None and args.trusted_key and not args.trusted_certificate):
+            raise UsageError(
+                "--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature "
+                "(or --trusted-key with --require-attestation)"
+            )
         return None
     if not given:
         raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
