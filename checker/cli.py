@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from checker import __version__
 from checker.errors import Error, UsageError
-from checker.signing.command import add_verify_options, signing_options, write_attestation
 
 if TYPE_CHECKING:
     from checker.context import Options
@@ -105,6 +104,8 @@ def _add_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help="verify bundles (folders, manifests or .tar.gz/.zip archives)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     add_report_options(p)
+    from checker.signing.command import add_verify_options  # argparse wiring only; nothing heavy at --help
+
     add_verify_options(p)
     p.add_argument(
         "--run-validation",
@@ -282,6 +283,7 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
 def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
     """What a parsed `checker verify` command line asks for (the GitHub action parses its `args` with it too)."""
     from checker.context import Options
+    from checker.signing.command import signing_options
 
     return Options(
         strict=args.strict,
@@ -317,6 +319,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
         report = unrendered(report, exc)
         emit_report(args, report.to_dict())
+    from checker.signing.command import write_attestation
+
     write_attestation(args, report.to_dict())
     crashed = internal_errors(report)
     if crashed:

@@ -6,9 +6,10 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checker.signing.check import Trust
+if TYPE_CHECKING:
+    from checker.signing.check import Trust
 
 EXIT_PASS = 0
 
@@ -130,4 +131,6 @@ def trust_from(args: argparse.Namespace) -> Trust | None:
     for path in [args.trusted_key, *args.trusted_certificate]:
         if path is not None and not path.is_file():
             raise UsageError(f"no such file: {path}")
+    from checker.signing.check import Trust  # the signature stage's module, loaded only when a run needs it
+
     return Trust(args.trusted_key, list(args.trusted_certificate), args.sigstore_identity, args.sigstore_issuer)
