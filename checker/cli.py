@@ -104,7 +104,7 @@ def _add_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help="verify bundles (folders, manifests or .tar.gz/.zip archives)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     add_report_options(p)
-    from checker.signing.command import add_verify_options  # argparse wiring only; nothing heavy at --help
+    from checker.signing.options import add_verify_options  # argparse wiring only; nothing heavy at --help
 
     add_verify_options(p)
     p.add_argument(
@@ -283,7 +283,7 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
 def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
     """What a parsed `checker verify` command line asks for (the GitHub action parses its `args` with it too)."""
     from checker.context import Options
-    from checker.signing.command import signing_options
+    from checker.signing.options import signing_options
 
     return Options(
         strict=args.strict,
@@ -319,7 +319,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
         report = unrendered(report, exc)
         emit_report(args, report.to_dict())
-    from checker.signing.command import write_attestation
+    from checker.signing.options import write_attestation
 
     write_attestation(args, report.to_dict())
     crashed = internal_errors(report)
