@@ -36,6 +36,7 @@ COMMAND_MODULES = {
     "case": "checker.release.command",
     "pack": "checker.release.command",
     "github": "checker.github.command",
+    "sign": "checker.signing.command",
 }
 BUILT_IN = ("verify", "lock", "schema")
 
@@ -89,6 +90,9 @@ def _add_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help="verify bundles (folders, manifests or .tar.gz/.zip archives)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     add_report_options(p)
+    from checker.signing.options import add_verify_options  # argparse wiring only; nothing heavy at --help
+
+    add_verify_options(p)
     p.add_argument(
         "--run-validation",
         action="store_true",
@@ -223,6 +227,7 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
 def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
     """What a parsed `checker verify` command line asks for (the GitHub action parses its `args` with it too)."""
     from checker.context import Options
+    from checker.signing.options import signing_options
 
     return Options(
         strict=args.strict,
@@ -234,6 +239,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         offline=args.offline,
         find_links=list(args.find_links),
         jobs=args.jobs,
+        **signing_options(args),
     )
 
 
@@ -259,6 +265,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
         report = unrendered(report, exc)
         emit_report(args, report.to_dict())
+    from checker.signing.options import write_attestation
+
+    write_attestation(args, report.to_dict())
     crashed = internal_errors(report)
     if crashed:
         sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")

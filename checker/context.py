@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from checker.preprocess.rebuild import Inputs
     from checker.reports.model import Comparison, NotRun, RuntimeSet
     from checker.sharding import Shard
+    from checker.signing.check import Trust
 
 
 @dataclass
@@ -36,6 +37,9 @@ class Options:
     runtimes: list[str] = field(default_factory=list)  # --runtime SPECs: each judged in its own environment
     offline: bool = False  # runtime environments only from the cache or the wheelhouses
     find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
+    trust: Trust | None = None  # --require-signature: whom bundle.sig must come from
+    attestation: Path | None = None  # --require-attestation FILE: accepted on it, the comparison not run
+    attestation_key: Path | None = None  # the public key the attestation must be signed with
 
 
 @dataclass

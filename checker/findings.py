@@ -55,6 +55,16 @@ STAGE_SKIPPED = "check.skipped"
 REPORT_MERGE = "report.merge"
 RUNTIME_THREADS = "runtime.threads"
 INTERNAL_ERROR = "internal.error"
+SIGNATURE_MISSING = "signature.missing"
+SIGNATURE_UNTRUSTED = "signature.untrusted"
+SIGNATURE_PATH = "signature.path"
+SIGNATURE_FILE_ADDED = "signature.file_added"
+SIGNATURE_FILE_REMOVED = "signature.file_removed"
+SIGNATURE_FILE_CHANGED = "signature.file_changed"
+ATTESTATION_UNTRUSTED = "attestation.untrusted"
+ATTESTATION_SUBJECT = "attestation.subject"
+ATTESTATION_FAILED = "attestation.failed"
+ATTESTATION_ACCEPTED = "attestation.accepted"
 
 # The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,
 # with a note, so that no check has to count characters and no report breaks its own schema.

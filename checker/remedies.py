@@ -123,6 +123,18 @@ REMEDIES: dict[str, Remedy] = {
     F.VARIANT_TRANSFORM: _fixed(
         "record the variant's transform (tool, version, settings) as it ran; re-run it if the graph shows no trace"
     ),
+    F.ATTESTATION_UNTRUSTED: _fixed(
+        "get the attestation from the release's publisher, or trust the key that signed it"
+    ),
+    F.ATTESTATION_SUBJECT: _fixed("get the attestation made for this very bundle, or verify it in full without one"),
+    F.ATTESTATION_FAILED: _fixed("do not ship this bundle: the attested verification failed"),
+    F.ATTESTATION_ACCEPTED: _fixed("nothing to do: run without --require-attestation to judge the bundle again"),
+    F.SIGNATURE_MISSING: _fixed("sign the bundle with `checker sign` before it is shipped"),
+    F.SIGNATURE_UNTRUSTED: _fixed("get the bundle from its publisher again, or trust the key that signed it"),
+    F.SIGNATURE_PATH: _fixed("do not trust this signature: sign the bundle again with `checker sign`"),
+    F.SIGNATURE_FILE_ADDED: _fixed("remove the file added since signing, or sign the bundle again"),
+    F.SIGNATURE_FILE_REMOVED: _fixed("restore the signed file, or sign the bundle again"),
+    F.SIGNATURE_FILE_CHANGED: _fixed("restore the signed file, or sign the bundle again"),
     F.VARIANT_DIAGNOSIS: _fixed("change the conversion at the node named (or exclude it from quantization)"),
     F.VALIDATION_FAILED: _fixed("run the validation command locally and fix what its output shows"),
     F.VALIDATION_NOT_RUN: _fixed("pass --run-validation, on a trusted bundle only, to run it"),

@@ -27,10 +27,13 @@ from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
+from checker.manifest.canonical import manifest_digest
 from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
+from checker.signing.attested import attestation_stage
+from checker.signing.check import signature_stage
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -60,10 +63,11 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
 # the cases (and the labels of a dynamic axis counted on them, before --shard keeps a share of them),
 # the comparison inputs (range, fidelity), the comparison (baseline, then variants), and the validation
 # command.
-ALWAYS: tuple[Stage, ...] = (completeness_stage,)
+ALWAYS: tuple[Stage, ...] = (completeness_stage, signature_stage)
 AFTER_SCHEMA: tuple[Stage, ...] = (
     references_stage,
     files_stage,
+    attestation_stage,
     graph_stage,
     labels_stage,
     runtime_stage,
@@ -209,6 +213,7 @@ class _Run:
         release = ctx.data.get("release")
         release = release if isinstance(release, dict) else {}
         report.name, report.version = _text(release.get("name")), _text(release.get("version"))
+        report.manifest_digest = manifest_digest(ctx.data)
         # What the stages that ran left (a later stage's bug does not lose it).
         report.pieces = dict(ctx.pieces)
         report.comparisons = list(ctx.comparisons)

@@ -393,7 +393,14 @@ def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Compari
     for comparison in judged:
         if comparison.status == "fail":
             comparison.diagnosis = summary
-    yield F.info(F.VARIANT_DIAGNOSIS, f"diagnosis: {result.summary()}", nodes_to_exclude=result.nodes_to_exclude())
+    # The variant and case let `checker report merge` keep the one diagnosis the whole set makes.
+    yield F.info(
+        F.VARIANT_DIAGNOSIS,
+        f"diagnosis: {result.summary()}",
+        nodes_to_exclude=result.nodes_to_exclude(),
+        variant=name,
+        case=case.name,
+    )
 
 
 def load_graph(path: Path) -> Any:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, check_relative, walk_files
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest.canonical import field_digests, field_keys, is_field
 from checker.manifest.load import field_path
 from checker.manifest.named import Named, named_files
 from checker.manifest.schema import SCHEMA_FILE
 from checker.readers.digest import bundle_digest, sha256_files
 from checker.readers.digestlist import DIGEST_LIST, DigestList, read_digest_list
+from checker.signing.files import SIGNATURE
 
 MAX_UNLISTED_REPORTED = 20
 MAX_WALK = 50_000
@@ -107,24 +110,40 @@ def _listed_digests(ctx: Context, named: list[Named], listed: DigestList) -> Gen
 
 def _release_digest(ctx: Context, listed: DigestList | None, changed: list[str]) -> Iterator[Finding]:
     declared = (ctx.data.get("release") or {}).get("digest")
-    actual = bundle_digest(ctx.digests)
+    fields = field_digests(ctx.data)
+    actual = bundle_digest({**ctx.digests, **fields})
     ctx.digest = actual
     if declared and declared != actual and not ctx.unusable:
-        msg = (
-            f"the bundle digest is {actual}, but release.digest says {declared}: {_what_changed(ctx, listed, changed)}"
-        )
-        yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), actual=actual, declared=declared)
+        what = _what_changed(ctx, listed, changed, fields)
+        msg = f"the bundle digest is {actual}, but release.digest says {declared}: {what}"
+        details: dict[str, Any] = {"actual": actual, "declared": declared}
+        if listed is not None:
+            details["fields_changed"] = _fields_changed(listed, fields)
+        yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), **details)
 
 
-def _what_changed(ctx: Context, listed: DigestList | None, changed: list[str]) -> str:
+def _fields_changed(listed: DigestList, fields: dict[str, str]) -> list[str]:
+    """The manifest fields (as written: comparison.rules[0].max) added, removed or changed since the lock."""
+    old = {name: digest for name, (digest, _) in listed.digests.items() if is_field(name)}
+    names = sorted(n for n in set(old) | set(fields) if old.get(n) != fields.get(n))
+    return [field_path(field_keys(name)) for name in names]
+
+
+def _what_changed(ctx: Context, listed: DigestList | None, changed: list[str], fields: dict[str, str]) -> str:
     if listed is None:
-        return f"a named file changed (run `checker lock` to write {DIGEST_LIST}, which lets the checker name it)"
-    added = sorted(set(ctx.digests) - set(listed.digests))
-    removed = sorted(set(listed.digests) - set(ctx.digests))
+        return (
+            "a named file or a manifest field changed (run `checker lock` to write "
+            f"{DIGEST_LIST}, which lets the checker name it)"
+        )
+    files = {name for name in listed.digests if not is_field(name)}
+    added = sorted(set(ctx.digests) - files)
+    removed = sorted(files - set(ctx.digests))
+    edited = _fields_changed(listed, fields)
     parts = [f"changed: {_few(changed)}"] if changed else []
     parts += [f"named but not in {DIGEST_LIST}: {_few(added)}"] if added else []
     parts += [f"in {DIGEST_LIST} but no longer named: {_few(removed)}"] if removed else []
-    return "; ".join(parts) or f"the files match {DIGEST_LIST}, which is older than release.digest"
+    parts += [f"manifest fields changed: {_few(edited)}"] if edited else []
+    return "; ".join(parts) or f"the files and fields match {DIGEST_LIST}, which is older than release.digest"
 
 
 def _few(paths: list[str], shown: int = 5) -> str:
@@ -133,7 +152,8 @@ def _few(paths: list[str], shown: int = 5) -> str:
 
 
 def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
-    beside = {ctx.manifest.file, SCHEMA_FILE}  # the manifest and the schema copy `checker init` writes for editors
+    # The manifest, the schema copy `checker init` writes for editors, and the signature `checker sign` writes.
+    beside = {ctx.manifest.file, SCHEMA_FILE, SIGNATURE}
     unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)

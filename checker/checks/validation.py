@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from checker import findings as F
@@ -19,6 +21,7 @@ DEFAULT_TIMEOUT_S = 600.0
 # Set for the command's process: a checker that finds it set is running inside a validation command.
 NESTED_ENV = "ONNX_RELEASE_CHECKER_VALIDATING"
 MESSAGE_LINE_CHARS = 240
+CHECKER = "checker"  # the console script; a manifest's `checker verify` means the checker running it
 
 
 def command_args(command: str | list[str]) -> list[str]:
@@ -27,6 +30,18 @@ def command_args(command: str | list[str]) -> list[str]:
     if not args or not args[0]:
         raise ValueError("it names no program")
     return args
+
+
+def with_running_checker(args: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The command run by the checker that is running: `checker ...` becomes `python -m checker ...` with this
+    interpreter, and this interpreter's bin folder comes first on PATH for anything else it starts. A device
+    that installed the checker into a venv it never activated then runs the manifest's `checker verify` too."""
+    bin_dir = str(Path(sys.executable).parent)
+    path = env.get("PATH", "")
+    env = {**env, "PATH": bin_dir + (os.pathsep + path if path else "")}
+    if args[0] == CHECKER:
+        return [sys.executable, "-m", "checker", *args[1:]], env
+    return args, env
 
 
 def validation_stage(ctx: Context) -> Iterator[Finding]:
@@ -67,15 +82,17 @@ def _run(ctx: Context, args: list[str], timeout: float, where: dict[str, Any]) -
     shown = shlex.join(args)
     record: dict[str, Any] = {"command": args, "timeout_s": timeout}
     ctx.validation = record
+    run_args, env = with_running_checker(args, {**os.environ, NESTED_ENV: "1"})
     try:
-        result = run_bounded(args, ctx.root, timeout, {**os.environ, NESTED_ENV: "1"})
+        result = run_bounded(run_args, ctx.root, timeout, env)
     except OSError as exc:
-        record.update(exit_code=None, timed_out=False, duration_s=0.0, stdout_tail="", stderr_tail="")
-        yield F.error(
-            F.VALIDATION_FAILED, f"validation.command {shown} cannot be started: {exc.strerror or exc}", **where
-        )
+        why = exc.strerror or str(exc)
+        record.update(exit_code=None, timed_out=False, started=False, start_error=why, duration_s=0.0)
+        record.update(stdout_tail="", stderr_tail="")
+        yield F.error(F.VALIDATION_FAILED, f"validation.command {shown} cannot be started: {why}", **where)
         return
     record.update(
+        started=True,
         exit_code=result.exit_code,
         timed_out=result.timed_out,
         duration_s=result.duration_s,

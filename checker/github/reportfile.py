@@ -33,6 +33,6 @@ def read_reports(pattern: str, *, untrusted: bool = True) -> dict[str, Any]:
     if len(contexts) > 1:
         raise ReportError(f"the reports matching {pattern} are about different pull requests or commits")
     try:
-        return merge_reports(reports).to_dict()
+        return merge_reports(reports, names=[str(p) for p in paths]).to_dict()
     except MergeError as exc:
         raise ReportError(f"the reports matching {pattern} cannot be merged: {exc}") from None

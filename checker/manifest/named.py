@@ -36,6 +36,9 @@ def _inputs_outputs(data: dict[str, Any]) -> Iterator[Named]:
             yield Named(prep["tokenizer"], ("inputs", i, "preprocessing", "tokenizer"), prep.get("tokenizer_sha256"))
         if isinstance(prep.get("config"), str):
             yield Named(prep["config"], ("inputs", i, "preprocessing", "config"))
+        imported = prep.get("import")
+        if isinstance(imported, dict) and isinstance(imported.get("path"), str):
+            yield Named(imported["path"], ("inputs", i, "preprocessing", "import", "path"))
     for i, entry in enumerate(data.get("outputs") or []):
         labels = entry.get("labels") or {}
         if isinstance(labels.get("path"), str):

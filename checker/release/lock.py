@@ -1,5 +1,6 @@
 """`checker lock`: write every named file's sha256 (into `bundle.sha256`, and beside the graph, label and tokenizer
-paths of the manifest) and the bundle digest into the manifest, keeping its comments."""
+paths of the manifest), each manifest field's (into `bundle.sha256`) and the bundle digest into the manifest,
+keeping its comments."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 from checker.bundle.layout import find_manifest
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import BundleError
-from checker.manifest.load import Manifest, dump_tree, load_manifest
+from checker.manifest.canonical import release_lines
+from checker.manifest.load import Manifest, dump_tree, load_manifest, to_plain
 from checker.manifest.named import named_files
 from checker.readers.digest import bundle_digest, sha256_files
 from checker.readers.digestlist import DIGEST_LIST, list_text
@@ -40,13 +42,17 @@ def lock(path: Path) -> LockResult:
     if problems:
         return LockResult(False, problems)
     digests = {rel: d for rel, d in zip(files, sha256_files(files.values()).values())}
-    digest = bundle_digest(digests)
-    _write_digests(manifest.tree, digests, digest)
-    # Every file's digest, case tensors and raw inputs included, in a list beside the manifest: verify names
-    # the file that changed, and a manifest of thousands of cases stays short.
-    (root / DIGEST_LIST).write_text(list_text(digests), encoding="utf-8")
+    _write_digests(manifest.tree, digests)
+    # The manifest's fields as they stand once the files' sha256 are in (release.digest is left out of them).
+    lines = release_lines(digests, to_plain(manifest.tree))
+    digest = bundle_digest(lines)
+    _set_after(manifest.tree["release"], "version", "digest", digest)
+    # Every file's and field's digest, case tensors and raw inputs included, in a list beside the manifest:
+    # verify names what changed, and a manifest of thousands of cases stays short.
+    (root / DIGEST_LIST).write_text(list_text(lines), encoding="utf-8")
     manifest_path.write_text(dump_tree(manifest.tree, manifest_path.suffix), encoding="utf-8")
-    return LockResult(True, [f"locked {len(digests)} files (digests in {DIGEST_LIST}); bundle digest {digest}"], digest)
+    counts = f"{len(digests)} files and {len(lines) - len(digests)} manifest fields"
+    return LockResult(True, [f"locked {counts} (digests in {DIGEST_LIST}); bundle digest {digest}"], digest)
 
 
 def _resolve(manifest: Manifest, root: Path) -> tuple[dict[str, Path], list[str]]:
@@ -83,7 +89,7 @@ def _lock_graph(graph: Any, digests: dict[str, str]) -> None:
             _set_after(ext, "path", "sha256", digests[ext["path"]])
 
 
-def _write_digests(tree: Any, digests: dict[str, str], digest: str) -> None:
+def _write_digests(tree: Any, digests: dict[str, str]) -> None:
     _lock_graph(tree.get("graph") or {}, digests)
     for entry in tree.get("inputs") or []:
         prep = entry.get("preprocessing") or {}
@@ -95,4 +101,3 @@ def _write_digests(tree: Any, digests: dict[str, str], digest: str) -> None:
             _set_after(labels, "path", "sha256", digests[labels["path"]])
     for variant in tree.get("variants") or []:
         _lock_graph(variant.get("graph") or {}, digests)
-    _set_after(tree["release"], "version", "digest", digest)

@@ -19,12 +19,14 @@ from checker.bundle.opening import is_archive
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.context import Options
 from checker.errors import BundleError, Error, UsageError
+from checker.manifest.canonical import release_lines
 from checker.manifest.load import load_manifest
 from checker.manifest.named import named_files
 from checker.readers.digest import CHUNK, bundle_digest
 from checker.readers.digestlist import DIGEST_LIST
 from checker.release.tree import locate
 from checker.reports.model import BundleReport
+from checker.signing.files import SIGNATURE
 
 FILE_MODE = 0o644
 COMPRESS_LEVEL = 6  # weights hardly compress; a higher level costs time and saves next to nothing
@@ -77,11 +79,11 @@ def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResul
     stem = release_stem(manifest.data)
     named = sorted({entry.rel for entry in named_files(manifest.data, root)})
     target = out if out is not None else Path(f"{stem}.tar.gz")
-    beside = [manifest_path.name] + ([DIGEST_LIST] if (root / DIGEST_LIST).is_file() else [])
+    beside = [manifest_path.name] + [name for name in (DIGEST_LIST, SIGNATURE) if (root / name).is_file()]
     digests = _write(target, root, stem, sorted([*named, *beside]))
     for name in beside:
         digests.pop(name)
-    digest = bundle_digest(digests)
+    digest = bundle_digest(release_lines(digests, manifest.data))
     if digest != report.digest:
         target.unlink(missing_ok=True)
         raise PackError(

@@ -157,6 +157,8 @@ def _runtimes(bundle: dict[str, Any]) -> list[str]:
 def _validation(run: dict[str, Any], paint: Painter) -> list[str]:
     ok = run.get("exit_code") == 0 and not run.get("timed_out")
     how = "timed out" if run.get("timed_out") else f"exit {run.get('exit_code')}"
+    if run.get("started") is False:
+        how = f"could not start: {printable(str(run.get('start_error') or 'no such program'))}"
     verdict = "pass" if ok else "fail"
     head = f"  validation: {paint(verdict, verdict)} ({how}, {_fmt(run.get('duration_s'))} s)"
     lines = [head, "    $ " + " ".join(str(a) for a in run.get("command", []))]

@@ -50,7 +50,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     check_paths([str(p) for p in args.reports])
     check_output(args)
-    merged = merge_reports([load_report(p, untrusted=True) for p in args.reports], strict=args.strict)
+    reports = [load_report(p, untrusted=True) for p in args.reports]
+    merged = merge_reports(reports, strict=args.strict, names=[str(p) for p in args.reports])
     args.emit(args, merged.to_dict())
     return EXIT_PASS if merged.status == "pass" else EXIT_FAIL
 

@@ -30,10 +30,12 @@ class MergeError(Error):
     """Reports that cannot be joined: shards of different splits, or of different case sets."""
 
 
-def merge_reports(reports: Sequence[Report], strict: bool = False) -> Report:
-    """One report from several: bundles matched by path, name, version and digest, in first-seen order."""
+def merge_reports(reports: Sequence[Report], strict: bool = False, names: Sequence[str] | None = None) -> Report:
+    """One report from several: bundles matched by path, name, version and digest, in first-seen order.
+    `names` are the reports' files, for an error to name."""
     if not reports:
         raise MergeError("no report to merge")
+    refuse_other_releases(reports, names or [f"report {i}" for i in range(1, len(reports) + 1)])
     groups: dict[str, list[BundleReport]] = {}
     for report in reports:
         for bundle in report.bundles:
@@ -53,6 +55,22 @@ def merge_reports(reports: Sequence[Report], strict: bool = False) -> Report:
         context=dict(context),
         created_at=None,
     )
+
+
+def refuse_other_releases(reports: Sequence[Report], names: Sequence[str]) -> None:
+    """Reports of one bundle path must judge one release: the same bundle digest and the same manifest. Shards
+    made from different manifests (a rule's threshold edited between jobs) would otherwise join into a verdict
+    that no manifest gives."""
+    seen: dict[str, dict[tuple[str | None, str | None], list[str]]] = {}
+    for report, name in zip(reports, names):
+        for bundle in report.bundles:
+            identity = (bundle.digest, bundle.manifest_digest)
+            seen.setdefault(bundle.path, {}).setdefault(identity, []).append(name)
+    for path, identities in seen.items():
+        if len(identities) > 1:
+            kind = "bundle digests" if len({d for d, _ in identities}) > 1 else "manifests"
+            groups = "; ".join(f"{', '.join(files)} (digest {d}, manifest {m})" for (d, m), files in identities.items())
+            raise MergeError(f"bundle '{path}': the reports judged different {kind}, not shards of one run: {groups}")
 
 
 def _bundle_key(bundle: BundleReport) -> str:
@@ -86,7 +104,10 @@ def _merge_bundle(parts: Sequence[BundleReport]) -> BundleReport:
         shard=None,
         comparisons=comparisons,
         runtimes=runtimes,
-        findings=_kept_findings(parts, rebuilt=bool(counts)) + found + rebuilt + more,
+        findings=_one_diagnosis_each(_kept_findings(parts, rebuilt=bool(counts)), comparisons, bool(counts))
+        + found
+        + rebuilt
+        + more,
         merged_from=len(parts) if counts or len(parts) > 1 else first.merged_from,
     )
 
@@ -107,6 +128,27 @@ def _order(parts: Sequence[BundleReport], label: object) -> list[str] | None:
 
 def _missing_shard(index: int, count: int) -> Finding:
     return F.error(F.REPORT_MERGE, f"no report of shard {index}/{count} was merged: its cases were not judged")
+
+
+def _one_diagnosis_each(findings: list[Finding], comparisons: Sequence[Comparison], sharded: bool) -> list[Finding]:
+    """Each failing shard diagnosed its variant on its own worst case; the whole set makes one diagnosis, on
+    the case the merged comparison's diagnosis names. Keep that variant.diagnosis finding alone (none when the
+    merged variant passes)."""
+    if not sharded:
+        return findings
+    chosen: dict[str, object] = {}
+    for comparison in comparisons:
+        if comparison.diagnosis is not None:
+            chosen.setdefault(comparison.graph, comparison.diagnosis.get("case"))
+    out, kept = [], set()
+    for finding in findings:
+        if finding.id == F.VARIANT_DIAGNOSIS and "case" in finding.details:
+            variant = str(finding.details.get("variant"))
+            if variant in kept or variant not in chosen or finding.details["case"] != chosen[variant]:
+                continue
+            kept.add(variant)
+        out.append(finding)
+    return out
 
 
 def _kept_findings(parts: Sequence[BundleReport], rebuilt: bool) -> list[Finding]:

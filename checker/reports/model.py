@@ -264,6 +264,7 @@ class BundleReport:
     name: str | None = None
     version: str | None = None
     digest: str | None = None
+    manifest_digest: str | None = None  # the manifest judged (canonical data, release.digest left out)
     pieces: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
@@ -299,6 +300,7 @@ class BundleReport:
             "comparisons": [c.to_dict() for c in self.comparisons],
             "not_run": [n.to_dict() for n in self.not_run],
             **({"validation": self.validation} if self.validation is not None else {}),
+            **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
@@ -316,6 +318,7 @@ class BundleReport:
             name=data.get("name"),
             version=data.get("version"),
             digest=data.get("digest"),
+            manifest_digest=data.get("manifest_digest"),
             pieces={p: pieces.get(p) == "present" for p in PIECES},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from checker.context import Options
+from checker.release.lock import lock
 from checker.verify import verify_bundle
 
 CASES = sorted((Path(__file__).parent / "negative").glob("*.yaml"))
@@ -113,6 +114,7 @@ def test_positive_case(case: Path, example: Path) -> None:
     manifest = example / "bundle.yaml"
     manifest.write_text(_edit_manifest(manifest.read_text(), spec))
     _edit_files(example, spec)
+    assert lock(example).ok  # an edited manifest is another release: it passes once locked as one
     report = verify_bundle(example, Options())
     assert report.status(strict=True) == "pass", [f.to_dict() for f in report.findings if f.severity.value != "info"]
     assert report.comparisons and all(c.status == "pass" for c in report.comparisons)

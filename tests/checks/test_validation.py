@@ -130,3 +130,22 @@ def test_a_command_that_cannot_run_is_a_failure(tmp_path: Path, cli: Cli, comman
     folder = _bundle(tmp_path, command)
     code, bundle = verify_json(cli, folder, "--run-validation")
     assert code == 1 and message in _finding(bundle, "validation.failed")["message"]
+
+
+def test_a_command_that_cannot_start_says_so_without_an_exit_status(tmp_path: Path, cli: Cli) -> None:
+    folder = _bundle(tmp_path, ["no-such-program-on-this-device"])
+    code, out, _ = cli("verify", folder, "--run-validation", "--format", "text")
+    assert code == 1
+    assert "could not start" in out and "exit None" not in out
+    _, bundle = verify_json(cli, folder, "--run-validation")
+    assert bundle["validation"]["started"] is False and bundle["validation"]["start_error"]
+
+
+def test_the_manifests_checker_command_runs_with_the_running_checker(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # no `checker`, not even a python, on PATH
+    folder = _bundle(tmp_path, "checker --version")
+    code, bundle = verify_json(cli, folder, "--run-validation")
+    assert code == 0, bundle["findings"]
+    assert bundle["validation"]["exit_code"] == 0 and bundle["validation"]["stdout_tail"].startswith("checker ")

@@ -15,6 +15,7 @@ from checker.errors import Error, UsageError
 from checker.github.base import base_report, existing
 from checker.github.config import Config
 from checker.github.event import Event
+from checker.release.lock import lock
 from checker.reports.diff import diff
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
@@ -41,6 +42,7 @@ def repo(tmp_path: Path) -> tuple[Path, str]:
     manifest.write_text(
         manifest.read_text(encoding="utf-8").replace("Raspberry Pi 5", "Raspberry Pi 4"), encoding="utf-8"
     )
+    assert lock(manifest).ok  # the manifest is part of the release's identity: a changed target is a new digest
     shutil.copytree(EXAMPLE, root / "models" / "new")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "head")

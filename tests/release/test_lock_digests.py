@@ -12,6 +12,7 @@ from onnx import numpy_helper
 
 from checker import findings as F
 from checker.context import Options
+from checker.manifest.canonical import field_digests
 from checker.manifest.named import named_files
 from checker.readers.digest import bundle_digest, sha256_file
 from checker.readers.digestlist import DIGEST_LIST, read_digest_list
@@ -28,8 +29,9 @@ def test_lock_lists_every_named_file_and_the_digest_is_the_lists_hash(example: P
     assert result.ok and result.digest
     listed = read_digest_list(example)
     assert listed is not None and not listed.problems
-    named = {n.rel for n in named_files(yaml.safe_load((example / "bundle.yaml").read_text()), example)}
-    assert set(listed.digests) == named
+    data = yaml.safe_load((example / "bundle.yaml").read_text())
+    named = {n.rel for n in named_files(data, example)}
+    assert set(listed.digests) == named | set(field_digests(data))  # every file and every manifest field
     assert "cases/dusk/photo.png" in named and "cases/dusk/logits.npy" in named  # raw inputs and case tensors
     assert listed.digests["cases/dusk/logits.npy"][0] == sha256_file(example / "cases/dusk/logits.npy")
     assert result.digest == "sha256:" + sha256_file(example / DIGEST_LIST)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from bundlekit import linear_model, manifest, write_bundle
 
+from checker.release.lock import lock
 from checker.reports.model import BundleReport, json_figures
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("runtimes")]
@@ -105,6 +106,7 @@ def test_the_openvino_provider_is_compared_with_the_cpu(cli: Cli, runtime_cache:
     text = (bundle / "bundle.yaml").read_text()
     declared = "execution_providers: [OpenVINOExecutionProvider, CUDAExecutionProvider, CPUExecutionProvider]"
     (bundle / "bundle.yaml").write_text(text.replace("execution_providers: [CPUExecutionProvider]", declared))
+    assert lock(bundle).ok  # the declared providers are part of the release's digest
     code, report, _ = _report(cli, tmp_path, bundle, "--runtime", "onnxruntime-openvino==1.24.1")
     installs = [f for f in report["findings"] if f["id"] == "runtime.install"]
     if installs and "No matching distribution" in installs[0]["message"]:

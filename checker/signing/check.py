@@ -1,0 +1,161 @@
+"""The signature stage of `checker verify --require-signature`: `bundle.sig` verified against the trusted key,
+certificate chain or Sigstore identity, and every file compared with what was signed.
+
+The signed statement is read and every name in it checked to stay inside the bundle before model-signing reads
+anything: a name such as `../x` is refused by the checker itself (`signature.path`), and the library never sees
+the signature.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker import findings as F
+from checker.bundle.paths import BundlePathError, check_relative, regular_size, resolve_inside, walk_files
+from checker.context import Context
+from checker.errors import UsageError
+from checker.findings import Finding
+from checker.readers.digest import sha256_files
+from checker.signing.files import MAX_WALK, SIGNATURE, is_git_path
+
+MAX_SIGNATURE_BYTES = 64 << 20
+
+
+@dataclass
+class Trust:
+    """Whom a signature must come from: a public key, a certificate chain, or a Sigstore identity."""
+
+    key: Path | None = None
+    certificates: list[Path] = field(default_factory=list)
+    identity: str | None = None
+    issuer: str | None = None
+
+
+@dataclass
+class Signed:
+    """What the signature's statement says: file -> sha256, the paths it left out, its hash algorithm."""
+
+    files: dict[str, str]
+    ignored: list[str]
+    algorithm: str
+
+
+class SignatureProblem(Exception):
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+def signature_stage(ctx: Context) -> Iterator[Finding]:
+    trust = ctx.options.trust
+    if trust is None:
+        return
+    try:
+        signed = read_statement(ctx.root)
+        _verify_signature(ctx.root, trust)
+    except SignatureProblem as problem:
+        yield problem.finding
+        return
+    yield from compare_files(ctx.root, signed)
+
+
+def _error(fid: str, message: str, **details: Any) -> SignatureProblem:
+    return SignatureProblem(F.error(fid, message, SIGNATURE, **details))
+
+
+def read_statement(root: Path) -> Signed:
+    """The statement inside `bundle.sig`, every name in it checked to stay inside the bundle."""
+    path = root / SIGNATURE
+    if not path.exists() and not path.is_symlink():
+        raise _error(F.SIGNATURE_MISSING, f"the bundle is not signed: there is no {SIGNATURE} (run `checker sign`)")
+    try:
+        resolve_inside(root, SIGNATURE)
+        if path.is_symlink():
+            raise OSError("a link; the signature must be a plain file")
+        size = regular_size(path)
+        if size > MAX_SIGNATURE_BYTES:
+            raise OSError(f"{size} bytes; at most {MAX_SIGNATURE_BYTES}")
+        envelope = json.loads(path.read_bytes())["dsseEnvelope"]
+        statement = json.loads(base64.b64decode(envelope["payload"], validate=True))
+        predicate = statement["predicate"]
+        resources = {str(r["name"]): str(r["digest"]) for r in predicate["resources"]}
+        serialization = predicate["serialization"]
+        ignored = [str(p) for p in serialization.get("ignore_paths") or []]
+        algorithm = str(serialization.get("hash_type", "sha256"))
+    except (OSError, BundlePathError, ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise _error(
+            F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} cannot be read as a model-signing signature ({exc})"
+        ) from None
+    for name in [*resources, *ignored]:
+        try:
+            check_relative(name)
+            resolve_inside(root, name)
+        except BundlePathError as exc:
+            msg = f"{SIGNATURE} names '{name}', which is not a path inside the bundle ({exc}); nothing was read"
+            raise _error(F.SIGNATURE_PATH, msg, path=name) from None
+    return Signed(resources, ignored, algorithm)
+
+
+def _verify_signature(root: Path, trust: Trust) -> None:
+    """The signature checked against the trusted signer. model-signing also hashes the folder: a mismatch of
+    files alone is left to `compare_files`, which names each file."""
+    from checker.signing.sign import model_signing
+
+    try:
+        config = _verifier(model_signing().verifying.Config(), trust)
+    except UsageError as exc:
+        raise _error(F.SIGNATURE_UNTRUSTED, str(exc)) from None
+    try:
+        config.verify(root, root / SIGNATURE)
+    except ValueError as exc:
+        if str(exc).startswith("Signature mismatch"):
+            return  # signed by the trusted signer; the files differ
+        raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {_whom(trust)}: {exc}") from None
+    except Exception as exc:  # the library's and cryptography's own errors: any of them means not trusted
+        raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {_whom(trust)}: {exc}") from None
+
+
+def _verifier(config: Any, trust: Trust) -> Any:
+    if trust.key is not None:
+        return config.use_elliptic_key_verifier(public_key=trust.key)
+    if trust.certificates:
+        return config.use_certificate_verifier(certificate_chain=trust.certificates)
+    if trust.identity and trust.issuer:
+        return config.use_sigstore_verifier(identity=trust.identity, oidc_issuer=trust.issuer)
+    raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
+
+
+def _whom(trust: Trust) -> str:
+    if trust.key is not None:
+        return f"the key {trust.key.name}"
+    if trust.certificates:
+        return f"a certificate issued under {', '.join(c.name for c in trust.certificates)}"
+    return f"{trust.identity} (issuer {trust.issuer})"
+
+
+def compare_files(root: Path, signed: Signed) -> Iterator[Finding]:
+    """Each file added, removed or changed since signing, by name."""
+    left_out = set(signed.ignored) | {SIGNATURE}
+    present = [
+        rel
+        for rel in walk_files(root, MAX_WALK)
+        if rel not in left_out and not is_git_path(rel) and not any(rel.startswith(p + "/") for p in left_out)
+    ]
+    if signed.algorithm != "sha256":
+        yield F.error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} hashes with {signed.algorithm}; the checker reads sha256")
+        return
+    actual = {rel: digest for rel, digest in zip(present, sha256_files(root / rel for rel in present).values())}
+    for rel in sorted(set(signed.files) | set(actual)):
+        if rel not in actual:
+            yield F.error(F.SIGNATURE_FILE_REMOVED, f"'{rel}' was signed but is not in the bundle", rel, path=rel)
+        elif rel not in signed.files:
+            yield F.error(F.SIGNATURE_FILE_ADDED, f"'{rel}' was added since the bundle was signed", rel, path=rel)
+        elif actual[rel] != signed.files[rel]:
+            msg = f"'{rel}' changed since the bundle was signed: sha256 {actual[rel]}, signed {signed.files[rel]}"
+            yield F.error(F.SIGNATURE_FILE_CHANGED, msg, rel, path=rel)

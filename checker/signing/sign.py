@@ -1,0 +1,87 @@
+"""`checker sign`: sign a bundle folder's release files with model-signing, into `bundle.sig` beside the manifest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.bundle.opening import is_archive
+from checker.bundle.paths import walk_files
+from checker.errors import BundleError, Error, UsageError
+from checker.release.tree import locate
+from checker.signing.files import MAX_WALK, SIGNATURE, is_git_path, release_files
+
+EXTRA = "pip install 'onnx-release-checker[sign]'"
+
+
+class SignError(Error):
+    """The bundle cannot be signed: a key that does not load, a file that cannot be read."""
+
+
+@dataclass
+class Signer:
+    """One of model-signing's signers: an elliptic-curve key, a key with its certificate, or Sigstore."""
+
+    key: Path | None = None
+    certificate: Path | None = None
+    chain: list[Path] = field(default_factory=list)
+    sigstore: bool = False
+    identity_token: str | None = None  # Sigstore: an OIDC token (in CI, the workflow's id-token)
+
+
+@dataclass
+class Signed:
+    signature: Path
+    files: list[str]
+
+
+def model_signing() -> Any:
+    """The model-signing package, or a usage error naming the extra that installs it."""
+    try:
+        import model_signing as found  # only signing and signature checks need it (and it is slow to import)
+    except ImportError as exc:
+        raise UsageError(f"signing needs the model-signing package ({exc}): {EXTRA}") from None
+    return found
+
+
+def sign_bundle(path: Path, signer: Signer) -> Signed:
+    if is_archive(path):
+        raise UsageError(f"{path} is an archive; sign the bundle folder, then pack it")
+    manifest_path = locate(path)
+    if manifest_path is None:
+        raise BundleError(f"{path}: no bundle.yaml, bundle.yml or bundle.json to sign")
+    root = manifest_path.parent
+    files = release_files(manifest_path)
+    missing = [rel for rel in files if not (root / rel).is_file()]
+    if missing:
+        raise BundleError(f"{path}: cannot sign, named files are missing: {', '.join(missing[:5])}")
+    keep = set(files)
+    # Everything else in the folder is left out by name: the signature then holds for the packed archive too.
+    ignored = [rel for rel in walk_files(root, MAX_WALK) if rel not in keep and not is_git_path(rel)]
+    ms = model_signing()
+    hashing = ms.hashing.Config().set_ignored_paths(paths=[*ignored, SIGNATURE], ignore_git_paths=True)
+    config = _with_signer(ms.signing.Config().set_hashing_config(hashing), signer)
+    try:
+        config.sign(root, root / SIGNATURE)
+    except (OSError, ValueError, TypeError) as exc:
+        raise SignError(f"cannot sign {path}: {exc}") from None
+    return Signed(root / SIGNATURE, files)
+
+
+def _with_signer(config: Any, signer: Signer) -> Any:
+    if signer.sigstore:
+        # In a workflow with `id-token: write` the ambient credentials are the workflow's OIDC token.
+        return config.use_sigstore_signer(
+            identity_token=signer.identity_token, use_ambient_credentials=signer.identity_token is None
+        )
+    if signer.key is None:
+        raise UsageError("sign needs --key KEY.pem (with --certificate for a certificate signer) or --sigstore")
+    try:
+        if signer.certificate is not None:
+            return config.use_certificate_signer(
+                private_key=signer.key, signing_certificate=signer.certificate, certificate_chain=signer.chain
+            )
+        return config.use_elliptic_key_signer(private_key=signer.key)
+    except (OSError, ValueError, TypeError) as exc:
+        raise SignError(f"cannot load the signing key or certificate: {exc}") from None
