@@ -14,6 +14,7 @@ from checker import __version__
 from checker import findings as F
 from checker.bundle.layout import MANIFEST_NAMES
 from checker.bundle.opening import is_archive, open_bundle
+from checker.checks.attestation import attestation_stage
 from checker.checks.cases import cases_stage, shard_stage
 from checker.checks.comparison import compare_stage
 from checker.checks.completeness import completeness_stage
@@ -23,6 +24,7 @@ from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
+from checker.checks.signature import signature_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -32,8 +34,6 @@ from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
-from checker.signing.attested import attestation_stage
-from checker.signing.check import signature_stage
 
 Stage = Callable[[Context], Iterable[Finding]]
 

@@ -13,3 +13,10 @@ def find_manifest(folder: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def locate(path: Path) -> Path | None:
+    """The manifest of a bundle folder, or the manifest file itself; None when there is none yet."""
+    if path.is_dir():
+        return find_manifest(path)
+    return path if path.is_file() else None

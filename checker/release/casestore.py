@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checker.bundle.layout import MANIFEST_NAMES
+from checker.bundle.layout import MANIFEST_NAMES, locate
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
 from checker.release.tree import (
@@ -22,7 +22,6 @@ from checker.release.tree import (
     drop_note,
     flow_map,
     flow_seq,
-    locate,
     read_tree,
     release_name,
     schema_comment,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.layout import locate
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
 from checker.manifest.load import Manifest, parse_text, schema_findings, to_plain
@@ -23,7 +24,6 @@ from checker.release.tree import (
     NAME_PATTERN,
     block,
     dump,
-    locate,
     note,
     read_tree,
     release_name,

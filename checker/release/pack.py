@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from checker.bundle.layout import locate
 from checker.bundle.opening import is_archive
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.context import Options
@@ -24,7 +25,6 @@ from checker.manifest.load import load_manifest
 from checker.manifest.named import named_files
 from checker.readers.digest import CHUNK, bundle_digest
 from checker.readers.digestlist import DIGEST_LIST
-from checker.release.tree import locate
 from checker.reports.model import BundleReport
 from checker.signing.files import SIGNATURE
 

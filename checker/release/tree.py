@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.bundle.layout import find_manifest
 from checker.errors import Error
 from checker.manifest.load import parse_text, read_text
 
@@ -19,13 +18,6 @@ TODO = "TODO: "  # the mark of a placeholder; `grep TODO bundle.yaml` lists what
 
 class ManifestEditError(Error):
     """The manifest cannot be read or written back."""
-
-
-def locate(path: Path) -> Path | None:
-    """The manifest of a bundle folder, or the manifest file itself; None when there is none yet."""
-    if path.is_dir():
-        return find_manifest(path)
-    return path if path.is_file() else None
 
 
 def read_tree(path: Path) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from checker.signing.check import Trust
+    from checker.context import Trust
 
 
 def add_verify_options(p: argparse.ArgumentParser) -> None:
@@ -90,6 +90,6 @@ def trust_from(args: argparse.Namespace) -> Trust | None:
     for path in [args.trusted_key, *args.trusted_certificate]:
         if path is not None and not path.is_file():
             raise UsageError(f"no such file: {path}")
-    from checker.signing.check import Trust  # the signature stage's module, loaded only when a run needs it
+    from checker.context import Trust  # the signature stage's module, loaded only when a run needs it
 
     return Trust(args.trusted_key, list(args.trusted_certificate), args.sigstore_identity, args.sigstore_issuer)

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.layout import locate
 from checker.bundle.opening import is_archive
 from checker.bundle.paths import walk_files
 from checker.errors import BundleError, Error, UsageError
-from checker.release.tree import locate
 from checker.signing.files import MAX_WALK, SIGNATURE, is_git_path, release_files
 
 EXTRA = "pip install 'onnx-release-checker[sign]'"

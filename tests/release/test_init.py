@@ -17,10 +17,10 @@ from releasekit import (
 )
 from ruamel.yaml import YAML
 
+from checker.bundle.layout import locate
 from checker.manifest.schema import load
 from checker.readers.support import releases
 from checker.release.init import InitError, init_bundle
-from checker.release.tree import locate
 
 
 def _read(path: Path) -> dict:

@@ -12,29 +12,19 @@ import base64
 import binascii
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, check_relative, regular_size, resolve_inside, walk_files
-from checker.context import Context
+from checker.context import Context, Trust
 from checker.errors import UsageError
 from checker.findings import Finding
 from checker.readers.digest import sha256_files
 from checker.signing.files import MAX_WALK, SIGNATURE, is_git_path
 
 MAX_SIGNATURE_BYTES = 64 << 20
-
-
-@dataclass
-class Trust:
-    """Whom a signature must come from: a public key, a certificate chain, or a Sigstore identity."""
-
-    key: Path | None = None
-    certificates: list[Path] = field(default_factory=list)
-    identity: str | None = None
-    issuer: str | None = None
 
 
 @dataclass
