@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from checker import __version__
 from checker.errors import Error, UsageError
-from checker.reports.options import add_report_options, check_output, check_paths, report_format
+from checker.reports.options import check_output, check_paths, report_format
+from checker.verifyargs import UsageParser, add_verify_arguments, verify_options
 
 if TYPE_CHECKING:
-    from checker.context import Options
     from checker.findings import Finding
     from checker.reports.model import Report
 
@@ -49,22 +49,16 @@ def version_text() -> str:
     return f"checker {__version__} ({deps}; {env['machine']})"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would exit; we return through main instead
-        command = self.prog.removeprefix("checker").strip()  # main prefixes "checker: "
-        raise UsageError(f"{command}: {message}" if command else message)
-
-
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for `argv`'s command; without argv, for every command."""
-    parser = _Parser(
+    parser = UsageParser(
         prog="checker",
         description="Check that an ONNX model release bundle is complete and reproduces its reference outputs.",
     )
     parser.add_argument("--version", action="store_true", help="print the versions a verdict depends on")
     # How a command writes the report it made: given to the report commands, which sit below the renderers.
     parser.set_defaults(emit=emit_report)
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", parser_class=UsageParser)
     _add_verify(sub)
     _add_lock(sub)
     _add_schema(sub)
@@ -88,102 +82,8 @@ def _modules_for(argv: Sequence[str] | None) -> list[str]:
 
 def _add_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help="verify bundles (folders, manifests or .tar.gz/.zip archives)")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    add_report_options(p)
-    from checker.signing.options import add_verify_options  # argparse wiring only; nothing heavy at --help
-
-    add_verify_options(p)
-    p.add_argument(
-        "--run-validation",
-        action="store_true",
-        help="run each bundle's validation.command (never without this flag: a manifest is untrusted)",
-    )
-    p.add_argument(
-        "--compare-to",
-        type=Path,
-        metavar="BASE.json",
-        help="a JSON report of the same bundles on the base branch: add what changed since it",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument(
-        "--case-timeout",
-        type=_positive_seconds,
-        default=600.0,
-        metavar="SECONDS",
-        help="stop a graph that runs longer than this on one case (default: 600)",
-    )
-    p.add_argument(
-        "--jobs",
-        "-j",
-        type=_positive_int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="verify up to N bundles at once, in worker processes (default: the number of cores; 1: one by one)",
-    )
-    p.add_argument(
-        "--shard",
-        type=_shard,
-        metavar="K/N",
-        help="judge only shard K of N of the cases (split by a hash of each case name); join with `report merge`",
-    )
-    p.add_argument(
-        "--runtime",
-        action="append",
-        type=_runtime_spec,
-        default=[],
-        metavar="SPEC",
-        dest="runtimes",
-        help="also run the comparison in this onnxruntime, in a cached environment of its own: a version "
-        "(1.17.3), oldest or newest of those runtime.version admits, or PACKAGE==VERSION; repeatable",
-    )
-    p.add_argument("--offline", action="store_true", help="runtime environments only from the cache or --find-links")
-    p.add_argument(
-        "--find-links",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a folder of wheels to install runtime environments from (repeatable)",
-    )
+    add_verify_arguments(p)
     p.set_defaults(func=cmd_verify)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 0 < value <= 1024:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs from 1 to 1024")
-    return value
-
-
-def _shard(text: str) -> Any:
-    from checker.sharding import ShardError, parse_shard
-
-    try:
-        return parse_shard(text)
-    except ShardError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _runtime_spec(text: str) -> str:
-    from checker.runtimes.envs import RuntimeSpecError, parse_spec
-
-    try:
-        parse_spec(text)
-    except RuntimeSpecError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 86_400 * 7:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0")
-    return value
 
 
 def _add_lock(sub: Any) -> None:
@@ -222,25 +122,6 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
             sys.stdout.write(render("text", report, colour=colour_wanted(args, sys.stdout)))
         return
     sys.stdout.write(render(fmt, report, colour=colour_wanted(args, sys.stdout) and fmt == "text", **options))
-
-
-def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
-    """What a parsed `checker verify` command line asks for (the GitHub action parses its `args` with it too)."""
-    from checker.context import Options
-    from checker.signing.options import signing_options
-
-    return Options(
-        strict=args.strict,
-        run_validation=args.run_validation,
-        progress=progress,
-        case_timeout_s=args.case_timeout,
-        shard=args.shard,
-        runtimes=list(args.runtimes),
-        offline=args.offline,
-        find_links=list(args.find_links),
-        jobs=args.jobs,
-        **signing_options(args),
-    )
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

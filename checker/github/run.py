@@ -19,6 +19,8 @@ from checker.errors import UsageError
 from checker.github.commit import verified_commit
 from checker.github.config import Config
 from checker.github.event import Event, pull_number
+from checker.verifyargs import parse_verify_args
+from checker.verifyargs import verify_options as options_from_args
 
 # Options of `checker verify` the action sets itself.
 RESERVED = ("--format", "--output", "-o")
@@ -103,8 +105,6 @@ def _identity(path: Path, named: bool) -> tuple[str | None, str]:
 
 def verify_options(config: Config) -> Options:
     """The `checker verify` options the args input gives, parsed by verify's own parser; ours win."""
-    from checker import cli
-
     extra = _split(config.args, "args")
     for word in extra:
         option = word.split("=", 1)[0]
@@ -113,10 +113,10 @@ def verify_options(config: Config) -> Options:
         if option in HELP:
             raise UsageError(f"args may not ask for {option}: it would verify nothing")
     try:
-        args = cli.build_parser().parse_args(["verify", *extra, "--", "bundle"])
+        args = parse_verify_args([*extra, "--", "bundle"])
     except SystemExit:  # argparse's own exits (an abbreviation of --help): never a green step
         raise UsageError("args: not a set of checker verify options") from None
-    options = cli.verify_options(args)
+    options = options_from_args(args)
     options.strict = options.strict or config.fail_on == "warning"
     for spec in config.runtimes.split():
         options.runtimes.append(_runtime_spec(spec))
