@@ -146,6 +146,15 @@ def _add_verify(sub: Any) -> None:
         help="also run the comparison in this onnxruntime, in a cached environment of its own: a version "
         "(1.17.3), oldest or newest of those runtime.version admits, or PACKAGE==VERSION; repeatable",
     )
+    p.add_argument(
+        "--platform",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="platforms",
+        help="also run the comparison on this CPU class (x86-64-v3, aarch64-dotprod, ..., a name from "
+        "runtime.platforms, or target: every declared one), natively or under qemu; repeatable",
+    )
     p.add_argument("--offline", action="store_true", help="runtime environments only from the cache or --find-links")
     p.add_argument(
         "--find-links",
@@ -289,6 +298,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         runtimes=list(args.runtimes),
         offline=args.offline,
         find_links=list(args.find_links),
+        platforms=list(args.platforms),
         jobs=args.jobs,
     )
 

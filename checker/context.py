@@ -35,6 +35,7 @@ class Options:
     runtimes: list[str] = field(default_factory=list)  # --runtime SPECs: each judged in its own environment
     offline: bool = False  # runtime environments only from the cache or the wheelhouses
     find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
+    platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class
 
 
 @dataclass

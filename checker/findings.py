@@ -53,6 +53,9 @@ VALIDATION_NOT_RUN = "validation.not_run"
 STAGE_SKIPPED = "check.skipped"
 REPORT_MERGE = "report.merge"
 RUNTIME_THREADS = "runtime.threads"
+PLATFORM_NOT_RUN = "platform.not_run"
+PLATFORM_KERNEL = "platform.kernel"
+COMPARISON_NONDETERMINISTIC = "comparison.nondeterministic"
 INTERNAL_ERROR = "internal.error"
 
 # The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,

@@ -158,6 +158,8 @@ class RuntimeSet:
     provider: str
     comparisons: list[Comparison] = field(default_factory=list)
     error: str | None = None  # why nothing could be judged there (install or load), or None
+    # With --platform: the CPU class, how it ran (native or emulated) and the CPU features the worker saw.
+    platform: dict[str, Any] | None = None
 
     @property
     def status(self) -> str:
@@ -178,6 +180,8 @@ class RuntimeSet:
         }
         if self.error is not None:
             out["error"] = self.error
+        if self.platform is not None:
+            out["platform"] = self.platform
         return out
 
 

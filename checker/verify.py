@@ -54,6 +54,15 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
     return stage(ctx)
 
 
+def platforms_stage(ctx: Context) -> Iterable[Finding]:
+    """The platforms stage (checks/platforms.py), imported only when --platform asks for one."""
+    if not ctx.options.platforms:
+        return ()
+    from checker.checks.platforms import platforms_stage as stage
+
+    return stage(ctx)
+
+
 # The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
 # the cases, the comparison inputs (range, fidelity), the comparison (baseline, then variants), and
@@ -70,6 +79,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     fidelity_stage,
     compare_stage,
     runtimes_stage,
+    platforms_stage,
     validation_stage,
 )
 
