@@ -1,0 +1,92 @@
+"""Platforms as declared and named: the classes, the manifest's entries, target names, and what can run here."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.manifest.schema import validator
+from checker.platforms.catalog import Platform, from_manifest, platform_of_target, resolve
+from checker.platforms.features import class_of
+from checker.platforms.launch import Plan, plan
+
+V3 = Platform("x86-64-v3", "x86_64", "x86-64-v3", ())
+RUNTIME = {
+    "platforms": [
+        {"name": "pi5", "arch": "aarch64", "features": ["dotprod"]},
+        {"arch": "x86_64", "cpu": "x86-64-v3"},
+    ]
+}
+
+
+def test_declared_names_classes_and_target_resolve() -> None:
+    chosen, unknown = resolve(["target", "x86-64-v4-vnni", "pi5", "nonsense"], RUNTIME)
+    assert [(p.name, p.cpu_class) for p in chosen] == [
+        ("pi5", "aarch64-dotprod"),
+        ("x86-64-v3", "x86-64-v3"),
+        ("x86-64-v4-vnni", "x86-64-v4-vnni"),
+    ]
+    assert unknown == ["nonsense"]
+    assert from_manifest({"arch": "aarch64", "features": ["i8mm", "dotprod"]}).cpu_class == "aarch64-dotprod-i8mm"
+
+
+@pytest.mark.parametrize(
+    ("machine", "features", "expected"),
+    [
+        ("x86_64", ["SSE42", "X86_V2", "AVX2", "X86_V3"], "x86-64-v3"),
+        ("x86_64", ["X86_V2", "X86_V3", "X86_V4", "AVX512VNNI"], "x86-64-v4-vnni"),
+        ("x86_64", ["X86_V2", "X86_V3", "X86_V4"], "x86-64-v4"),
+        ("aarch64", ["ASIMD", "ASIMDDP"], "aarch64-dotprod"),
+        ("aarch64", ["ASIMD"], "aarch64"),
+        ("arm64", ["ASIMDDP", "I8MM"], "aarch64-dotprod-i8mm"),
+    ],
+)
+def test_the_class_of_numpy_features(machine: str, features: list[str], expected: str) -> None:
+    assert class_of(machine, features) == expected
+
+
+def test_a_class_tcg_lacks_is_not_run_with_its_reason() -> None:
+    v4 = Platform("x86-64-v4", "x86_64", "x86-64-v4", ())
+    reason = plan(v4, "x86-64-v3")
+    assert isinstance(reason, str) and "AVX-512" in reason
+    arm = plan(Platform("pi5", "aarch64", None, ("dotprod",)), "x86-64-v3")
+    assert isinstance(arm, str) and "aarch64" in arm
+    native = plan(V3, "x86-64-v3")
+    assert isinstance(native, Plan) and native.launcher == () and native.how == "native"
+
+
+def test_a_missing_qemu_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    reason = plan(V3, "x86-64-v4-vnni")
+    assert reason == "qemu-x86_64 is not installed (Debian and Ubuntu: apt-get install qemu-user)" or (
+        isinstance(reason, str) and "x86-64 machine" in reason  # on an aarch64 machine
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "entry"),
+    [
+        ("Raspberry Pi 5, aarch64, Debian 12", {"arch": "aarch64", "features": ["dotprod"]}),
+        ("Raspberry Pi 4", {"arch": "aarch64"}),
+        ("GitHub ubuntu-24.04-arm", {"arch": "aarch64", "features": ["dotprod", "i8mm"]}),
+        ("Intel Haswell laptop", {"arch": "x86_64", "cpu": "x86-64-v3"}),
+        ("AWS c7i (Sapphire Rapids)", {"arch": "x86_64", "cpu": "x86-64-v4", "features": ["vnni"]}),
+        ("a toaster", None),
+    ],
+)
+def test_known_target_names_propose_a_platform(target: str, entry: dict | None) -> None:
+    assert platform_of_target(target) == entry
+
+
+def _runtime_errors(platforms: list[dict]) -> list[str]:
+    data = {"manifest_version": 1, "release": {"name": "m", "version": "1"}, "runtime": {"name": "onnxruntime",
+            "version": ">=1.17", "platforms": platforms, "optimization_levels": ["basic", "all"]}}  # fmt: skip
+    return [e.message for e in validator("manifest").iter_errors(data)]
+
+
+def test_the_schema_takes_platforms_and_refuses_a_mixed_up_one() -> None:
+    assert _runtime_errors(RUNTIME["platforms"]) == []
+    assert _runtime_errors([{"arch": "x86_64", "cpu": "x86-64-v4", "features": ["vnni"]}]) == []
+    assert _runtime_errors([{"arch": "x86_64"}])  # an x86 platform names its level
+    assert _runtime_errors([{"arch": "x86_64", "cpu": "x86-64-v3", "features": ["dotprod"]}])
+    assert _runtime_errors([{"arch": "aarch64", "features": ["vnni"]}])
+    assert _runtime_errors([{"arch": "aarch64", "cpu": "x86-64-v3"}])
