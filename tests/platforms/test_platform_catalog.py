@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from bundlekit import linear_model, put
 
 from checker.manifest.schema import validator
 from checker.platforms.catalog import Platform, from_manifest, platform_of_target, resolve
 from checker.platforms.features import class_of
 from checker.platforms.launch import Plan, plan
+from checker.release.init import init_bundle
 
 V3 = Platform("x86-64-v3", "x86_64", "x86-64-v3", ())
 RUNTIME = {
@@ -90,3 +94,15 @@ def test_the_schema_takes_platforms_and_refuses_a_mixed_up_one() -> None:
     assert _runtime_errors([{"arch": "x86_64", "cpu": "x86-64-v3", "features": ["dotprod"]}])
     assert _runtime_errors([{"arch": "aarch64", "features": ["vnni"]}])
     assert _runtime_errors([{"arch": "aarch64", "cpu": "x86-64-v3"}])
+
+
+def test_init_proposes_the_platform_of_a_known_target(tmp_path: Path) -> None:
+    model = tmp_path / "m.onnx"
+    put(model, linear_model())
+    result = init_bundle(model, target="Raspberry Pi 5, aarch64, Debian 12")
+    text = result.manifest.read_text()
+    assert "target: Raspberry Pi 5, aarch64, Debian 12" in text
+    assert "- {arch: aarch64, features: [dotprod]}" in text
+    assert "runtime.platforms: aarch64-dotprod" in result.guesses
+    init_bundle(model, target="a toaster", force=True)
+    assert "platforms" not in result.manifest.read_text()
