@@ -123,7 +123,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from checker.release.init import init_bundle
 
     result = init_bundle(
-        args.model, args.out, name=args.name, version=args.release_version, force=args.force, target=args.target
+        args.model, args.out, name=args.name, version=args.release_version, force=args.force, device=args.target
     )
     sys.stdout.write(init_summary(result))
     return 0

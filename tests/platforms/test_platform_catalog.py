@@ -99,10 +99,10 @@ def test_the_schema_takes_platforms_and_refuses_a_mixed_up_one() -> None:
 def test_init_proposes_the_platform_of_a_known_target(tmp_path: Path) -> None:
     model = tmp_path / "m.onnx"
     put(model, linear_model())
-    result = init_bundle(model, target="Raspberry Pi 5, aarch64, Debian 12")
+    result = init_bundle(model, device="Raspberry Pi 5, aarch64, Debian 12")
     text = result.manifest.read_text()
     assert "target: Raspberry Pi 5, aarch64, Debian 12" in text
     assert "- {arch: aarch64, features: [dotprod]}" in text
     assert "runtime.platforms: aarch64-dotprod" in result.guesses
-    init_bundle(model, target="a toaster", force=True)
+    init_bundle(model, device="a toaster", force=True)
     assert "platforms" not in result.manifest.read_text()
