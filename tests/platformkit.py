@@ -137,3 +137,31 @@ def int8_max_abs(root: Path, cases: int, model: str | None, config: dict[str, st
     command = [*launcher, sys.executable, "-I", "-c", _PROBE, str(root), str(cases), json.dumps(config or {})]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
     return float(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+QEMU_ARM = shutil.which("qemu-aarch64")
+needs_arm_userland = pytest.mark.skipif(
+    QEMU_ARM is None or shutil.which("mmdebstrap") is None,
+    reason="the aarch64 platform needs qemu-aarch64 and mmdebstrap (apt-get install qemu-user mmdebstrap)",
+)
+
+
+def int8_max_abs_arm(root: Path, cases: int, model: str, view: Path) -> float:
+    """The same probe as int8_max_abs, by the userland's own Python under qemu-aarch64 -cpu MODEL -L VIEW."""
+    python = view / "usr" / "bin" / "python3.11"
+    command = [
+        str(QEMU_ARM),
+        "-cpu",
+        model,
+        "-L",
+        str(view),
+        str(python),
+        "-I",
+        "-c",
+        _PROBE,
+        str(root),
+        str(cases),
+        "{}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
+    return float(json.loads(done.stdout.strip().splitlines()[-1]))

@@ -17,10 +17,11 @@ from checker.compare.progress import NoProgress
 from checker.compare.session import CPU, Runtime
 from checker.context import Context
 from checker.findings import Finding
+from checker.platforms import userland
 from checker.platforms.catalog import Platform, resolve
 from checker.platforms.explain import explain
 from checker.platforms.features import class_of, this_machine
-from checker.platforms.launch import Plan, plan
+from checker.platforms.launch import Plan, in_userland, plan
 from checker.report import NotRun, RuntimeSet
 from checker.report_merge import for_runtime
 from checker.runtimes.remote import Worker, WorkerError, remote_opener
@@ -59,6 +60,8 @@ def _skip(ctx: Context, platform: Platform, reason: str) -> Finding:
 
 def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Finding]:
     chosen = plan(platform, here)
+    if isinstance(chosen, Plan) and chosen.userland:
+        chosen = _with_userland(ctx, chosen)
     if isinstance(chosen, str):
         yield _skip(ctx, platform, chosen)
         return
@@ -79,6 +82,19 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
         yield from explain(ctx, result.set, lambda config: judged_set(ctx, worker, chosen, label, config).set)
     finally:
         worker.close()
+
+
+def _with_userland(ctx: Context, chosen: Plan) -> Plan | str:
+    """The aarch64 plan in a userland with this checker's onnxruntime and NumPy releases, or why there is none."""
+    import numpy
+    import onnxruntime
+
+    try:
+        model = chosen.launcher[chosen.launcher.index("-cpu") + 1]
+        root = userland.ensure(onnxruntime.__version__, numpy.__version__, ctx.options.offline, model)
+    except userland.UserlandError as exc:
+        return str(exc)
+    return in_userland(chosen, root)
 
 
 class Judged:
