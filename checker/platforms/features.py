@@ -21,7 +21,23 @@ def numpy_features() -> list[str]:
 
     core = getattr(np, "_core", None) or np.core  # NumPy 1 names it core
     found = getattr(core._multiarray_umath, "__cpu_features__", {})
-    return sorted(name for name, present in found.items() if present)
+    names = {name for name, present in found.items() if present}
+    if machine_arch(_platform.machine()) == ARM and _hwcap2() & _HWCAP2_I8MM:
+        names.add("I8MM")  # NumPy names no I8MM; the worker reads it the same way
+    return sorted(names)
+
+
+_HWCAP2_I8MM = 1 << 13
+_AT_HWCAP2 = 26
+
+
+def _hwcap2() -> int:
+    import ctypes
+
+    try:
+        return int(ctypes.CDLL(None).getauxval(_AT_HWCAP2))
+    except (OSError, AttributeError):  # no getauxval in this C library
+        return 0
 
 
 def machine_arch(machine: str) -> str:
