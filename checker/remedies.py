@@ -146,7 +146,8 @@ REMEDIES: dict[str, Remedy] = {
         "re-quantize with reduce_range=True or U8U8"
     ),
     F.COMPARISON_NONDETERMINISTIC: _fixed(
-        "give the random nodes a seed (or remove them) so that the graph gives the same outputs on every run"
+        "remove the random nodes from the shipped graph (or replace them by constants): onnxruntime draws new "
+        "numbers on every run, seeded or not"
     ),
     F.INTERNAL_ERROR: _fixed("report the bug with the traceback from details.traceback; the later stages did not run"),
 }

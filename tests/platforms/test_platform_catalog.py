@@ -10,7 +10,7 @@ from bundlekit import linear_model, put
 from checker.manifest.schema import validator
 from checker.platforms.catalog import Platform, from_manifest, platform_of_target, resolve
 from checker.platforms.features import class_of
-from checker.platforms.launch import Plan, plan
+from checker.platforms.launch import Plan, in_userland, plan
 from checker.release.init import init_bundle
 
 V3 = Platform("x86-64-v3", "x86_64", "x86-64-v3", ())
@@ -52,8 +52,8 @@ def test_a_class_tcg_lacks_is_not_run_with_its_reason() -> None:
     v4 = Platform("x86-64-v4", "x86_64", "x86-64-v4", ())
     reason = plan(v4, "x86-64-v3")
     assert isinstance(reason, str) and "AVX-512" in reason
-    arm = plan(Platform("pi5", "aarch64", None, ("dotprod",)), "x86-64-v3")
-    assert isinstance(arm, str) and "aarch64" in arm
+    i8mm = plan(Platform("odd", "aarch64", None, ("i8mm",)), "x86-64-v3")
+    assert isinstance(i8mm, str) and "no CPU model with i8mm" in i8mm
     native = plan(V3, "x86-64-v3")
     assert isinstance(native, Plan) and native.launcher == () and native.how == "native"
 
@@ -64,6 +64,17 @@ def test_a_missing_qemu_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
     assert reason == "qemu-x86_64 is not installed (Debian and Ubuntu: apt-get install qemu-user)" or (
         isinstance(reason, str) and "x86-64 machine" in reason  # on an aarch64 machine
     )
+    arm = plan(Platform("pi5", "aarch64", None, ("dotprod",)), "x86-64-v3")
+    assert arm == "qemu-aarch64 is not installed (Debian and Ubuntu: apt-get install qemu-user)"
+
+
+def test_an_aarch64_class_runs_in_the_userland_under_its_cpu_model() -> None:
+    arm = plan(Platform("pi5", "aarch64", None, ("dotprod",)), "x86-64-v3")
+    if isinstance(arm, str):
+        pytest.skip(arm)  # no qemu-aarch64 here
+    assert arm.userland and arm.how == "qemu-aarch64 -cpu cortex-a76"
+    placed = in_userland(arm, Path("/cache/view"))
+    assert placed.launcher[-2:] == ("-L", "/cache/view") and placed.python == Path("/cache/view/usr/bin/python3.11")
 
 
 @pytest.mark.parametrize(
