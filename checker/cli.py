@@ -155,6 +155,14 @@ def _add_verify(sub: Any) -> None:
         help="also run the comparison on this CPU class (x86-64-v3, aarch64-dotprod, ..., a name from "
         "runtime.platforms, or target: every declared one), natively or under qemu; repeatable",
     )
+    p.add_argument(
+        "--opt-levels",
+        type=_levels,
+        default=[],
+        metavar="LEVELS",
+        help="also judge at these graph optimization levels, comma-separated (disabled,basic,extended,all); "
+        "default: runtime.optimization_levels",
+    )
     p.add_argument("--offline", action="store_true", help="runtime environments only from the cache or --find-links")
     p.add_argument(
         "--find-links",
@@ -201,6 +209,17 @@ def _add_report(sub: Any) -> None:
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return EXIT_USAGE
+
+
+_LEVELS = ("disabled", "basic", "extended", "all")
+
+
+def _levels(text: str) -> list[str]:
+    levels = [part.strip() for part in text.split(",") if part.strip()]
+    wrong = [level for level in levels if level not in _LEVELS]
+    if wrong or not levels:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of {', '.join(_LEVELS)}")
+    return levels
 
 
 def _runtime_spec(text: str) -> str:
@@ -299,6 +318,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         offline=args.offline,
         find_links=list(args.find_links),
         platforms=list(args.platforms),
+        opt_levels=list(args.opt_levels),
         jobs=args.jobs,
     )
 

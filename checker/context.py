@@ -36,6 +36,7 @@ class Options:
     offline: bool = False  # runtime environments only from the cache or the wheelhouses
     find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
     platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class
+    opt_levels: list[str] = field(default_factory=list)  # --opt-levels: each judged (else runtime.optimization_levels)
 
 
 @dataclass

@@ -55,6 +55,7 @@ REPORT_MERGE = "report.merge"
 RUNTIME_THREADS = "runtime.threads"
 PLATFORM_NOT_RUN = "platform.not_run"
 PLATFORM_KERNEL = "platform.kernel"
+RUNTIME_OPT_LEVEL = "runtime.optimization_level"
 COMPARISON_NONDETERMINISTIC = "comparison.nondeterministic"
 INTERNAL_ERROR = "internal.error"
 

@@ -145,6 +145,10 @@ REMEDIES: dict[str, Remedy] = {
         "set the session option the finding measured (session.x64quantprecision=1) in the application, or "
         "re-quantize with reduce_range=True or U8U8"
     ),
+    F.RUNTIME_OPT_LEVEL: _fixed(
+        "open the application's sessions at the level that holds, or with the named optimizer in "
+        "disabled_optimizers; else re-make the graph so that it holds at every declared level"
+    ),
     F.COMPARISON_NONDETERMINISTIC: _fixed(
         "remove the random nodes from the shipped graph (or replace them by constants): onnxruntime draws new "
         "numbers on every run, seeded or not"

@@ -160,6 +160,7 @@ class RuntimeSet:
     error: str | None = None  # why nothing could be judged there (install or load), or None
     # With --platform: the CPU class, how it ran (native or emulated) and the CPU features the worker saw.
     platform: dict[str, Any] | None = None
+    optimization_level: str | None = None  # with --opt-levels / runtime.optimization_levels: the level judged
 
     @property
     def status(self) -> str:
@@ -182,6 +183,8 @@ class RuntimeSet:
             out["error"] = self.error
         if self.platform is not None:
             out["platform"] = self.platform
+        if self.optimization_level is not None:
+            out["optimization_level"] = self.optimization_level
         return out
 
 

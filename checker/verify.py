@@ -63,6 +63,15 @@ def platforms_stage(ctx: Context) -> Iterable[Finding]:
     return stage(ctx)
 
 
+def optlevels_stage(ctx: Context) -> Iterable[Finding]:
+    """The optimization-levels stage (checks/optlevels.py), imported only when levels are declared or asked for."""
+    if not ctx.options.opt_levels and not (ctx.data.get("runtime") or {}).get("optimization_levels"):
+        return ()
+    from checker.checks.optlevels import optlevels_stage as stage
+
+    return stage(ctx)
+
+
 # The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
 # the cases, the comparison inputs (range, fidelity), the comparison (baseline, then variants), and
@@ -80,6 +89,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     compare_stage,
     runtimes_stage,
     platforms_stage,
+    optlevels_stage,
     validation_stage,
 )
 
