@@ -4,8 +4,10 @@ kernel dispatch reads too."""
 
 from __future__ import annotations
 
+import contextlib
 import platform as _platform
 from collections.abc import Iterable
+from typing import Any
 
 from checker.platforms.catalog import ARM, X86, class_name
 
@@ -62,3 +64,18 @@ def this_machine() -> tuple[str, list[str]]:
     """(the class of the machine running the checker, its features)."""
     features = numpy_features()
     return class_of(_platform.machine(), features), features
+
+
+def produced_on() -> dict[str, Any]:
+    """Where a reference output is being stored: this machine's architecture, CPU class and features, and the
+    onnxruntime and NumPy installed (read from their metadata: onnxruntime is not imported for it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import numpy as np
+
+    cpu_class, features = this_machine()
+    out: dict[str, Any] = {"arch": _platform.machine(), "cpu_class": cpu_class, "cpu_features": features}
+    with contextlib.suppress(PackageNotFoundError):
+        out["onnxruntime"] = version("onnxruntime")
+    out["numpy"] = np.__version__
+    return out
