@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from platformkit import LIMIT, V3_MODEL, int8_max_abs, needs_qemu, write_bundle
 
 from checker.github.reportfile import validate
+from checker.render import render
 
 pytestmark = needs_qemu
 Cli = Callable[..., tuple[int, str, str]]
@@ -94,3 +96,14 @@ def test_shards_on_a_platform_merge_into_the_whole_run(cli: Cli, planted: Path, 
     assert other["platform"]["class"] == "x86-64-v3"
     assert _int8(other["comparisons"])["measured"] == _int8(one["comparisons"])["measured"]
     assert _int8(other["comparisons"])["cases"] == _int8(one["comparisons"])["cases"]
+
+
+def test_junit_and_markdown_show_the_platform_figures(cli: Cli, planted: Path, tmp_path: Path) -> None:
+    _, report, _ = _verify(cli, planted, tmp_path / "r.json", "--platform", "x86-64-v3")
+    emulated = _int8(report["bundles"][0]["runtimes"][0]["comparisons"])["measured"]
+    junit = ET.fromstring(render("junit", report))
+    [case] = [c for c in junit.iter("testcase") if c.get("classname") == "pairs.platform-x86-64-v3.int8.vs-reference"]
+    failure = case.find("failure")
+    assert failure is not None and f"measured {emulated}" in (failure.get("message") or "")
+    markdown = render("markdown", report)
+    assert "platform x86-64-v3" in markdown and f"✗ {emulated:.4g}" in markdown
