@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from bundlekit import linear_model, put
+from platformkit import write_bundle as write_pairs
 
 from checker.manifest.schema import validator
 from checker.platforms.catalog import Platform, from_manifest, platform_of_target, resolve
@@ -13,6 +16,7 @@ from checker.platforms.features import class_of
 from checker.platforms.launch import Plan, in_userland, plan
 from checker.release.init import init_bundle
 
+Cli = Callable[..., tuple[int, str, str]]
 V3 = Platform("x86-64-v3", "x86_64", "x86-64-v3", ())
 RUNTIME = {
     "platforms": [
@@ -117,3 +121,21 @@ def test_init_proposes_the_platform_of_a_known_target(tmp_path: Path) -> None:
     assert "runtime.platforms: aarch64-dotprod" in result.guesses
     init_bundle(model, device="a toaster", force=True)
     assert "platforms" not in result.manifest.read_text()
+
+
+def test_a_platform_not_run_fails_strict_and_an_unknown_name_is_an_error(cli: Cli, tmp_path: Path) -> None:
+    bundle = write_pairs(tmp_path / "pairs", 2)
+    out = tmp_path / "r.json"
+    code, text, err = cli("verify", bundle, "--platform", "aarch64-i8mm", "--format", "json", "-o", out)
+    report = json.loads(out.read_text())["bundles"][0]
+    assert code == 0 and "runtimes" not in report, err
+    assert report["not_run"] == [
+        {"check": "platform aarch64-i8mm", "reason": "aarch64-i8mm cannot be emulated: qemu has no CPU model with "
+         "i8mm and without the dot product"}
+    ]  # fmt: skip
+    assert "1 check not run: platform aarch64-i8mm" in text.splitlines()[0]
+    code, _, _ = cli("verify", bundle, "--platform", "aarch64-i8mm", "--strict")
+    assert code == 1
+    code, _, _ = cli("verify", bundle, "--platform", "pdp-11", "--format", "json", "-o", out)
+    [unknown] = [f for f in json.loads(out.read_text())["bundles"][0]["findings"] if f["id"] == "platform.not_run"]
+    assert code == 1 and unknown["severity"] == "error" and "--platform pdp-11" in unknown["message"]
