@@ -49,6 +49,8 @@ class Options:
     trust: Trust | None = None  # --require-signature: whom bundle.sig must come from
     attestation: Path | None = None  # --require-attestation FILE: accepted on it, the comparison not run
     attestation_key: Path | None = None  # the public key the attestation must be signed with
+    platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class
+    opt_levels: list[str] = field(default_factory=list)  # --opt-levels: each judged (else runtime.optimization_levels)
 
 
 @dataclass

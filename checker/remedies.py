@@ -149,6 +149,22 @@ REMEDIES: dict[str, Remedy] = {
     ),
     F.REPORT_MERGE: _fixed("merge the reports of every shard: run the missing --shard K/N job and pass its report"),
     F.RUNTIME_THREADS: _fixed("ask for no more threads than the target device has CPUs (0 lets onnxruntime choose)"),
+    F.PLATFORM_NOT_RUN: _fixed(
+        "install qemu-user (apt-get install qemu-user) for an x86-64-v2 or v3 class, or run this platform as a "
+        "matrix leg on a machine of its class"
+    ),
+    F.PLATFORM_KERNEL: _fixed(
+        "set the session option the finding measured (session.x64quantprecision=1) in the application, or "
+        "re-quantize with reduce_range=True or U8U8"
+    ),
+    F.RUNTIME_OPT_LEVEL: _fixed(
+        "open the application's sessions at the level that holds, or with the named optimizer in "
+        "disabled_optimizers; else re-make the graph so that it holds at every declared level"
+    ),
+    F.COMPARISON_NONDETERMINISTIC: _fixed(
+        "remove the random nodes from the shipped graph (or replace them by constants): onnxruntime draws new "
+        "numbers on every run, seeded or not"
+    ),
     F.INTERNAL_ERROR: _fixed("report the bug with the traceback from details.traceback; the later stages did not run"),
 }
 

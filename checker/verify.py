@@ -58,6 +58,24 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
     return stage(ctx)
 
 
+def platforms_stage(ctx: Context) -> Iterable[Finding]:
+    """The platforms stage (checks/platforms.py), imported only when --platform asks for one."""
+    if not ctx.options.platforms:
+        return ()
+    from checker.checks.platforms import platforms_stage as stage
+
+    return stage(ctx)
+
+
+def optlevels_stage(ctx: Context) -> Iterable[Finding]:
+    """The optimization-levels stage (checks/optlevels.py), imported only when levels are declared or asked for."""
+    if not ctx.options.opt_levels and not (ctx.data.get("runtime") or {}).get("optimization_levels"):
+        return ()
+    from checker.checks.optlevels import optlevels_stage as stage
+
+    return stage(ctx)
+
+
 # The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
 # the cases (and the labels of a dynamic axis counted on them, before --shard keeps a share of them),
@@ -78,6 +96,8 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     fidelity_stage,
     compare_stage,
     runtimes_stage,
+    platforms_stage,
+    optlevels_stage,
     validation_stage,
 )
 

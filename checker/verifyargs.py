@@ -78,6 +78,23 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         help="also run the comparison in this onnxruntime, in a cached environment of its own: a version "
         "(1.17.3), oldest or newest of those runtime.version admits, or PACKAGE==VERSION; repeatable",
     )
+    p.add_argument(
+        "--platform",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="platforms",
+        help="also run the comparison on this CPU class (x86-64-v3, aarch64-dotprod, ..., a name from "
+        "runtime.platforms, or target: every declared one), natively or under qemu; repeatable",
+    )
+    p.add_argument(
+        "--opt-levels",
+        type=_levels,
+        default=[],
+        metavar="LEVELS",
+        help="also judge at these graph optimization levels, comma-separated (disabled,basic,extended,all); "
+        "default: runtime.optimization_levels",
+    )
     p.add_argument("--offline", action="store_true", help="runtime environments only from the cache or --find-links")
     p.add_argument(
         "--find-links",
@@ -105,6 +122,17 @@ def _shard(text: str) -> Any:
         return parse_shard(text)
     except ShardError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_LEVELS = ("disabled", "basic", "extended", "all")
+
+
+def _levels(text: str) -> list[str]:
+    levels = [part.strip() for part in text.split(",") if part.strip()]
+    wrong = [level for level in levels if level not in _LEVELS]
+    if wrong or not levels:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of {', '.join(_LEVELS)}")
+    return levels
 
 
 def _runtime_spec(text: str) -> str:
@@ -141,6 +169,8 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         runtimes=list(args.runtimes),
         offline=args.offline,
         find_links=list(args.find_links),
+        platforms=list(args.platforms),
+        opt_levels=list(args.opt_levels),
         jobs=args.jobs,
         **signing_options(args),
     )

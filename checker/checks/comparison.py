@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.compare.boundaries import Boundaries
+from checker.compare.determinism import REPEATED, repeat_findings
 from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
 from checker.compare.progress import Progress, for_run
 from checker.compare.ruleset import Entry, RuleSet, check_outputs, judge_set, parse_entries
@@ -252,6 +253,7 @@ def _run_cases(
     The shapes onnxruntime returns are held against the declared ones (graph.io when they differ).
     """
     failures: list[tuple[Case, str]] = []
+    firsts: list[tuple[Case, dict[str, np.ndarray]]] = []  # run again before any rule is judged (determinism)
     run.progress.describe(f"comparing {graph}")
     for case in run.cases:
         try:
@@ -260,6 +262,8 @@ def _run_cases(
         except CaseRunError as exc:
             outputs, failure = None, str(exc)
             failures.append((case, failure))
+        if outputs is not None and len(firsts) < REPEATED:
+            firsts.append((case, outputs))
         for rules in sets:
             rules.add_case(case, outputs, failure)
         if outputs is not None:
@@ -269,6 +273,8 @@ def _run_cases(
         if keep is not None and outputs is not None:
             run.baseline_outputs[case.name] = {k: v for k, v in outputs.items() if k in keep}
         run.progress.advance()
+    model = run.ctx.graph if graph == "baseline" else run.ctx.variant_models.get(graph)
+    yield from repeat_findings(run.ctx, graph, session, firsts, model)
     if failures:
         yield _failures_finding(run.ctx, graph, failures)
     yield from shapes.findings(run.ctx)

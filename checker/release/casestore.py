@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from checker.bundle.layout import MANIFEST_NAMES, locate
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
+from checker.platforms.features import produced_on
 from checker.release.tree import (
     DEFAULT_NAME,
     block,
@@ -238,6 +239,8 @@ def _entry(case: NewCase, files: dict[str, dict[str, str]], raw: dict[str, str])
     entry["expected"] = flow_map(files["expected"])
     if raw:
         entry["raw"] = flow_map(raw)
+    record = produced_on()  # the reference's outputs are those of this machine's kernels: say which
+    entry["produced_on"] = flow_map({**record, "cpu_features": flow_seq(record["cpu_features"])})
     return entry
 
 

@@ -42,6 +42,11 @@ def _add_init(sub: Any) -> None:
         help="release.version (default: the graph's model_version when set, else 0.1.0)",
     )
     p.add_argument(
+        "--target",
+        metavar="TEXT",
+        help="runtime.target, the device (e.g. 'Raspberry Pi 5'); a known one also proposes runtime.platforms",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
         help="replace an existing manifest (its release and "
@@ -117,7 +122,9 @@ def _add_pack(sub: Any) -> None:
 def cmd_init(args: argparse.Namespace) -> int:
     from checker.release.init import init_bundle
 
-    result = init_bundle(args.model, args.out, name=args.name, version=args.release_version, force=args.force)
+    result = init_bundle(
+        args.model, args.out, name=args.name, version=args.release_version, force=args.force, device=args.target
+    )
     sys.stdout.write(init_summary(result))
     return 0
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.platforms.catalog import class_name, platform_of_target
 from checker.readers.graphinfo import TensorSpec
 from checker.readers.support import oldest_loading
 from checker.release.graphfacts import GraphFacts
@@ -39,7 +40,9 @@ class Source:
     digests: dict[str, str]
 
 
-def draft_manifest(facts: GraphFacts, source: Source, release: Any, carried: Any | None) -> Draft:
+def draft_manifest(
+    facts: GraphFacts, source: Source, release: Any, carried: Any | None, target: str | None = None
+) -> Draft:
     """The whole manifest; `release` is the release section, `carried` an earlier comparison section or None."""
     draft = Draft(block())
     doc = draft.tree
@@ -51,6 +54,8 @@ def draft_manifest(facts: GraphFacts, source: Source, release: Any, carried: Any
     doc["inputs"] = block_seq(_input(spec, i, used, draft) for i, spec in enumerate(facts.inputs))
     doc["outputs"] = block_seq(_output(spec, i, facts, used, draft) for i, spec in enumerate(facts.outputs))
     doc["runtime"] = _runtime(facts, draft)
+    if target:
+        _target(doc["runtime"], target, draft)
     doc["validation"] = flow_map({})
     note(
         doc,
@@ -217,6 +222,18 @@ def _runtime(facts: GraphFacts, draft: Draft) -> Any:
     runtime["version"] = f">={oldest.minor}"
     note(runtime, "version", f"the oldest onnxruntime that loads {needs} (the checker's support table)")
     return runtime
+
+
+def _target(runtime: Any, target: str, draft: Draft) -> None:
+    """runtime.target as given, and the platform a known device name implies, marked as a guess to check."""
+    runtime["target"] = target
+    entry = platform_of_target(target)
+    if entry is None:
+        return
+    runtime["platforms"] = block_seq([flow_map(entry)])
+    note(runtime, "platforms", "guessed from the target name: check the CPU class (`checker verify --platform target`)")
+    proposed = class_name(entry["arch"], entry.get("cpu"), entry.get("features", []))
+    draft.guesses.append(f"runtime.platforms: {proposed}")
 
 
 def _comparison(carried: Any | None, facts: GraphFacts, draft: Draft) -> Any:

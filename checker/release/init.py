@@ -49,7 +49,13 @@ class InitResult:
 
 
 def init_bundle(
-    model: Path, out: Path | None = None, *, name: str | None = None, version: str | None = None, force: bool = False
+    model: Path,
+    out: Path | None = None,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    force: bool = False,
+    device: str | None = None,
 ) -> InitResult:
     if not model.is_file():
         raise UsageError(f"{model}: no such model file")
@@ -64,7 +70,7 @@ def init_bundle(
     source, copied = _place(model, root, facts.external, force)
     release = _release(tree, root, model, name, version, facts)
     carried = tree.get("comparison") if tree is not None and isinstance(tree.get("comparison"), dict) else None
-    draft = draft_manifest(facts, source, release, carried)
+    draft = draft_manifest(facts, source, release, carried, device)
     target = existing or root / DEFAULT_NAME
     write_text(target, _checked_text(draft.tree, target))
     write_schema(root)

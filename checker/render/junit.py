@@ -190,9 +190,20 @@ def _line(finding: Mapping[str, Any], path: str = "") -> str:
 
 
 def _rule_cases(bundle: Mapping[str, Any], suite: str) -> Iterator[Case]:
-    for comparison in _dicts(bundle.get("comparisons")):
+    """The checker's own comparisons, then each runtime set's (--runtime, --platform, optimization levels) under
+    its label: a rule that fails only on a platform is a failed case of its own."""
+    sets = [(suite, _dicts(bundle.get("comparisons")))]
+    for entry in _dicts(bundle.get("runtimes")):
+        label = _clean(entry.get("runtime") or "runtime").replace(" ", "-")
+        sets.append((f"{suite}.{label}", _dicts(entry.get("comparisons"))))
+    for prefix, comparisons in sets:
+        yield from _set_rule_cases(comparisons, prefix)
+
+
+def _set_rule_cases(comparisons: list[Mapping[str, Any]], prefix: str) -> Iterator[Case]:
+    for comparison in comparisons:
         graph = _clean(comparison.get("graph") or "?")
-        classname = f"{suite}.{graph}.vs-{_clean(comparison.get('against') or '?')}"
+        classname = f"{prefix}.{graph}.vs-{_clean(comparison.get('against') or '?')}"
         rules = _dicts(comparison.get("rules"))
         if comparison.get("skipped") and not rules:
             yield Case(classname, "(not assessed)", skipped=str(comparison["skipped"]))

@@ -213,6 +213,9 @@ class RuntimeSet:
     provider: str
     comparisons: list[Comparison] = field(default_factory=list)
     error: str | None = None  # why nothing could be judged there (install or load), or None
+    # With --platform: the CPU class, how it ran (native or emulated) and the CPU features the worker saw.
+    platform: dict[str, Any] | None = None
+    optimization_level: str | None = None  # with --opt-levels / runtime.optimization_levels: the level judged
 
     @property
     def status(self) -> str:
@@ -233,6 +236,10 @@ class RuntimeSet:
         }
         if self.error is not None:
             out["error"] = self.error
+        if self.platform is not None:
+            out["platform"] = self.platform
+        if self.optimization_level is not None:
+            out["optimization_level"] = self.optimization_level
         return out
 
     @classmethod
@@ -244,6 +251,8 @@ class RuntimeSet:
             provider=str(data.get("provider", "")),
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
             error=data.get("error"),
+            platform=dict(platform) if isinstance(platform := data.get("platform"), Mapping) else None,
+            optimization_level=data.get("optimization_level"),
         )
 
 

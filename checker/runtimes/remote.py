@@ -42,7 +42,7 @@ class Arg:
 class Worker:
     """One worker process in one environment; close() ends it."""
 
-    def __init__(self, python: Path, label: str, case_timeout_s: float) -> None:
+    def __init__(self, python: Path, label: str, case_timeout_s: float, launcher: Sequence[str] = ()) -> None:
         self.label = label
         self.case_timeout_s = case_timeout_s
         self._folder = tempfile.TemporaryDirectory(prefix="checker-runtime-")
@@ -51,7 +51,7 @@ class Worker:
         env["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS", "1")
         try:
             self._process = subprocess.Popen(
-                [str(python), "-I", str(WORKER)],
+                [*launcher, str(python), "-I", str(WORKER)],  # launcher: e.g. qemu-x86_64 -cpu MODEL
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -74,6 +74,8 @@ class Worker:
         self.version = str(hello.get("version"))
         self.numpy = str(hello.get("numpy"))
         self.providers = [str(p) for p in hello.get("providers") or []]
+        self.machine = str(hello.get("machine") or "")
+        self.cpu_features = [str(f) for f in hello.get("cpu_features") or []]
 
     def _read(self, stream: IO[str]) -> None:
         for line in stream:

@@ -9,6 +9,7 @@ checker judges the outputs with its own rules, so every runtime is held to the s
 from __future__ import annotations
 
 import json
+import platform
 import sys
 import threading
 import traceback
@@ -39,6 +40,8 @@ def _options(ort: Any, request: dict[str, Any]) -> Any:
             setattr(so, key, int(options[key]))
     if request.get("lean"):
         so.add_session_config_entry("session.disable_prepacking", "1")
+    for key, value in (options.get("config_entries") or {}).items():  # e.g. session.x64quantprecision
+        so.add_session_config_entry(str(key), str(value))
     return so
 
 
@@ -96,6 +99,20 @@ class Worker:
         return {"ok": True}
 
 
+def _cpu_features(np: Any) -> list[str]:
+    """The CPU features NumPy's dispatch found (CPUID, or the auxiliary vector): an emulated CPU's under qemu."""
+    core = getattr(np, "_core", None) or np.core  # NumPy 1 names it core
+    found = getattr(core._multiarray_umath, "__cpu_features__", {})
+    names = {name for name, present in found.items() if present}
+    if platform.machine() == "aarch64":
+        import ctypes
+
+        hwcap2 = ctypes.CDLL(None).getauxval(26)  # AT_HWCAP2; NumPy names no I8MM
+        if hwcap2 & (1 << 13):
+            names.add("I8MM")
+    return sorted(names)
+
+
 def _answer(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
@@ -115,6 +132,8 @@ def main() -> int:
             "version": ort.__version__,
             "numpy": np.__version__,
             "providers": list(ort.get_available_providers()),
+            "machine": platform.machine(),
+            "cpu_features": _cpu_features(np),
         }
     )
     worker = Worker(ort, np)

@@ -30,9 +30,9 @@ def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess[s
 def test_the_docs_hold_the_copy_paste_workflows() -> None:
     workflows = [YAML(typ="safe").load(text) for text in doc_workflows()]
     triggers = [w.get("on") for w in workflows]
-    # The plain case, the fork pair, a matrix, runtimes x shards, a release on tags, compare-to base and the
-    # artifact pair.
-    assert len(workflows) == 9
+    # The plain case, the fork pair, a matrix, runtimes x shards, platforms, a release on tags, compare-to base
+    # and the artifact pair.
+    assert len(workflows) == 10
     assert any(isinstance(t, dict) and "workflow_run" in t for t in triggers)
     assert any(isinstance(t, dict) and t.get("push", {}).get("tags") for t in triggers)
     assert any("matrix" in job.get("strategy", {}) for w in workflows for job in w["jobs"].values())
@@ -46,6 +46,15 @@ def test_the_docs_hold_the_copy_paste_workflows() -> None:
     steps = [step.get("with", {}) for w in workflows for j in w["jobs"].values() for step in j["steps"]]
     assert any(s.get("mode") == "comment-only" and s.get("report") == "reports/*.json" for s in steps)
     assert any(s.get("runtimes") and "--shard" in str(s.get("args")) for s in steps)
+    # The platform matrix: a native arm64 leg and an x86 leg, each one --platform.
+    legs = [
+        leg
+        for w in workflows
+        for j in w["jobs"].values()
+        for leg in j.get("strategy", {}).get("matrix", {}).get("include", [])
+    ]
+    assert {"ubuntu-24.04-arm", "ubuntu-24.04"} <= {leg.get("runner") for leg in legs}
+    assert any(s.get("args") == "--platform ${{ matrix.platform }}" for s in steps)
 
 
 def test_every_workflow_starts_with_no_permissions_and_pins_actions() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,8 @@ def test_case_add_keeps_the_manifests_comments_and_drops_the_filled_placeholder(
     assert "add them with `checker case add`" not in text
     assert "TODO: what produced the expected outputs" not in text
     data = YAML(typ="safe").load(text)
+    produced = data["comparison"]["cases"][0].pop("produced_on")  # the machine that stored the reference
+    assert produced["arch"] == platform.machine() and produced["numpy"] == np.__version__
     assert data["comparison"]["cases"] == [
         {
             "name": "c",
