@@ -18,7 +18,17 @@ if TYPE_CHECKING:
     from checker.preprocess.rebuild import Inputs
     from checker.reports.model import Comparison, NotRun, RuntimeSet
     from checker.sharding import Shard
-    from checker.signing.check import Trust
+
+
+@dataclass
+class Trust:
+    """Whom a signature must come from: a public key, a certificate chain, or a Sigstore identity (the
+    signature stage, signing/check.py, checks bundle.sig against it)."""
+
+    key: Path | None = None
+    certificates: list[Path] = field(default_factory=list)
+    identity: str | None = None
+    issuer: str | None = None
 
 
 @dataclass

@@ -12,29 +12,19 @@ import base64
 import binascii
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, check_relative, regular_size, resolve_inside, walk_files
-from checker.context import Context
+from checker.context import Context, Trust
 from checker.errors import UsageError
 from checker.findings import Finding
 from checker.readers.digest import sha256_files
 from checker.signing.files import MAX_WALK, SIGNATURE, is_git_path
 
 MAX_SIGNATURE_BYTES = 64 << 20
-
-
-@dataclass
-class Trust:
-    """Whom a signature must come from: a public key, a certificate chain, or a Sigstore identity."""
-
-    key: Path | None = None
-    certificates: list[Path] = field(default_factory=list)
-    identity: str | None = None
-    issuer: str | None = None
 
 
 @dataclass
@@ -105,7 +95,7 @@ def read_statement(root: Path) -> Signed:
 def _verify_signature(root: Path, trust: Trust) -> None:
     """The signature checked against the trusted signer. model-signing also hashes the folder: a mismatch of
     files alone is left to `compare_files`, which names each file."""
-    from checker.signing.sign import model_signing
+    from checker.signing.sign import model_signing  # model-signing loads only when a bundle's signature is checked
 
     try:
         config = _verifier(model_signing().verifying.Config(), trust)
