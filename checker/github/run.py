@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker import cli
 from checker.bundle.layout import MANIFEST_NAMES, find_manifest
 from checker.bundle.opening import is_archive
 from checker.context import Options
@@ -19,6 +20,8 @@ from checker.errors import UsageError
 from checker.github.commit import verified_commit
 from checker.github.config import Config
 from checker.github.event import Event, pull_number
+from checker.render.escape import text
+from checker.runtimes.envs import RuntimeSpecError, parse_spec
 
 # Options of `checker verify` the action sets itself.
 RESERVED = ("--format", "--output", "-o")
@@ -36,8 +39,6 @@ class Resolved:
         """Trusted Markdown for the summary; the paths are code spans of escaped text."""
         if not self.skipped:
             return ""
-        from checker.render.escape import text
-
         lines = [f"> [!NOTE]\n> Not bundles, so not verified ({len(self.skipped)}):"]
         lines += [f"> - {text(path, 200)}: {why}" for path, why in self.skipped[:50]]
         if len(self.skipped) > 50:
@@ -103,8 +104,6 @@ def _identity(path: Path, named: bool) -> tuple[str | None, str]:
 
 def verify_options(config: Config) -> Options:
     """The `checker verify` options the args input gives, parsed by verify's own parser; ours win."""
-    from checker import cli
-
     extra = _split(config.args, "args")
     for word in extra:
         option = word.split("=", 1)[0]
@@ -145,8 +144,6 @@ def _split(value: str, name: str) -> list[str]:
 
 def _runtime_spec(spec: str) -> str:
     """A SPEC of the runtimes input, refused as a usage error (as --runtime is) when it names no release."""
-    from checker.runtimes.envs import RuntimeSpecError, parse_spec
-
     try:
         parse_spec(spec)
     except RuntimeSpecError as exc:
