@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Trust:
-    """Whom a signature must come from: a public key, a certificate chain, or a Sigstore identity."""
+    """Whom a signature must come from: a public key, a certificate chain, or a Sigstore identity (the
+    signature stage, checks/signature.py, checks bundle.sig against it)."""
 
     key: Path | None = None
     certificates: list[Path] = field(default_factory=list)

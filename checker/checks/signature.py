@@ -95,7 +95,7 @@ def read_statement(root: Path) -> Signed:
 def _verify_signature(root: Path, trust: Trust) -> None:
     """The signature checked against the trusted signer. model-signing also hashes the folder: a mismatch of
     files alone is left to `compare_files`, which names each file."""
-    from checker.signing.sign import model_signing
+    from checker.signing.sign import model_signing  # model-signing loads only when a bundle's signature is checked
 
     try:
         config = _verifier(model_signing().verifying.Config(), trust)

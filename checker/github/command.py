@@ -1,6 +1,7 @@
 """`checker github run` (what the action calls) and `checker github comment REPORT` (post a report).
 
-Only argument parsing and wiring live here; importing this module imports neither requests nor onnx.
+Only argument parsing and wiring live here; importing this module imports neither requests nor onnx (`checker
+--help` imports it), so each handler imports its work when it runs.
 The token comes from the environment only (INPUT_GITHUB_TOKEN or GITHUB_TOKEN), never from the
 command line, where it would show in a process list or a shell history.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.errors import Error
+from checker.findings import INTERNAL_ERROR
 from checker.github.annotations import inert
 from checker.github.config import COMMENT, COMMENT_MODES, FAIL_ON, MODES, Config
 from checker.terminal import printable
@@ -129,7 +131,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _crashes(report: dict[str, Any]) -> list[str]:
     """The tracebacks of the report's internal.error findings (a bug in a stage)."""
-    from checker.findings import INTERNAL_ERROR
 
     def items(value: object) -> list[Any]:
         return value if isinstance(value, list) else []

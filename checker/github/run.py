@@ -19,6 +19,8 @@ from checker.errors import UsageError
 from checker.github.commit import verified_commit
 from checker.github.config import Config
 from checker.github.event import Event, pull_number
+from checker.render.escape import text
+from checker.runtimes.envs import RuntimeSpecError, parse_spec
 from checker.verifyargs import parse_verify_args
 from checker.verifyargs import verify_options as options_from_args
 
@@ -38,8 +40,6 @@ class Resolved:
         """Trusted Markdown for the summary; the paths are code spans of escaped text."""
         if not self.skipped:
             return ""
-        from checker.render.escape import text
-
         lines = [f"> [!NOTE]\n> Not bundles, so not verified ({len(self.skipped)}):"]
         lines += [f"> - {text(path, 200)}: {why}" for path, why in self.skipped[:50]]
         if len(self.skipped) > 50:
@@ -145,8 +145,6 @@ def _split(value: str, name: str) -> list[str]:
 
 def _runtime_spec(spec: str) -> str:
     """A SPEC of the runtimes input, refused as a usage error (as --runtime is) when it names no release."""
-    from checker.runtimes.envs import RuntimeSpecError, parse_spec
-
     try:
         parse_spec(spec)
     except RuntimeSpecError as exc:

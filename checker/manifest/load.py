@@ -13,6 +13,7 @@ from typing import Any
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
 from checker.findings import Finding
+from checker.manifest.schema import fast_validator, validator
 from checker.manifest.strings import unencodable_fields
 
 MAX_MANIFEST_BYTES = 16 << 20  # a release with tens of thousands of cases; the node count bounds the work
@@ -384,8 +385,6 @@ def check_version(manifest: Manifest) -> list[Finding]:
 
 def schema_findings(manifest: Manifest) -> list[Finding]:
     """Every schema violation, each at the line of the field at fault."""
-    from checker.manifest.schema import validator
-
     if surely_valid(manifest.data):
         return []
     out = []
@@ -398,8 +397,6 @@ def surely_valid(data: Any, name: str = "manifest") -> bool:
     """True when jsonschema-rs finds the data valid: then jsonschema, whose messages the findings quote and
     which takes a millisecond a case, need not run (nor load). Where the two could disagree, Rust is the
     stricter (a pattern's `$` before a final newline), so whatever jsonschema refuses never passes here."""
-    from checker.manifest.schema import fast_validator
-
     try:
         fast = fast_validator(name)
         return fast is not None and bool(fast.is_valid(data))

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.paths import regular_size
+
 MAX_LABEL_BYTES = 16 << 20
 # Python's parser spends a few hundred bytes per element: a 16 MiB literal would take gigabytes.
 MAX_LITERAL_BYTES = 1 << 20
@@ -59,8 +61,6 @@ def from_value(value: Any, source: str) -> list[str]:
 
 
 def from_file(path: Path, rel: str) -> list[str]:
-    from checker.bundle.paths import regular_size
-
     try:
         size = regular_size(path)
     except OSError as exc:

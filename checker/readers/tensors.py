@@ -10,6 +10,8 @@ from pathlib import Path
 from tokenize import TokenError
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from checker.bundle.paths import regular_size
+
 if TYPE_CHECKING:
     import zipfile
 
@@ -45,8 +47,6 @@ UNREADABLE = (
 
 
 def _check_size(path: Path) -> int:
-    from checker.bundle.paths import regular_size
-
     try:
         size = regular_size(path)
     except OSError as exc:
@@ -204,7 +204,7 @@ def load_pb(path: Path) -> tuple[str, np.ndarray]:
     import onnx
     from google.protobuf.message import DecodeError
 
-    from checker.readers.wire import check_tensor_wire
+    from checker.readers.wire import check_tensor_wire  # .pb files only, like onnx above: a plain run loads neither
 
     _check_size(path)
     if path.stat().st_size >= MAX_PROTO_BYTES:

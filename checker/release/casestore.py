@@ -16,6 +16,7 @@ from checker.bundle.layout import MANIFEST_NAMES, locate
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
 from checker.platforms.features import produced_on
+from checker.preprocess.running import rebuild_file
 from checker.release.tree import (
     DEFAULT_NAME,
     block,
@@ -203,8 +204,6 @@ def _build_missing(manifest: Path, root: Path, case: NewCase) -> list[str]:
             continue
         if not path.is_file():
             raise UsageError(f"no such raw file: {path}")
-        from checker.preprocess.running import rebuild_file
-
         for made, tensor in rebuild_file(manifest, root, name, path, npz=True).items():
             if made not in case.inputs:
                 case.inputs[made] = tensor

@@ -1,4 +1,8 @@
-"""The release commands: `checker init`, `checker case add`, `checker pack`. Parse, call, print, return a status."""
+"""The release commands: `checker init`, `checker case add`, `checker pack`. Parse, call, print, return a status.
+
+Each handler imports its work when it runs: `checker --help` imports this module, and the release code loads
+onnx, NumPy and the verify stages.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker import __version__
 from checker.errors import UsageError
+from checker.reports.model import Report, not_run_line
 
 if TYPE_CHECKING:
     from checker.release.init import InitResult
@@ -167,7 +173,6 @@ def cmd_case_add(args: argparse.Namespace) -> int:
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from checker.release.pack import pack
-    from checker.reports.model import not_run_line
 
     if not args.path.exists():
         raise UsageError(f"no such path: {args.path}")
@@ -184,10 +189,8 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 
 def _failed_report(result: PackResult, strict: bool) -> str:
-    from checker import __version__
     from checker.readers.environment import environment
     from checker.render import render
-    from checker.reports.model import Report
 
     report = Report(checker_version=__version__, bundles=[result.report], strict=strict, environment=environment())
     return render("text", report.to_dict())

@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.manifest.schema import load
 from checker.platforms.catalog import class_name, platform_of_target
 from checker.readers.graphinfo import TensorSpec
 from checker.readers.support import oldest_loading
-from checker.release.graphfacts import GraphFacts
+from checker.release.graphfacts import GraphFacts, GraphReadError
 from checker.release.guess import Guess, input_guess, named_shape, output_guess
 from checker.release.tree import TODO, block, block_seq, flow_map, flow_seq, note, one_line, schema_comment
 
@@ -127,16 +128,12 @@ def _tensor(spec: TensorSpec, used: set[str]) -> Any:
 
 
 def _dtypes() -> list[str]:
-    from checker.manifest.schema import load
-
     enum: list[str] = load("manifest")["properties"]["inputs"]["items"]["properties"]["dtype"]["enum"]
     return enum
 
 
 def _input(spec: TensorSpec, index: int, used: set[str], draft: Draft) -> Any:
     if spec.dtype not in _dtypes():
-        from checker.release.graphfacts import GraphReadError
-
         raise GraphReadError(
             f"input '{spec.name}' is of type {spec.dtype}; a release describes tensor inputs ({', '.join(_dtypes())})"
         )

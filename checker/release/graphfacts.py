@@ -9,6 +9,7 @@ from typing import Any
 from checker.bundle.paths import BundlePathError, check_relative
 from checker.errors import Error
 from checker.readers.graphinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs, opsets
+from checker.readers.labelfiles import LabelError, from_metadata
 
 MAX_GRAPH_BYTES = 2 << 30  # protobuf's limit for one message; larger weights must be external data
 # Metadata keys that exporters use for class names (Ultralytics: names; Hugging Face: id2label), in preference order.
@@ -91,8 +92,6 @@ def _external_locations(model: Any, graph_name: str) -> list[str]:
 
 def metadata_labels(model: Any) -> MetadataLabels | None:
     """Class names kept in the graph's metadata under a key exporters commonly use; at least two of them."""
-    from checker.readers.labelfiles import LabelError, from_metadata
-
     keys = {p.key.lower(): p.key for p in model.metadata_props}
     for wanted in LABEL_KEYS:
         key = keys.get(wanted)

@@ -27,6 +27,7 @@ from checker.readers.digest import CHUNK, bundle_digest
 from checker.readers.digestlist import DIGEST_LIST
 from checker.reports.model import BundleReport
 from checker.signing.files import SIGNATURE
+from checker.verify import verify_bundle
 
 FILE_MODE = 0o644
 COMPRESS_LEVEL = 6  # weights hardly compress; a higher level costs time and saves next to nothing
@@ -68,8 +69,6 @@ def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResul
         raise BundleError(f"{path}: no bundle.yaml, bundle.yml or bundle.json to pack")
     if out is not None and not out.name.endswith(SUFFIXES):
         raise UsageError(f"-o {out}: the archive's name must end in .tar.gz or .tgz")
-    from checker.verify import verify_bundle
-
     report = verify_bundle(path, Options(strict=strict))
     if report.status(strict) == "fail" or report.not_run:
         return PackResult(report)  # a release ships only once every one of its checks has run

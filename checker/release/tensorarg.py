@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checker.errors import UsageError
+from checker.readers.tensors import TensorFileError, load_npy, load_npz, load_pb
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,8 +30,6 @@ def load_tensors(files: dict[str, Path]) -> dict[str, np.ndarray]:
 
 
 def load_tensor(name: str, path: Path) -> np.ndarray:
-    from checker.readers.tensors import TensorFileError, load_npy, load_npz, load_pb
-
     if not path.is_file():
         raise UsageError(f"no such tensor file: {path}")
     suffix = path.suffix.lower()

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import Error
-from checker.manifest.load import parse_text, read_text
+from checker.manifest.load import dump_tree, parse_text, read_text
+from checker.manifest.schema import SCHEMA_FILE, schema_text
 
 DEFAULT_NAME = "bundle.yaml"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")  # release.name, as the schema has it
@@ -31,8 +32,6 @@ def read_tree(path: Path) -> Any:
 
 def dump(tree: Any, suffix: str) -> str:
     """The manifest's text, written the way `checker lock` writes it (JSON for a .json manifest)."""
-    from checker.manifest.load import dump_tree
-
     return dump_tree(tree, suffix)
 
 
@@ -54,15 +53,11 @@ def write_text(path: Path, text: str) -> None:
 def schema_comment() -> str:
     """The comment that lets YAML editors complete and check the manifest: a relative path to the schema's copy
     beside it (`write_schema`), which resolves offline and with no published URL."""
-    from checker.manifest.schema import SCHEMA_FILE
-
     return f"yaml-language-server: $schema={SCHEMA_FILE}"
 
 
 def write_schema(root: Path) -> None:
     """The manifest schema, beside the manifest, for `schema_comment` to name."""
-    from checker.manifest.schema import SCHEMA_FILE, schema_text
-
     write_text(root / SCHEMA_FILE, schema_text("manifest"))
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker.remedies import remedy
 from checker.render.links import repo_path
+from checker.render.runtimes import runtime_table
 from checker.reports.diff import changed_rules
 from checker.terminal import printable
 
@@ -143,8 +144,6 @@ def _seq(value: Any) -> list[Any]:
 
 
 def _runtimes(bundle: dict[str, Any]) -> list[str]:
-    from checker.render.runtimes import runtime_table
-
     table = runtime_table(bundle)
     if table is None:
         return []

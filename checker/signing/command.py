@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from checker.reports.options import check_paths
+from checker.terminal import printable
+
 EXIT_PASS = 0
 
 
@@ -36,9 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_sign(args: argparse.Namespace) -> int:
-    from checker.reports.options import check_paths
-    from checker.signing.sign import Signer, sign_bundle
-    from checker.terminal import printable
+    from checker.signing.sign import Signer, sign_bundle  # model-signing and its crypto: not paid by --help
 
     check_paths([str(args.path)])
     token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient

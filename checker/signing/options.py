@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.errors import UsageError
+
 if TYPE_CHECKING:
     from checker.context import Trust
 
@@ -47,8 +49,6 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
 
 def signing_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `Options` fields of the signature and attestation flags."""
-    from checker.errors import UsageError
-
     if args.attest is not None and args.attest_key is None:
         raise UsageError("--attest needs --attest-key KEY.pem, the key that signs the attestation")
     if args.require_attestation is not None:
@@ -66,15 +66,13 @@ def signing_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def write_attestation(args: argparse.Namespace, report: dict[str, Any]) -> None:
     if args.attest is not None:
-        from checker.signing.attest import write_attestations
+        from checker.signing.attest import write_attestations  # the attestation code, loaded only for --attest
 
         write_attestations(report, args.attest, args.attest_key)
 
 
 def trust_from(args: argparse.Namespace) -> Trust | None:
     """Whom `checker verify` trusts, or None when no signature is required."""
-    from checker.errors import UsageError
-
     given = args.trusted_key or args.trusted_certificate or args.sigstore_identity
     if not args.require_signature:
         if given and not (args.require_attestation is not None and args.trusted_key and not args.trusted_certificate):
@@ -90,6 +88,6 @@ def trust_from(args: argparse.Namespace) -> Trust | None:
     for path in [args.trusted_key, *args.trusted_certificate]:
         if path is not None and not path.is_file():
             raise UsageError(f"no such file: {path}")
-    from checker.context import Trust  # the signature stage's module, loaded only when a run needs it
+    from checker.context import Trust  # the stages' shared state, loaded only when a run needs it
 
     return Trust(args.trusted_key, list(args.trusted_certificate), args.sigstore_identity, args.sigstore_issuer)

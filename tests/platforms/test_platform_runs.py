@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from platformkit import LIMIT, V3_MODEL, int8_max_abs, needs_qemu, write_bundle
 
-from checker.reports.files import validate
 from checker.render import render
+from checker.reports.files import validate
 
 pytestmark = needs_qemu
 Cli = Callable[..., tuple[int, str, str]]

@@ -20,6 +20,7 @@ from checker.render.markdown.since_base import (
 )
 from checker.render.markdown.tables import comparison_section, key_values
 from checker.render.markdown.words import bundle_title, count, plural, severity_count, status_mark
+from checker.render.runtimes import runtime_table
 from checker.reports.model import mappings as _dicts
 
 TITLE = "ONNX release check"
@@ -153,8 +154,6 @@ def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
 
 def _runtimes(bundle: Mapping[str, Any]) -> Iterator[str]:
     """One row per runtime (--runtime), one column per rule: its verdict and measured figure."""
-    from checker.render.runtimes import runtime_table
-
     table = runtime_table(bundle)
     if table is None:
         return
