@@ -48,6 +48,7 @@ class Case:
     raw: dict[str, str]  # input name -> bundle-relative path of the application input
     where: tuple[str | int, ...]
     files: list[str] = field(default_factory=list)
+    label: Any = None  # the application's expected answer: a class name or index, or a list (one per item)
 
 
 @dataclass

@@ -69,6 +69,8 @@ class RuleResult:
     # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
     # merged rule can say which boundary broke it.
     boundaries: dict[str, dict[str, float | None]] | None = None
+    tags: list[str] = field(default_factory=list)  # the slice judged: cases with any of these tags (none: all)
+    statistics: dict[str, Any] | None = None  # a task rule's counts and confidence interval (compare.task)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,6 +91,8 @@ class RuleResult:
             **({"case_notes": self.case_notes} if self.case_notes else {}),
             **({} if self.compared else {"compared": False}),
             **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
+            **({"tags": self.tags} if self.tags else {}),
+            **({"statistics": self.statistics} if self.statistics is not None else {}),
         }
 
 

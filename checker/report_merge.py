@@ -248,6 +248,8 @@ def _merge_rule(parts: Sequence[Mapping[str, Any]], order: list[str], variant: s
     check = CHECKS.get(str(first.get("check")))
     if check is None or any(not isinstance(p.get("cases"), Mapping) for p in parts) or not first.get("params"):
         return dict(first)  # a rule that could not be judged: the same reason in every shard
+    if check.task:  # judged on the whole set's counts, which per-case figures do not carry: as the shard said
+        return dict(first)
     figures: dict[str, float | None] = {}
     notes: dict[str, str] = {}
     for part in parts:

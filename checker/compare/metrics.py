@@ -116,6 +116,7 @@ class Check:
     ranking: bool = False  # compares positions of the largest entries rather than element values
     numeric: bool = True  # needs numbers (exact also compares strings and booleans)
     optional: tuple[str, ...] = ()  # parameters taken when stated, absent from the report otherwise
+    task: bool = False  # judges the application's answer (a case's `label`) over the whole set: compare.task
 
     def threshold(self, params: Params) -> float:
         return 0.0 if self.threshold_key is None else float(params[self.threshold_key])
@@ -256,6 +257,11 @@ def score_drift_figure(x: Pair, p: Params) -> float:
     return float(np.where(top, np.abs(pa - pe), 0.0).max())
 
 
+def task_figure(x: Pair, p: Params) -> float:
+    """Task rules need each case's label, which a pair of arrays lacks: compare.task measures them."""
+    raise TypeError("a task rule is measured by checker.compare.task")
+
+
 def exact_figure(x: Pair, p: Params) -> float:
     """The number of differing elements."""
     return float(np.count_nonzero(x.a != x.e))
@@ -293,6 +299,15 @@ CHECKS: dict[str, Check] = {
             "score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure,
             wording="changed the top score by {v:.4g} (max {t:g})", ranking=True,
             optional=("batch_axis",),
+        ),
+        Check(
+            "accuracy", {"k": 1, "axis": -1}, ("min",), "min", "min", task_figure, ranking=True, task=True,
+            wording="has a top-{k} accuracy of {v:.4g} against the labels (min {t:g})",
+        ),
+        Check(
+            "accuracy_drop", {"k": 1, "axis": -1, "relative": False}, ("max",), "max", "max", task_figure,
+            ranking=True, task=True,
+            wording="loses {v:.4g} of top-{k} accuracy against the labels (max {t:g})",
         ),
         Check(
             "exact", {}, (), None, "max", exact_figure,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from checker.changes import changed_rules
+from checker.render.slices import rule_scope
 from checker.remedies import remedy
 from checker.render.escape import forget, mermaid, text
 from checker.render.links import Links, repo_path
@@ -746,7 +747,7 @@ def _rule_name(rule: Mapping[str, Any]) -> str:
     args = ""
     if isinstance(params, Mapping) and params:
         args = " (" + ", ".join(f"{k}={_param(v)}" for k, v in list(params.items())[:8]) + ")"
-    return text(f"{rule.get('output', '?')} {rule.get('check', '?')}{args}", 200)
+    return text(f"{rule.get('output', '?')} {rule.get('check', '?')}{args}{rule_scope(rule)}", 300)
 
 
 def _param(value: object) -> str:

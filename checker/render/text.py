@@ -9,6 +9,7 @@ from checker.changes import changed_rules
 from checker.remedies import remedy
 from checker.render.escape import printable
 from checker.render.links import repo_path
+from checker.render.slices import rule_scope
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -219,7 +220,7 @@ def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
                 mark,
                 str(r.get("output")),
                 str(r.get("check")),
-                _params(r),
+                _params(r) + rule_scope(r),
                 *figures,
                 _fmt(r.get("pass_rate")),
                 str(r.get("worst_case") or "-"),
