@@ -123,6 +123,13 @@ def _add_verify(sub: Any) -> None:
         help="stop a graph that runs longer than this on one case (default: 600)",
     )
     p.add_argument(
+        "--gain-budget",
+        type=_non_negative_seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="time each variant against the baseline for at most this long (default: 1; 0: no timing)",
+    )
+    p.add_argument(
         "--jobs",
         "-j",
         type=_positive_int,
@@ -214,6 +221,16 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 3600:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds from 0 to 3600")
+    return value
+
+
 def _add_lock(sub: Any) -> None:
     p = sub.add_parser("lock", help="write every named file's sha256 and release.digest into the manifest")
     p.add_argument("path", metavar="PATH", help="a bundle folder or its manifest")
@@ -290,6 +307,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         offline=args.offline,
         find_links=list(args.find_links),
         jobs=args.jobs,
+        gain_budget_s=args.gain_budget,
     )
 
 

@@ -35,6 +35,8 @@ class Options:
     runtimes: list[str] = field(default_factory=list)  # --runtime SPECs: each judged in its own environment
     offline: bool = False  # runtime environments only from the cache or the wheelhouses
     find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
+    gain_budget_s: float = 1.0  # per variant: how long the paired timing may run (0: no timing)
+    sharing: int = 1  # bundles verified side by side in this run (--jobs): their timings share the cores
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Context:
     variant_models: dict[str, onnx.ModelProto] = field(default_factory=dict)  # parsed variant graphs (graph stage)
     label_axes: dict[str, int] = field(default_factory=dict)  # output name -> labelled axis (labels stage)
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
+    gains: list[dict[str, Any]] = field(default_factory=list)  # gain stage: each variant's size and speed
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)

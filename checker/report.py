@@ -201,6 +201,7 @@ class BundleReport:
     not_run: list[NotRun] = field(default_factory=list)
     piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
     runtimes: list[RuntimeSet] = field(default_factory=list)
+    gains: list[dict[str, Any]] = field(default_factory=list)  # each variant's size and speed (checks.gain)
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
     shard: dict[str, Any] | None = None
 
@@ -230,6 +231,7 @@ class BundleReport:
             **({"validation": self.validation} if self.validation is not None else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
+            **({"gains": self.gains} if self.gains else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
         }
 

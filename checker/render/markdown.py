@@ -21,10 +21,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from checker.changes import changed_rules
-from checker.render.slices import rule_scope
 from checker.remedies import remedy
 from checker.render.escape import forget, mermaid, text
+from checker.render.gains import gain_sentences
 from checker.render.links import Links, repo_path
+from checker.render.slices import rule_scope
 from checker.report import mappings as _dicts
 
 if TYPE_CHECKING:
@@ -418,6 +419,12 @@ def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
     yield from _info_list(bundle, view)
     for comparison in _dicts(bundle.get("comparisons")):
         yield from _comparison(comparison, view.detail, view.cuts)
+    gains = gain_sentences(bundle)
+    if gains:
+        yield ""
+        yield "#### Gain over the baseline"
+        yield ""
+        yield from (f"- {text(line, 600)}" for line in gains)
     yield from _runtimes(bundle)
     yield from _key_values("Validation command", bundle.get("validation"))
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from checker.changes import changed_rules
 from checker.remedies import remedy
 from checker.render.escape import printable
+from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
 from checker.render.slices import rule_scope
 
@@ -96,6 +97,7 @@ def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | Non
     lines += _findings(bundle, [f for f in findings if f.get("severity") not in ("error", "warning")], paint)
     for comparison in bundle.get("comparisons", []):
         lines += _comparison(comparison, paint)
+    lines += [f"  gain  {line}" for line in gain_sentences(bundle)]
     lines += _runtimes(bundle)
     if bundle.get("validation"):
         lines += _validation(bundle["validation"], paint)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from bundlekit import write_manifest
@@ -14,13 +15,17 @@ from taskkit import labelled_bundle
 from checker import findings as F
 from checker.compare.intervals import clopper_pearson, mcnemar_p, paired_drop, wilson
 from checker.context import Options
+from checker.manifest.schema import load
+from checker.report import Report
 from checker.verify import verify_bundle
 
 DROP = {"output": "logits", "check": "accuracy_drop", "k": 1, "max": 0.1}
 
 
 def verified(root: Path) -> dict[str, Any]:
-    report: dict[str, Any] = verify_bundle(root, Options()).to_dict()
+    whole = Report("0", [verify_bundle(root, Options(gain_budget_s=0.0))]).to_dict()
+    jsonschema.validate(whole, load("report"))
+    report: dict[str, Any] = whole["bundles"][0]
     return report
 
 
