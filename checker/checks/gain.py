@@ -125,7 +125,7 @@ def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str
         yield from _expected(name, expect, smaller, latency, said_all, ctx.where("variants", i, "expect"))
         return
     gains_size = smaller > 1.0
-    gains_speed = low is not None and float(low) > 1.0
+    gains_speed = low is not None and float(low) > 1.0 + timing.NOISE
     if not (gains_size or gains_speed):
         untimed = f"; its speed was not measured: {latency['skipped']}" if "skipped" in latency else ""
         yield F.warning(
