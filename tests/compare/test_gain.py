@@ -23,6 +23,7 @@ from checker.compare.timing import median_interval, paired
 from checker.context import Options
 from checker.manifest.schema import load
 from checker.render import markdown, text
+from checker.render.gains import gain_sentence
 from checker.report import Report
 from checker.verify import verify_bundle
 
@@ -159,6 +160,11 @@ def test_an_int8_variant_is_smaller_by_its_files_and_a_larger_one_gains_nothing(
     assert "skipped" in found["int8"]["latency"]
     assert sorted(no_gain(report)) == ["same"]  # smaller beyond doubt needs no timing
     assert no_gain(report)["same"]["severity"] == "warning"
+    timed = gains(verified(root, budget=0.3))["int8"]  # and timed: its speed with the interval around it
+    interval = timed["latency"]["interval"]
+    assert interval["low"] <= timed["latency"]["faster"] <= interval["high"] and timed["latency"]["rounds"] >= 2
+    assert timed["size"] == size
+    assert gain_sentence(timed).startswith(f"int8: {size['smaller']:.3g}x smaller (")
 
 
 def test_a_slower_variant_gains_nothing_and_misses_its_expected_speed(tmp_path: Path) -> None:
