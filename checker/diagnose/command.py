@@ -23,7 +23,14 @@ def register(subparsers: Any) -> None:
         "onnxruntime.quantization.",
     )
     p.add_argument("path", metavar="PATH", help="a bundle folder, its manifest, or an archive")
-    p.add_argument("--variant", required=True, metavar="NAME", help="the variant to diagnose")
+    p.add_argument("--variant", metavar="NAME", help="the variant to diagnose")
+    p.add_argument(
+        "--reproduce",
+        metavar="VARIANT",
+        help="re-run VARIANT's recorded transform (tool, settings, calibration cases) on the baseline and compare "
+        "the result with the shipped graph: weights, scales and zero points equal, or the first that differs; "
+        "exit status 1 when it differs",
+    )
     p.add_argument(
         "--case",
         metavar="NAME",
@@ -53,6 +60,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     if not Path(args.path).exists():
         raise UsageError(f"no such path: {args.path}")
+    if args.reproduce is not None:
+        return _reproduce(args)
+    if args.variant is None:
+        raise UsageError("diagnose needs --variant NAME (or --reproduce VARIANT)")
     result = investigate(Path(args.path), args.variant, args.case, args.min_db, args.requantize)
     if args.format == "json":
         from checker.report import json_figures  # an infinite drop in dB is written "inf", as in the report
@@ -61,6 +72,17 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(result))
     return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from checker.diagnose.reproduce import reproduce_bundle
+
+    result = reproduce_bundle(Path(args.path), args.reproduce)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(result.summary + "\n")
+    return 0 if result.equal else 1
 
 
 def render_text(diagnosis: dict[str, Any]) -> str:

@@ -12,16 +12,19 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _map(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def gain_sentence(gain: Mapping[str, Any]) -> str:
     """E.g. "int8: 3.9x smaller (66,000 of 262,000 bytes); 1.8x faster (95 % 1.7 to 1.9, 48 rounds, ...)"."""
-    size = gain.get("size") if isinstance(gain.get("size"), Mapping) else {}
-    latency = gain.get("latency") if isinstance(gain.get("latency"), Mapping) else {}
+    size, latency = _map(gain.get("size")), _map(gain.get("latency"))
     smaller = _number(size.get("smaller"))
     parts = [f"{smaller:.3g}x smaller" if smaller is not None else "size unknown"]
     if isinstance(size.get("variant_bytes"), int) and isinstance(size.get("baseline_bytes"), int):
         parts[0] += f" ({size['variant_bytes']:,} of {size['baseline_bytes']:,} bytes)"
     faster = _number(latency.get("faster"))
-    interval = latency.get("interval") if isinstance(latency.get("interval"), Mapping) else {}
+    interval = _map(latency.get("interval"))
     low, high = _number(interval.get("low")), _number(interval.get("high"))
     threads = latency.get("threads")
     shown = ", ".join(f"{k}={v}" for k, v in threads.items()) if isinstance(threads, Mapping) else str(threads)
