@@ -199,3 +199,14 @@ def test_the_median_interval_and_the_stopping_rule() -> None:
     ticks = iter(range(10**6))
     steady = paired(lambda i: None, lambda i: None, 3, budget_s=10**6, clock=lambda: float(next(ticks)))
     assert steady.stopped == "tight" and steady.faster == pytest.approx(1.0)
+
+
+def test_the_budget_is_a_number_of_seconds(capsys: pytest.CaptureFixture[str]) -> None:
+    from bundlekit import EXAMPLE
+
+    from checker.cli import main
+
+    assert main(["verify", str(EXAMPLE), "--gain-budget", "-1"]) == 2
+    assert "--gain-budget: '-1' is not a number of seconds" in capsys.readouterr().err
+    assert main(["diagnose", str(EXAMPLE)]) == 2
+    assert "diagnose needs --variant NAME (or --reproduce VARIANT)" in capsys.readouterr().err
