@@ -7,6 +7,7 @@ a set of a hundred thousand items costs milliseconds and no statistics library i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,14 +41,14 @@ def wilson(hits: int, n: int) -> Interval:
     return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson")
 
 
-def _log_terms(n: int) -> tuple[np.ndarray, np.ndarray]:
+def log_binomials(n: int) -> tuple[np.ndarray, np.ndarray]:
     """log C(n, i) for i = 0..n, and the indices."""
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))))
     i = np.arange(n + 1)
     return log_fact[n] - log_fact[i] - log_fact[n - i], i
 
 
-def _tail(log_c: np.ndarray, i: np.ndarray, n: int, p: float, upto: int) -> float:
+def binomial_cdf(log_c: np.ndarray, i: np.ndarray, n: int, p: float, upto: int) -> float:
     """P(X <= upto) for X ~ Binomial(n, p)."""
     if p <= 0.0:
         return 1.0
@@ -58,12 +59,12 @@ def _tail(log_c: np.ndarray, i: np.ndarray, n: int, p: float, upto: int) -> floa
     return min(1.0, math.exp(top) * float(np.exp(logs - top).sum()))
 
 
-def _solve(f: object, target: float) -> float:
+def _solve(f: Callable[[float], float], target: float) -> float:
     """The p in [0, 1] where the decreasing function f(p) crosses target."""
     low, high = 0.0, 1.0
     for _ in range(_STEPS):
         mid = (low + high) / 2
-        if f(mid) > target:  # type: ignore[operator]
+        if f(mid) > target:
             low = mid
         else:
             high = mid
@@ -74,9 +75,9 @@ def clopper_pearson(hits: int, n: int, alpha: float = 1 - CONFIDENCE) -> Interva
     """The exact (Clopper-Pearson) interval for a rate: at most alpha/2 of probability outside each side."""
     if n == 0:
         return Interval(0.0, 1.0, "clopper-pearson")
-    log_c, i = _log_terms(n)
-    high = 1.0 if hits == n else _solve(lambda p: _tail(log_c, i, n, p, hits), alpha / 2)
-    low = 0.0 if hits == 0 else _solve(lambda p: _tail(log_c, i, n, p, hits - 1), 1 - alpha / 2)
+    log_c, i = log_binomials(n)
+    high = 1.0 if hits == n else _solve(lambda p: binomial_cdf(log_c, i, n, p, hits), alpha / 2)
+    low = 0.0 if hits == 0 else _solve(lambda p: binomial_cdf(log_c, i, n, p, hits - 1), 1 - alpha / 2)
     return Interval(low, high, "clopper-pearson")
 
 
@@ -100,5 +101,5 @@ def mcnemar_p(lost: int, gained: int) -> float:
     m = lost + gained
     if m == 0:
         return 1.0
-    log_c, i = _log_terms(m)
-    return min(1.0, 2 * _tail(log_c, i, m, 0.5, min(lost, gained)))
+    log_c, i = log_binomials(m)
+    return min(1.0, 2 * binomial_cdf(log_c, i, m, 0.5, min(lost, gained)))

@@ -16,7 +16,7 @@ import numpy as np
 
 from checker import findings as F
 from checker.compare.intervals import Interval, mcnemar_p, paired_drop, wilson
-from checker.compare.metrics import _class_rows
+from checker.compare.metrics import class_rows
 from checker.compare.rules import CaseResult, Rule, Tally
 from checker.findings import Finding
 from checker.report import RuleResult
@@ -52,7 +52,7 @@ def label_indices(raw: Any, labels: Sequence[str] | None, count: int, classes: i
 
 def _hits(x: np.ndarray, rule: Rule, index: list[int]) -> np.ndarray:
     """Per item: whether the label is among the k highest entries (ties with the k-th count as in)."""
-    rows = _class_rows(x, int(rule.params["axis"]))
+    rows = class_rows(x, int(rule.params["axis"]))
     chosen = rows[np.arange(len(index)), index]
     above: np.ndarray = (rows > chosen[:, None]).sum(axis=1)
     return above < int(rule.params["k"])
@@ -68,7 +68,7 @@ def case_result(
     axis = int(rule.params["axis"])
     if not -a.ndim <= axis < a.ndim or a.shape[axis] < int(rule.params["k"]):
         return CaseResult(None, False, f"axis {axis} of shape {list(a.shape)} cannot hold a top {rule.params['k']}")
-    count = _class_rows(a, axis).shape[0]
+    count = class_rows(a, axis).shape[0]
     if labels is not None and a.shape[axis] != len(labels):
         return CaseResult(None, False, f"'{rule.output}' has {a.shape[axis]} classes, its labels {len(labels)}")
     index = label_indices(case.label, labels, count, int(a.shape[axis]))

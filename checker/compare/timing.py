@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from checker.compare.intervals import _log_terms, _tail
+from checker.compare.intervals import binomial_cdf, log_binomials
 
 WARMUP = 3  # untimed runs of the first case per graph: first runs allocate and page in the weights
 MIN_ROUNDS = 32
@@ -56,9 +56,9 @@ def median_interval(values: Sequence[float]) -> tuple[float, float, float]:
     ordered = sorted(values)
     n = len(ordered)
     middle = ordered[(n - 1) // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-    log_c, i = _log_terms(n)
+    log_c, i = log_binomials(n)
     j = 0  # the largest j with P(X <= j - 1) <= 2.5 % for X ~ Binomial(n, 1/2): [x_(j), x_(n-j+1)]
-    while j + 1 <= n // 2 and _tail(log_c, i, n, 0.5, j) <= 0.025:
+    while j + 1 <= n // 2 and binomial_cdf(log_c, i, n, 0.5, j) <= 0.025:
         j += 1
     if j == 0:
         return ordered[0], middle, ordered[-1]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from checker.context import Context
-from checker.diagnose.requantize import _reader, calibration_cases, quant_kwargs, quantizer
+from checker.diagnose.requantize import calibration_cases, calibration_reader, quant_kwargs, quantizer
 from checker.errors import BundleError
 
 
@@ -155,7 +155,7 @@ def reproduce(ctx: Context, entry: Mapping[str, Any], baseline: Path, variant: P
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="checker-reproduce-") as work:
         out = Path(work) / "reproduced.onnx"
-        reader = {"calibration_data_reader": _reader(calibration)} if "static" in function.__name__ else {}
+        reader = {"calibration_data_reader": calibration_reader(calibration)} if "static" in function.__name__ else {}
         try:
             function(str(baseline), str(out), **reader, **kwargs)
         except Exception as exc:  # onnxruntime.quantization raises bare exceptions of many kinds

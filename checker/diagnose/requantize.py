@@ -144,7 +144,7 @@ def calibration_cases(cases: Sequence[Case], declared: Any) -> list[Case]:
     return list(cases)
 
 
-def _reader(cases: Sequence[Case]) -> Any:
+def calibration_reader(cases: Sequence[Case]) -> Any:
     from onnxruntime.quantization import CalibrationDataReader
 
     class Reader(CalibrationDataReader):  # type: ignore[misc]
@@ -293,7 +293,11 @@ def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
             try:
                 used = kwargs if not changed else quant_kwargs(function, {**settings, **changed})[0]
                 used = {k: v for k, v in used.items() if k != "nodes_to_exclude"}
-                reader = {"calibration_data_reader": _reader(calibration)} if "static" in function.__name__ else {}
+                reader = (
+                    {"calibration_data_reader": calibration_reader(calibration)}
+                    if "static" in function.__name__
+                    else {}
+                )
                 function(str(request.baseline), str(out), **reader, **used, nodes_to_exclude=excluded)
             except Exception as exc:  # onnxruntime.quantization raises bare exceptions of many kinds
                 trial.error = f"{function.__name__} failed: {exc}"
