@@ -52,6 +52,8 @@ class Options:
     attestation_key: Path | None = None  # the public key the attestation must be signed with
     platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class
     opt_levels: list[str] = field(default_factory=list)  # --opt-levels: each judged (else runtime.optimization_levels)
+    gain_budget_s: float = 1.0  # per variant: how long the paired timing may run (0: no timing)
+    sharing: int = 1  # bundles verified side by side in this run (--jobs): their timings share the cores
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Case:
     raw: dict[str, str]  # input name -> bundle-relative path of the application input
     where: tuple[str | int, ...]
     files: list[str] = field(default_factory=list)
+    label: Any = None  # the application's expected answer: a class name or index, or a list (one per item)
 
 
 @dataclass
@@ -96,6 +99,7 @@ class Context:
     # fidelity stages read it).
     preprocessing: Inputs | None = None
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
+    gains: list[dict[str, Any]] = field(default_factory=list)  # gain stage: each variant's size and speed
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)

@@ -117,6 +117,13 @@ REMEDIES: dict[str, Remedy] = {
     F.COMPARISON_RULE: _rule,
     F.COMPARISON_NOT_RUN: _fixed("fix the errors above that stopped the comparison"),
     F.COMPARISON_RUNTIME: _fixed("make the graph load and run in onnxruntime here (the message holds its error)"),
+    F.VARIANT_NO_GAIN: _fixed(
+        "ship the variant only if it gains: change the transform (a format or types the runtime accelerates), "
+        "or drop the variant"
+    ),
+    F.COMPARISON_TOO_FEW_CASES: _fixed(
+        "add labelled cases to the slice until the interval named in the message no longer holds the threshold"
+    ),
     F.VARIANT_NOT_ASSESSED: _fixed(
         "fix what the message names first (the variant's graph, or the graph it derives from); it is judged then"
     ),

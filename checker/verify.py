@@ -19,6 +19,7 @@ from checker.checks.cases import cases_stage, shard_stage
 from checker.checks.comparison import compare_stage
 from checker.checks.completeness import completeness_stage
 from checker.checks.files import files_stage
+from checker.checks.gain import gain_stage
 from checker.checks.graph import graph_stage
 from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage
@@ -95,6 +96,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     range_stage,
     fidelity_stage,
     compare_stage,
+    gain_stage,
     runtimes_stage,
     platforms_stage,
     optlevels_stage,
@@ -126,7 +128,7 @@ def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport]
 
     threads = max(1, (os.cpu_count() or 1) // workers)
     # Workers draw no progress bar (several would overwrite each other) and share the cores between them.
-    worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads)
+    worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads, sharing=workers)
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         bundles = list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
@@ -243,6 +245,7 @@ class _Run:
         report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
         report.validation = ctx.validation
         report.runtimes = list(ctx.runtime_sets)
+        report.gains = list(ctx.gains)
         shard = ctx.options.shard
         if shard is not None:
             report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}

@@ -55,6 +55,13 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         help="stop a graph that runs longer than this on one case (default: 600)",
     )
     p.add_argument(
+        "--gain-budget",
+        type=_non_negative_seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="time each variant against the baseline for at most this long (default: 1; 0: no timing)",
+    )
+    p.add_argument(
         "--jobs",
         "-j",
         type=_positive_int,
@@ -135,6 +142,16 @@ def _levels(text: str) -> list[str]:
     return levels
 
 
+def _non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 3600:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds from 0 to 3600")
+    return value
+
+
 def _runtime_spec(text: str) -> str:
     # Loaded when a --runtime is given: the environments' module is nothing `checker --help` needs.
     from checker.runtimes.envs import RuntimeSpecError, parse_spec
@@ -172,5 +189,6 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         platforms=list(args.platforms),
         opt_levels=list(args.opt_levels),
         jobs=args.jobs,
+        gain_budget_s=args.gain_budget,
         **signing_options(args),
     )

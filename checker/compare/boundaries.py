@@ -37,7 +37,7 @@ class Boundaries:
         """The rule at the export boundary and at the transform boundary, over these cases."""
         rule = entry.rule
         twin = next((e for e in self.shadow.entries if e.keys == entry.keys), None)
-        if rule is None or twin is None:
+        if rule is None or twin is None or rule.check.task:  # a task rule is judged against the labels
             return None
         names = [c.name for c in self.cases]
         transform = judge_rule(rule, names, twin.results, None)

@@ -32,6 +32,8 @@ def would_pass_text(result: RuleResult) -> str:
 
 def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[str, str]) -> str:
     """E.g. "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by ..."."""
+    if CHECKS[result.check].task:
+        return task_failure(graph, against, result)
     total = len(result.cases)
     failed = total - round(result.pass_rate * total)
     sides = {"reference": "", "baseline": " against the baseline's outputs"}
@@ -42,4 +44,20 @@ def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[
         f"{graph}: rule {result.output}/{result.check} failed{where}: {_worst(result, case_notes)}; "
         f"{failed}/{total} cases failed (pass rate {_fmt(result.pass_rate)} < {result.min_pass_rate:g})"
         f"{would_pass_text(result)}"
+    )
+
+
+def task_failure(graph: str, against: str, result: RuleResult) -> str:
+    """E.g. "int8: rule logits/accuracy_drop failed on the cases tagged edge: loses 1 of top-1 accuracy ..."."""
+    scope = f" on the cases tagged {', '.join(result.tags)}" if result.tags else ""
+    head = f"{graph}: rule {result.output}/{result.check} failed{scope}"
+    stats = result.statistics
+    if result.measured is None or stats is None:
+        return f"{head}: {result.note or 'it could not be measured'}"
+    side = "the baseline's outputs" if against == "baseline" else "the reference outputs"
+    interval = stats["interval"]
+    paired = f", paired with {side}" if "lost" in stats else ""
+    return (
+        f"{head}: {figure_text(result, result.measured)} over {stats['items']} labelled item(s){paired} "
+        f"(95 % interval [{_fmt(interval['low'])}, {_fmt(interval['high'])}], {interval['method']})"
     )

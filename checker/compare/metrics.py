@@ -116,6 +116,7 @@ class Check:
     ranking: bool = False  # compares positions of the largest entries rather than element values
     numeric: bool = True  # needs numbers (exact also compares strings and booleans)
     optional: tuple[str, ...] = ()  # parameters taken when stated, absent from the report otherwise
+    task: bool = False  # judges the application's answer (a case's `label`) over the whole set: compare.task
 
     def threshold(self, params: Params) -> float:
         return 0.0 if self.threshold_key is None else float(params[self.threshold_key])
@@ -183,7 +184,7 @@ def sqnr_db(a: np.ndarray, e: np.ndarray) -> float:
     return Pair(a, e).sqnr
 
 
-def _class_rows(x: np.ndarray, axis: int) -> np.ndarray:
+def class_rows(x: np.ndarray, axis: int) -> np.ndarray:
     """Items as rows and the class axis as columns."""
     return np.moveaxis(x.astype(np.float64), axis, -1).reshape(-1, x.shape[axis])
 
@@ -195,7 +196,7 @@ def topk_agreement(a: np.ndarray, e: np.ndarray, k: int, axis: int) -> np.ndarra
     sets can be made equal exactly when everything certainly in either set may be in both, at most k entries
     are certainly in, and at least k entries may be in both.
     """
-    ra, re_ = _class_rows(a, axis), _class_rows(e, axis)
+    ra, re_ = class_rows(a, axis), class_rows(e, axis)
     kth_a = -np.partition(-ra, k - 1, axis=1)[:, k - 1 : k]
     kth_e = -np.partition(-re_, k - 1, axis=1)[:, k - 1 : k]
     sure = (ra > kth_a) | (re_ > kth_e)
@@ -216,7 +217,7 @@ def _per_item(x: np.ndarray, class_axis: int, p: Params) -> tuple[np.ndarray, in
 
 
 def _item_count(x: np.ndarray, p: Params) -> int:
-    """How many items the rows of _class_rows make: positions along `batch_axis`, else every row."""
+    """How many items the rows of class_rows make: positions along `batch_axis`, else every row."""
     return int(x.shape[batch_axis(p)]) if "batch_axis" in p and x.ndim >= 2 else 0
 
 
@@ -248,12 +249,17 @@ def apply_scores(x: np.ndarray, how: str) -> np.ndarray:
 def score_drift_figure(x: Pair, p: Params) -> float:
     """The largest change, over items, of the score of the expected top class (every tied one counts)."""
     how = str(p["apply"])
-    pa = apply_scores(_class_rows(x.a, int(p["axis"])), how)
-    pe = apply_scores(_class_rows(x.e, int(p["axis"])), how)
+    pa = apply_scores(class_rows(x.a, int(p["axis"])), how)
+    pe = apply_scores(class_rows(x.e, int(p["axis"])), how)
     if pe.size == 0:
         return 0.0
     top = pe == pe.max(axis=1, keepdims=True)
     return float(np.where(top, np.abs(pa - pe), 0.0).max())
+
+
+def task_figure(x: Pair, p: Params) -> float:
+    """Task rules need each case's label, which a pair of arrays lacks: compare.task measures them."""
+    raise TypeError("a task rule is measured by checker.compare.task")
 
 
 def exact_figure(x: Pair, p: Params) -> float:
@@ -293,6 +299,15 @@ CHECKS: dict[str, Check] = {
             "score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure,
             wording="changed the top score by {v:.4g} (max {t:g})", ranking=True,
             optional=("batch_axis",),
+        ),
+        Check(
+            "accuracy", {"k": 1, "axis": -1}, ("min",), "min", "min", task_figure, ranking=True, task=True,
+            wording="has a top-{k} accuracy of {v:.4g} against the labels (min {t:g})",
+        ),
+        Check(
+            "accuracy_drop", {"k": 1, "axis": -1, "relative": False}, ("max",), "max", "max", task_figure,
+            ranking=True, task=True,
+            wording="loses {v:.4g} of top-{k} accuracy against the labels (max {t:g})",
         ),
         Check(
             "exact", {}, (), None, "max", exact_figure,

@@ -29,6 +29,7 @@ class Rule:
     params: dict[str, Any]  # every parameter, defaults filled in
     min_pass_rate: float
     keys: Keys = ()  # where the manifest states it
+    tags: tuple[str, ...] = ()  # the slice it judges: cases carrying any of these tags (none: every case)
 
     @property
     def threshold(self) -> float:
@@ -44,6 +45,19 @@ class CaseResult:
     note: str | None = None
     nonfinite: int = 0  # NaN/infinity elements of the actual output where the expected one is finite
     compared: int = 0  # elements compared: those of the expected output, less matching NaN/infinity
+    tally: Tally | None = None  # a task rule's counts on this case (compare.task)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A task rule's counts on one case: labelled items, how many the graph and the other side get right, and
+    the discordant ones (right on the other side only: lost; on the graph only: gained)."""
+
+    items: int
+    hits: int
+    other_hits: int = 0
+    lost: int = 0
+    gained: int = 0
 
 
 def _number(raw: Mapping[str, Any], key: str, low: float | None = None, high: float | None = None) -> float:
@@ -80,6 +94,10 @@ def _param(raw: Mapping[str, Any], key: str) -> Any:
         return _integer(raw, key, 1)
     if key in ("axis", "batch_axis"):
         return _integer(raw, key)
+    if key == "relative":
+        if not isinstance(raw[key], bool):
+            raise RuleError(f"'relative' must be true or false, not {_short(raw[key])}")
+        return raw[key]
     if key == "apply":
         if raw[key] not in _APPLY:
             raise RuleError(f"'apply' must be one of {', '.join(_APPLY)}, not {raw[key]!r}")
@@ -98,7 +116,9 @@ def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
     check = CHECKS.get(name) if isinstance(name, str) else None
     if check is None:
         raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
-    taken = {"output", "check", "min_pass_rate", *check.defaults, *check.required, *check.optional}
+    taken = {"output", "check", "tags", *check.defaults, *check.required, *check.optional}
+    if not check.task:  # a task rule is judged on the whole set, not case by case
+        taken.add("min_pass_rate")
     unknown = sorted(set(raw) - taken)
     if unknown:
         raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
@@ -107,10 +127,16 @@ def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
         raise RuleError(f"check '{check.name}' needs {', '.join(repr(k) for k in missing)}")
     params = {
         **check.defaults,
-        **{k: _param(raw, k) for k in raw if k not in ("output", "check", "min_pass_rate")},
+        **{k: _param(raw, k) for k in raw if k not in ("output", "check", "min_pass_rate", "tags")},
     }
     rate = _number(raw, "min_pass_rate", 0.0, 1.0) if "min_pass_rate" in raw else 1.0
-    return Rule(output, check, params, rate, keys)
+    return Rule(output, check, params, rate, keys, _tags(raw["tags"]) if "tags" in raw else ())
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(t, str) and t for t in value):
+        raise RuleError(f"'tags' must be a non-empty list of tag names, not {_short(value)}")
+    return tuple(dict.fromkeys(value))
 
 
 def _shape_problem(rule: Rule, a: np.ndarray, e: np.ndarray) -> str | None:

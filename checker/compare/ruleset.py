@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
-from checker.compare import messages
+from checker.compare import messages, task
 from checker.compare.metrics import Pair
 from checker.compare.rules import CaseResult, Keys, Rule, RuleError, evaluate_case, judge_rule, parse_rule
 from checker.findings import Finding
@@ -41,13 +41,27 @@ class RuleSet:
     entries: list[Entry]
     expected: Callable[[Case], Arrays | None]
     missing: str  # why a case has no expected arrays
+    labels: Mapping[str, list[str]] = field(default_factory=dict)  # output name -> labels, for task rules
+    case_tags: dict[str, list[str]] = field(default_factory=dict)  # case name -> its tags, for scoped rules
 
     def add_case(self, case: Case, actual: Arrays | None, failure: str | None) -> None:
         expected = self.expected(case)
         cache: dict[str, Pair] = {}
+        self.case_tags[case.name] = case.tags
         for entry in self.entries:
-            if entry.rule is not None:
-                entry.results[case.name] = case_result(entry.rule, actual, expected, failure, self.missing, cache)
+            rule = entry.rule
+            if rule is None:
+                continue
+            if rule.check.task and actual is not None:
+                entry.results[case.name] = task.case_result(rule, case, actual, expected, self.labels.get(rule.output))
+            else:
+                entry.results[case.name] = case_result(rule, actual, expected, failure, self.missing, cache)
+
+    def scope(self, rule: Rule, names: Sequence[str]) -> list[str]:
+        """The cases a rule judges: those carrying any of its tags, or every case when it names none."""
+        if not rule.tags:
+            return list(names)
+        return [n for n in names if set(self.case_tags.get(n, ())) & set(rule.tags)]
 
 
 def case_result(
@@ -143,7 +157,18 @@ def judge_set(
         if entry.rule is None:
             comparison.rules.append(_unjudged(entry, line))
             continue
-        result = judge_rule(entry.rule, names, entry.results, line)
+        scoped = rules.scope(entry.rule, names)
+        if entry.rule.check.task:
+            result, interval = task.judge_task(entry.rule, scoped, entry.results, line)
+            too_few = (
+                None
+                if interval is None
+                else task.too_few_finding(rules.graph, result, interval, ctx.where(*entry.keys))
+            )
+            found.extend([too_few] if too_few is not None else [])
+        else:
+            result = judge_rule(entry.rule, scoped, entry.results, line)
+            result.tags = list(entry.rule.tags)
         comparison.rules.append(result)
         if not result.passed:
             extra = explain(entry, result) if explain is not None else None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
+from checker.compare.decisive import left_out
 from checker.findings import Finding
 
 if TYPE_CHECKING:
@@ -174,6 +175,12 @@ def transform_findings(
         msg = (
             f"variant '{name}': transform.settings is empty, but {transform['tool']} takes settings; record the "
             "ones it ran with (even the defaults) so the transform can be reproduced"
+        )
+        out.append(F.warning(F.VARIANT_TRANSFORM, msg, **where))
+    elif left_out(transform):
+        msg = (
+            f"variant '{name}': transform.settings leave out {', '.join(left_out(transform))}, which decide "
+            f"what {transform['tool']} makes; without them `checker diagnose --reproduce {name}` cannot re-run it"
         )
         out.append(F.warning(F.VARIANT_TRANSFORM, msg, **where))
     if model is None:

@@ -23,7 +23,14 @@ def register(subparsers: Any) -> None:
         "onnxruntime.quantization.",
     )
     p.add_argument("path", metavar="PATH", help="a bundle folder, its manifest, or an archive")
-    p.add_argument("--variant", required=True, metavar="NAME", help="the variant to diagnose")
+    p.add_argument("--variant", metavar="NAME", help="the variant to diagnose")
+    p.add_argument(
+        "--reproduce",
+        metavar="VARIANT",
+        help="re-run VARIANT's recorded transform (tool, settings, calibration cases) on the baseline and compare "
+        "the result with the shipped graph: weights, scales and zero points equal, or the first that differs; "
+        "exit status 1 when it differs",
+    )
     p.add_argument(
         "--case",
         metavar="NAME",
@@ -43,6 +50,13 @@ def register(subparsers: Any) -> None:
         "candidate nodes_to_exclude, judge each result by the variant's rules, and recommend only what improves "
         "the failing rules",
     )
+    p.add_argument(
+        "--search-budget",
+        type=_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="--requantize stops searching after this long and says what it did not try (default: 300)",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     p.set_defaults(func=cmd_diagnose)
 
@@ -53,7 +67,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     if not Path(args.path).exists():
         raise UsageError(f"no such path: {args.path}")
-    result = investigate(Path(args.path), args.variant, args.case, args.min_db, args.requantize)
+    if args.reproduce is not None:
+        return _reproduce(args)
+    if args.variant is None:
+        raise UsageError("diagnose needs --variant NAME (or --reproduce VARIANT)")
+    result = investigate(Path(args.path), args.variant, args.case, args.min_db, args.requantize, args.search_budget)
     if args.format == "json":
         from checker.reports.model import json_figures  # an infinite drop in dB is written "inf", as in the report
 
@@ -61,6 +79,17 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(result))
     return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from checker.diagnose.reproduce import reproduce_bundle
+
+    result = reproduce_bundle(Path(args.path), args.reproduce)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(result.summary + "\n")
+    return 0 if result.equal else 1
 
 
 def render_text(diagnosis: dict[str, Any]) -> str:
@@ -85,7 +114,8 @@ def _requantize_text(done: dict[str, Any]) -> list[str]:
     """Each attempt with each rule's figure, then the measured recommendation."""
     lines = ["", done["summary"], ""]
     for trial in done["tried"]:
-        lines.append(f"  {trial['label']} (nodes_to_exclude={trial['nodes_to_exclude']!r})")
+        changed = f", settings {trial['settings']!r}" if trial.get("settings") else ""
+        lines.append(f"  {trial['label']} (nodes_to_exclude={trial['nodes_to_exclude']!r}{changed})")
         if trial.get("error"):
             lines.append(f"      {trial['error']}")
         for rule in trial["rules"]:
@@ -93,7 +123,21 @@ def _requantize_text(done: dict[str, Any]) -> list[str]:
             lines.append(f"      {'pass' if rule['passed'] else 'FAIL'}  {rule['output']}/{rule['check']}  {figure}")
     lines.append("")
     lines.append(f"measured recommendation: nodes_to_exclude = {done['recommended']!r}")
+    found = done.get("found")
+    if found:
+        lines.append(f"the search found a change that passes every rule: {found['label']}")
+        for rule in found["rules"]:
+            lines.append(f"      {rule['output']}/{rule['check']}  {_num(rule['before'])} -> {_num(rule['after'])}")
+        speed = found.get("faster") or {}
+        timed = f", {speed['median']:.3g}x faster than the baseline" if "median" in speed else ""
+        lines.append(f"      {found['smaller']:.3g}x smaller than the baseline{timed}")
+    elif done.get("not_tried"):
+        lines.append(f"the search stopped ({done.get('stopped')}) before it tried: {', '.join(done['not_tried'])}")
     return lines
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _where(tensor: dict[str, Any]) -> str:
@@ -102,6 +146,16 @@ def _where(tensor: dict[str, Any]) -> str:
     if tensor["node"] is None and tensor["exclude"] and tensor["op_type"] == GRAPH_INPUT:
         return f"graph input, quantized for {', '.join(tensor['exclude'])}"
     return f"{tensor['node'] or 'unnamed node'}, {tensor['op_type']}"
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0 (at most a day)")
+    return value
 
 
 def _finite(text: str) -> float:

@@ -102,7 +102,12 @@ def furthest_case(ctx: Context, graphs: D.Graphs, paths: tuple[Path, Path], runt
 
 
 def investigate(
-    path: Path, variant: str, case_name: str | None, min_db: float = D.DEFAULT_MIN_DB, requantize: bool = False
+    path: Path,
+    variant: str,
+    case_name: str | None,
+    min_db: float = D.DEFAULT_MIN_DB,
+    requantize: bool = False,
+    budget_s: float = 300.0,
 ) -> dict[str, Any]:
     """Diagnose `variant` against the baseline on `case_name`, or on the case where they differ most; with
     `requantize`, measure the candidate exclusions by re-running the recorded transform."""
@@ -110,11 +115,11 @@ def investigate(
         result = _diagnosis(ctx, variant, case_name, min_db)
         out = result.to_dict(full=True)
         if requantize:
-            out["requantize"] = _requantize(ctx, variant, result.nodes_to_exclude()).to_dict()
+            out["requantize"] = _requantize(ctx, variant, result.nodes_to_exclude(), budget_s).to_dict()
         return out
 
 
-def _requantize(ctx: Context, variant: str, candidates: list[str]) -> Any:
+def _requantize(ctx: Context, variant: str, candidates: list[str], budget_s: float) -> Any:
     from checker.diagnose.requantize import Request, requantize
 
     entry, variant_path = variant_entry(ctx, variant)
@@ -122,7 +127,8 @@ def _requantize(ctx: Context, variant: str, candidates: list[str]) -> Any:
         raise BundleError("the baseline graph is not usable")
     index = next(i for i, v in enumerate(ctx.data.get("variants") or []) if v.get("name") == variant)
     runtime = resolve_runtime(ctx.data.get("runtime") or {})
-    return requantize(ctx, Request(index, entry, ctx.graph_path, variant_path, candidates), runtime)
+    request = Request(index, entry, ctx.graph_path, variant_path, candidates, ctx.cases, budget_s)
+    return requantize(ctx, request, runtime)
 
 
 def _diagnosis(ctx: Context, variant: str, case_name: str | None, min_db: float) -> D.Diagnosis:

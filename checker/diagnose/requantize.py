@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 from checker.compare.ruleset import RuleSet, judge_set, parse_entries
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, run_case
 from checker.context import Case, Context
+from checker.diagnose.search import Step, search, setting_changes
 from checker.errors import BundleError
 from checker.reports.model import RuleResult
 
@@ -43,11 +45,15 @@ class Trial:
     nodes_to_exclude: list[str]
     rules: list[RuleResult] = field(default_factory=list)
     error: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)  # the settings changed from the recorded ones
+    seconds: float = 0.0  # what re-running and judging it took
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "label": self.label,
             "nodes_to_exclude": self.nodes_to_exclude,
+            **({"settings": self.settings} if self.settings else {}),
+            "seconds": round(self.seconds, 3),
             "rules": [
                 {"output": r.output, "check": r.check, "measured": r.measured, "passed": r.passed} for r in self.rules
             ],
@@ -68,6 +74,9 @@ class Requantized:
     trials: list[Trial] = field(default_factory=list)
     recommended: list[str] = field(default_factory=list)
     summary: str = ""
+    found: dict[str, Any] | None = None  # the passing change the search stopped at, with its figures and cost
+    not_tried: list[str] = field(default_factory=list)
+    stopped: str = "exhausted"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +88,9 @@ class Requantized:
             "calibration_cases": self.calibration,
             "tried": [t.to_dict() for t in self.trials],
             "recommended": self.recommended,
+            "found": self.found,
+            "stopped": self.stopped,
+            "not_tried": self.not_tried,
             "summary": self.summary,
         }
 
@@ -132,7 +144,7 @@ def calibration_cases(cases: Sequence[Case], declared: Any) -> list[Case]:
     return list(cases)
 
 
-def _reader(cases: Sequence[Case]) -> Any:
+def calibration_reader(cases: Sequence[Case]) -> Any:
     from onnxruntime.quantization import CalibrationDataReader
 
     class Reader(CalibrationDataReader):  # type: ignore[misc]
@@ -246,6 +258,8 @@ class Request:
     baseline: Path
     variant: Path
     candidates: list[str]
+    cases: list[Case] | None = None  # the cases to time a found change on
+    budget_s: float = 300.0  # the search stops here, saying what it did not try
 
 
 def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
@@ -270,26 +284,88 @@ def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
     recorded_excluded = list(kwargs.pop("nodes_to_exclude", None) or [])
     with tempfile.TemporaryDirectory(prefix="checker-requantize-") as work:
 
-        def attempt(label: str, extra: list[str]) -> Trial:
+        def attempt(step: Step) -> Trial:
+            label, extra, changed = step
+            started = time.monotonic()
             excluded = list(dict.fromkeys(recorded_excluded + extra))
-            out = Path(work) / f"trial-{len(result.trials)}.onnx"
-            trial = Trial(label, excluded)
+            out = Path(work) / f"trial-{len(result.trials)}-{int(started * 1e6)}.onnx"
+            trial = Trial(label, excluded, settings=dict(changed))
             try:
-                reader = {"calibration_data_reader": _reader(calibration)} if "static" in function.__name__ else {}
-                function(str(request.baseline), str(out), **reader, **kwargs, nodes_to_exclude=excluded)
+                used = kwargs if not changed else quant_kwargs(function, {**settings, **changed})[0]
+                used = {k: v for k, v in used.items() if k != "nodes_to_exclude"}
+                reader = (
+                    {"calibration_data_reader": calibration_reader(calibration)}
+                    if "static" in function.__name__
+                    else {}
+                )
+                function(str(request.baseline), str(out), **reader, **used, nodes_to_exclude=excluded)
             except Exception as exc:  # onnxruntime.quantization raises bare exceptions of many kinds
                 trial.error = f"{function.__name__} failed: {exc}"
-                return trial
-            return judge(trial, out)
+            else:
+                judge(trial, out)
+                if not (trial.rules and all(r.passed for r in trial.rules)):
+                    out.unlink(missing_ok=True)  # one trial's graph on disk at a time, besides a passing one
+                else:
+                    kept[id(trial)] = out
+            trial.seconds = time.monotonic() - started
+            return trial
 
-        recorded = attempt("the recorded transform, re-run", [])
+        kept: dict[int, Path] = {}
+        recorded = attempt(("the recorded transform, re-run", [], {}))
         result.trials = [shipped, recorded]
-        for names in candidate_sets([n for n in request.candidates if n not in recorded_excluded]):
-            result.trials.append(attempt(f"excluding {', '.join(names)}", names))
-    chosen = _choose(result.trials[2:], recorded)
+        if not (recorded.error or all(r.passed for r in recorded.rules)):
+            candidates = [n for n in request.candidates if n not in recorded_excluded]
+            outcome = search(
+                attempt, recorded, candidates, setting_changes(function.__name__, settings), request.budget_s
+            )
+            result.trials += outcome.steps
+            result.not_tried, result.stopped = outcome.not_tried, outcome.stopped
+            if outcome.found is not None:
+                result.found = _found(outcome.found, recorded, kept[id(outcome.found)], request, runtime)
+    excluding = [t for t in result.trials[2:] if not t.settings]
+    chosen = _choose(excluding, recorded)
     result.recommended = chosen.nodes_to_exclude if chosen is not None else []
     result.summary = _summary(result, recorded, chosen)
     return result
+
+
+def _found(trial: Trial, recorded: Trial, path: Path, request: Request, runtime: Runtime) -> dict[str, Any]:
+    """The passing change: every rule's figure before (the recorded transform) and after, and its cost."""
+    from checker.compare.timing import paired
+
+    sizes = {"baseline": request.baseline.stat().st_size, "shipped": request.variant.stat().st_size}
+    sizes["found"] = path.stat().st_size
+    out: dict[str, Any] = {
+        "label": trial.label,
+        "nodes_to_exclude": trial.nodes_to_exclude,
+        "settings": trial.settings,
+        "rules": [
+            {"output": a.output, "check": a.check, "before": b.measured, "after": a.measured, "passed": a.passed}
+            for a, b in zip(trial.rules, recorded.rules)
+        ],
+        "bytes": sizes,
+        "smaller": sizes["baseline"] / sizes["found"] if sizes["found"] else 0.0,
+    }
+    try:
+        sessions = [open_session(request.baseline, runtime), open_session(path, runtime)]
+        cases = [c.inputs for c in (request.cases or [])][:8]
+        if cases:
+            timing = paired(_runner(sessions[0], cases), _runner(sessions[1], cases), len(cases), 0.5)
+            out["faster"] = {"median": timing.faster, "low": timing.low, "high": timing.high, "rounds": timing.rounds}
+    except (SessionError, CaseRunError) as exc:
+        out["faster"] = {"skipped": str(exc)}
+    return out
+
+
+def _runner(session: Any, cases: list[dict[str, np.ndarray]]) -> Callable[[int], None]:
+    from checker.compare.session import timed_run
+
+    names = [i.name for i in session.get_inputs()]
+
+    def run(i: int) -> None:
+        timed_run(session, None, {n: cases[i][n] for n in names})
+
+    return run
 
 
 def _figures(trial: Trial, reference: Trial) -> str:
@@ -321,5 +397,16 @@ def _summary(result: Requantized, recorded: Trial, chosen: Trial | None) -> str:
         return f"{head}: the diagnosis found no node the transform changed to exclude, so nothing was tried"
     attempts = "; ".join(f"{t.label}: {t.error or _figures(t, recorded)}" for t in tried)
     if chosen is None:
-        return f"{head}; tried {attempts}; none improves the failing rules, so no nodes_to_exclude is recommended"
-    return f"{head}; tried {attempts}; recommended nodes_to_exclude={chosen.nodes_to_exclude!r}"
+        said = f"{head}; tried {attempts}; none improves the failing rules, so no nodes_to_exclude is recommended"
+    else:
+        said = f"{head}; tried {attempts}; recommended nodes_to_exclude={chosen.nodes_to_exclude!r}"
+    return said + _outcome(result)
+
+
+def _outcome(result: Requantized) -> str:
+    """How the search ended: the passing change, or the budget, and what it did not try."""
+    if result.found is not None:
+        return f"; the search stopped at the first change that passes every rule: {result.found['label']}"
+    if result.stopped == "budget":
+        return f"; the search ran out of time before it tried: {', '.join(result.not_tried)}"
+    return "; no change the search tried passes every rule"

@@ -66,6 +66,7 @@ def _stored(ctx: Context, entry: dict[str, Any], where: tuple[str | int, ...], l
         dict(entry.get("raw") or {}),
         where,
         in_files + out_files,
+        entry.get("label"),
     )
     loaded.cases.append(case)
 

@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from checker.remedies import remedy
+from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
 from checker.render.runtimes import runtime_table
+from checker.render.slices import rule_scope
 from checker.reports.diff import changed_rules
 from checker.terminal import printable
 
@@ -96,6 +98,7 @@ def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | Non
     lines += _findings(bundle, [f for f in findings if f.get("severity") not in ("error", "warning")], paint)
     for comparison in bundle.get("comparisons", []):
         lines += _comparison(comparison, paint)
+    lines += [f"  gain  {line}" for line in gain_sentences(bundle)]
     lines += _runtimes(bundle)
     if bundle.get("validation"):
         lines += _validation(bundle["validation"], paint)
@@ -220,7 +223,7 @@ def _comparison(comparison: dict[str, Any], paint: Painter) -> list[str]:
                 mark,
                 str(r.get("output")),
                 str(r.get("check")),
-                _params(r),
+                _params(r) + rule_scope(r),
                 *figures,
                 _fmt(r.get("pass_rate")),
                 str(r.get("worst_case") or "-"),

@@ -255,6 +255,8 @@ def _merge_rule(parts: Sequence[RuleResult], order: list[str], variant: str | No
     check = CHECKS.get(first.check)
     if check is None or not first.params:
         return first, None  # a rule that could not be judged: the same reason in every shard
+    if check.task:  # judged on the whole set's counts, which per-case figures do not carry: as the shard said
+        return first, None
     figures: dict[str, float | None] = {}
     notes: dict[str, str] = {}
     for part in parts:

@@ -84,6 +84,8 @@ class RuleResult:
     # A variant's rule in a shard: its per-case figures at the export and transform boundaries, so that the
     # merged rule can say which boundary broke it.
     boundaries: dict[str, dict[str, float | None]] | None = None
+    tags: list[str] = field(default_factory=list)  # the slice judged: cases with any of these tags (none: all)
+    statistics: dict[str, Any] | None = None  # a task rule's counts and confidence interval (compare.task)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +106,8 @@ class RuleResult:
             **({"case_notes": self.case_notes} if self.case_notes else {}),
             **({} if self.compared else {"compared": False}),
             **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
+            **({"tags": self.tags} if self.tags else {}),
+            **({"statistics": self.statistics} if self.statistics is not None else {}),
         }
 
     @classmethod
@@ -128,6 +132,8 @@ class RuleResult:
             case_notes=dict(data.get("case_notes") or {}),
             compared=bool(data.get("compared", True)),
             boundaries=None if boundaries is None else {str(k): figures(v) for k, v in boundaries.items()},
+            tags=[str(t) for t in data.get("tags") or []],
+            statistics=dict(stats) if isinstance(stats := data.get("statistics"), Mapping) else None,
         )
 
 
@@ -281,6 +287,7 @@ class BundleReport:
     not_run: list[NotRun] = field(default_factory=list)
     piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
     runtimes: list[RuntimeSet] = field(default_factory=list)
+    gains: list[dict[str, Any]] = field(default_factory=list)  # each variant's size and speed (checks.gain)
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
     shard: dict[str, Any] | None = None
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
@@ -312,6 +319,7 @@ class BundleReport:
             **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
+            **({"gains": self.gains} if self.gains else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
         }
@@ -337,6 +345,7 @@ class BundleReport:
             runtimes=[RuntimeSet.from_dict(r) for r in mappings(data.get("runtimes"))],
             shard=dict(shard) if isinstance(shard, Mapping) else None,
             merged_from=data.get("merged_from"),
+            gains=[dict(g) for g in mappings(data.get("gains"))],
         )
 
 

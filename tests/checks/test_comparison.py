@@ -349,8 +349,7 @@ def test_a_transform_that_left_no_trace_is_an_error(tmp_path: Path) -> None:
         classifier_cases(model, 2),
     )
     found, comparisons = stage(ctx)
-    warning = next(f for f in found if f.id == F.VARIANT_TRANSFORM)
-    assert warning.severity is F.Severity.ERROR
+    warning = next(f for f in found if f.id == F.VARIANT_TRANSFORM and f.severity is F.Severity.ERROR)
     assert "left no trace in the graph" in warning.message and "MatMulInteger" in warning.message
     assert warning.line == ctx.manifest.line("variants", 0, "transform")
     assert [c.status for c in comparisons] == ["pass", "pass"]

@@ -98,10 +98,17 @@ def test_an_exclusion_that_does_not_help_is_not_recommended(
     assert done["calibration_cases"] == [f"bright-{i}" for i in range(8)]
     recorded = done["tried"][1]
     assert not recorded["rules"][0]["passed"]
-    tried = done["tried"][2:]
-    assert tried and all(t["rules"][0]["measured"] >= recorded["rules"][0]["measured"] for t in tried)
+    excluding = [t for t in done["tried"][2:] if "settings" not in t]
+    assert excluding and all(t["rules"][0]["measured"] >= recorded["rules"][0]["measured"] for t in excluding)
     assert done["recommended"] == []
     assert "none improves the failing rules" in done["summary"]
+    # Keeping nodes in float cannot mend every range; a setting the search then measures does.
+    found = done["found"]
+    assert found["nodes_to_exclude"] == [] and found["settings"] and done["stopped"] == "passed"
+    assert found["rules"][0]["before"] == recorded["rules"][0]["measured"] and found["rules"][0]["passed"]
+    assert found["rules"][0]["after"] <= 0.05 < found["rules"][0]["before"]
+    assert found["bytes"]["found"] > 0 and "median" in found["faster"]
+    assert done["tried"][-1]["label"] == found["label"]  # it stopped there
 
 
 def test_only_nodes_the_transform_changed_are_candidates(tmp_path: Path) -> None:
@@ -111,3 +118,43 @@ def test_only_nodes_the_transform_changed_are_candidates(tmp_path: Path) -> None
     changed = changed_nodes(model, onnx.load(str(tmp_path / "q.onnx")))
     assert {"conv1", "conv2"} <= changed and "fc" not in changed
     assert np.isfinite(len(changed))
+
+
+def test_a_search_cut_short_says_what_it_did_not_try(
+    miscalibrated_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["diagnose", str(miscalibrated_bundle), "--variant", "int8", "--requantize", "--search-budget", "0.001"]
+    assert main([*argv, "--format", "json"]) == 0
+    done = json.loads(capsys.readouterr().out)["requantize"]
+    assert done["stopped"] == "budget" and done["found"] is None
+    assert "16-bit activations" in done["not_tried"] and len(done["tried"]) <= 3  # at most one step began
+    assert "ran out of time before it tried: " in done["summary"]
+    assert main(argv) == 0
+    assert "the search stopped (budget) before it tried: " in capsys.readouterr().out
+
+
+def test_the_search_goes_smallest_first_and_ranks_nodes_by_what_they_measure() -> None:
+    from checker.diagnose.search import search, setting_changes
+    from checker.reports.model import RuleResult
+
+    def rule(figure: float) -> RuleResult:
+        return RuleResult("y", "max_abs", {}, figure <= 1.0, 1.0, 1.0, None, figure, 1.0, None)
+
+    class Judged:
+        def __init__(self, label: str, figure: float) -> None:
+            self.label, self.rules, self.error = label, [rule(figure)], None
+
+    # Alone, b helps most and a a little, c not at all; together a and b pass; no setting helps.
+    figures = {("a",): 4.0, ("b",): 3.0, ("c",): 6.0, ("b", "a"): 0.5}
+    tried: list[str] = []
+
+    def judge(step: tuple[str, list[str], dict[str, object]]) -> Judged:
+        tried.append(step[0])
+        return Judged(step[0], figures.get(tuple(step[1]), 5.0))
+
+    changes = setting_changes("quantize_static", {"quant_format": "QDQ", "calibrate_method": "MinMax"})
+    assert [label for label, _ in changes][:3] == ["16-bit activations", "reduce_range", "per-channel weights"]
+    outcome = search(judge, Judged("recorded", 5.0), ["a", "b", "c"], changes, budget_s=60)
+    assert outcome.stopped == "passed" and outcome.found.label == "excluding b, a"
+    assert tried[:3] == ["excluding a", "excluding b", "excluding c"] and tried[-1] == "excluding b, a"
+    assert tried[3:-1] == [label for label, _ in changes]

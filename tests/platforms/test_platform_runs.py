@@ -75,9 +75,11 @@ def test_the_emulated_platform_holds_when_the_variant_does(cli: Cli, planted: Pa
     shutil.copytree(planted, manifest)
     text = (manifest / "bundle.yaml").read_text().replace(f"max: {LIMIT}", "max: 50.0")
     (manifest / "bundle.yaml").write_text(text)
-    code, report, _ = _verify(cli, manifest, tmp_path / "r.json", "--platform", "x86-64-v3", "--strict")
+    code, report, _ = _verify(cli, manifest, tmp_path / "r.json", "--platform", "x86-64-v3")
     [v3] = report["bundles"][0]["runtimes"]
-    assert code == 0 and v3["status"] == "pass"
+    assert code == 0 and v3["status"] == "pass" and report["bundles"][0]["not_run"] == []  # it did run there
+    # The one warning is the calibration this kit does not record (variant.transform), nothing about the platform.
+    assert {f["id"] for f in report["bundles"][0]["findings"] if f["severity"] != "info"} == {"variant.transform"}
     assert not [f for f in report["bundles"][0]["findings"] if f["id"] == "platform.kernel"]
     assert _int8(v3["comparisons"])["measured"] == pytest.approx(int8_max_abs(manifest, CASES, V3_MODEL), rel=1e-6)
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from checker.render.escape import text
+from checker.render.gains import gain_sentences
 from checker.render.links import Links
 from checker.render.markdown.detail import Cuts, Detail, View
 from checker.render.markdown.findings import bundle_repo_path, error_list, info_list, warning_list
@@ -148,6 +149,12 @@ def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
     yield from info_list(bundle, view)
     for comparison in _dicts(bundle.get("comparisons")):
         yield from comparison_section(comparison, view.detail, view.cuts)
+    gains = gain_sentences(bundle)
+    if gains:
+        yield ""
+        yield "#### Gain over the baseline"
+        yield ""
+        yield from (f"- {text(line, 600)}" for line in gains)
     yield from _runtimes(bundle)
     yield from key_values("Validation command", bundle.get("validation"))
 

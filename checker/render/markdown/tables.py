@@ -11,6 +11,7 @@ from checker.render.escape import text
 from checker.render.markdown.charts import chart
 from checker.render.markdown.detail import Cuts, Detail
 from checker.render.markdown.words import VERDICTS, is_number, number, status_mark
+from checker.render.slices import rule_scope
 from checker.reports.model import mappings as _dicts
 
 
@@ -59,7 +60,7 @@ def rule_name(rule: Mapping[str, Any]) -> str:
     args = ""
     if isinstance(params, Mapping) and params:
         args = " (" + ", ".join(f"{k}={_param(v)}" for k, v in list(params.items())[:8]) + ")"
-    return text(f"{rule.get('output', '?')} {rule.get('check', '?')}{args}", 200)
+    return text(f"{rule.get('output', '?')} {rule.get('check', '?')}{args}{rule_scope(rule)}", 300)
 
 
 def _param(value: object) -> str:

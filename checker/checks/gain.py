@@ -1,0 +1,159 @@
+"""What each variant gains over the baseline: its files' size, and its speed on the same cases in this process.
+
+A variant that is neither smaller nor faster beyond the noise is `variant.no_gain`: a warning, or an error
+when the manifest's `expect` states what the variant must gain and a measured figure falls short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker import findings as F
+from checker.compare import timing
+from checker.compare.session import CaseRunError, SessionError, open_session, resolve_runtime, timed_run, weight_bytes
+from checker.findings import Finding
+from checker.manifest import views
+
+if TYPE_CHECKING:
+    from checker.context import Context
+
+DEFAULT_BUDGET_S = 1.0  # per variant: the timing stops here if its interval is not yet tight
+
+
+def gain_stage(ctx: Context) -> Iterator[Finding]:
+    """For every variant the comparison opened: xsmaller and xfaster than the baseline, and variant.no_gain."""
+    if not ctx.options.run_comparison or ctx.graph is None or not ctx.cases:
+        return
+    judged = {c.graph for c in ctx.comparisons if c.skipped is None}
+    base_files = _files(ctx, ctx.data.get("graph") or {})
+    if "baseline" not in judged or base_files is None:
+        return
+    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers, ctx.options.intra_op_threads)
+    for i, variant in enumerate(views.variants(ctx.data)):
+        name = str(variant.get("name"))
+        files = _files(ctx, variant.get("graph") or {})
+        if name not in judged or files is None:
+            continue
+        gain: dict[str, Any] = {"variant": name, "size": _size(base_files, files)}
+        gain["latency"] = _latency(ctx, runtime, base_files[0], files[0], name)
+        ctx.gains.append(gain)
+        yield from _verdict(ctx, i, variant, gain)
+
+
+def _files(ctx: Context, graph: Mapping[str, Any]) -> list[Path] | None:
+    """The graph file and its external data files, or None when one of them is unusable."""
+    rels = [str(graph.get("path", ""))] + [str(e.get("path", "")) for e in views.items(graph.get("external_data"))]
+    paths = [ctx.path(rel) for rel in rels]
+    return None if any(p is None for p in paths) else [p for p in paths if p is not None]
+
+
+def _size(base: list[Path], variant: list[Path]) -> dict[str, Any]:
+    base_bytes, variant_bytes = (sum(p.stat().st_size for p in files) for files in (base, variant))
+    return {
+        "baseline_bytes": base_bytes,
+        "variant_bytes": variant_bytes,
+        "smaller": base_bytes / variant_bytes if variant_bytes else 0.0,
+    }
+
+
+def not_device_figure(ctx: Context) -> str | None:
+    """Why this machine's timing is not the device's: bundles sharing the cores, or an emulated CPU."""
+    if ctx.options.sharing > 1:
+        return f"--jobs verified {ctx.options.sharing} bundles side by side on shared cores"
+    if _emulated():
+        return "the CPU is emulated"
+    return None
+
+
+def _emulated() -> bool:
+    """QEMU's CPU models name themselves in /proc/cpuinfo (a system emulator's guest)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "QEMU" in info
+
+
+def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -> dict[str, Any]:
+    budget = ctx.options.gain_budget_s
+    threads = {k: v for k, v in runtime.options.items() if k.endswith("_threads")}
+    out: dict[str, Any] = {"threads": threads or "onnxruntime's default (one per core)"}
+    if budget <= 0:
+        return {**out, "skipped": "timing was turned off (--gain-budget 0)"}
+    try:
+        sessions = [
+            open_session(path, runtime, weight_bytes=weight_bytes(model))
+            for path, model in ((base, ctx.graph), (variant, ctx.variant_models.get(name)))
+        ]
+    except SessionError as exc:
+        return {**out, "skipped": f"a session could not be opened: {exc}"}
+    cases = [c.inputs for c in (ctx.cases or [])][:16]
+    feeds = [[{i.name: case[i.name] for i in s.get_inputs() if i.name in case} for case in cases] for s in sessions]
+    timeout = ctx.options.case_timeout_s
+
+    def runner(k: int) -> timing.Run:
+        return lambda i: _run(sessions[k], feeds[k][i], timeout)
+
+    try:
+        measured = timing.paired(runner(0), runner(1), len(cases), budget)
+    except CaseRunError as exc:
+        return {**out, "skipped": f"a graph failed while being timed: {exc}"}
+    reason = not_device_figure(ctx)
+    return {**out, **measured.to_dict(), **({"not_device_figure": reason} if reason else {})}
+
+
+def _run(session: Any, feed: dict[str, Any], timeout: float) -> None:
+    timed_run(session, None, feed, timeout)
+
+
+def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str, Any]) -> Iterator[Finding]:
+    name, size, latency = gain["variant"], gain["size"], gain["latency"]
+    smaller = float(size["smaller"])
+    faster = latency.get("faster")
+    low = (latency.get("interval") or {}).get("low")
+    said = [f"{smaller:.3g}x smaller ({size['variant_bytes']} bytes against {size['baseline_bytes']})"]
+    if faster is not None:
+        high = latency["interval"]["high"]
+        said.append(f"{faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {latency['rounds']} paired rounds)")
+    caveat = f"; not a device figure: {latency['not_device_figure']}" if latency.get("not_device_figure") else ""
+    where = ctx.where("variants", i)
+    expect = variant.get("expect")
+    if isinstance(expect, Mapping):
+        said_all = ", ".join(said) + caveat
+        yield from _expected(name, expect, smaller, latency, said_all, ctx.where("variants", i, "expect"))
+        return
+    gains_size = smaller > 1.0
+    gains_speed = low is not None and float(low) > 1.0 + timing.NOISE
+    if not (gains_size or gains_speed):
+        untimed = f"; its speed was not measured: {latency['skipped']}" if "skipped" in latency else ""
+        yield F.warning(
+            F.VARIANT_NO_GAIN,
+            f"variant '{name}' is neither smaller nor faster than the baseline beyond the noise: "
+            f"{', '.join(said)}{untimed}{caveat}",
+            **where,
+            graph=name,
+            smaller=smaller,
+            faster=faster,
+        )
+
+
+def _expected(
+    name: str, expect: Mapping[str, Any], smaller: float, latency: Mapping[str, Any], said: str, where: dict[str, Any]
+) -> Iterator[Finding]:
+    """variant.no_gain as an error for each expectation the measured figures fall short of."""
+    short = []
+    if "smaller" in expect and smaller < float(expect["smaller"]):
+        short.append(f"{float(expect['smaller']):g}x smaller")
+    faster = latency.get("faster")
+    speed_short = "faster" in expect and (faster is None or float(faster) < float(expect["faster"]))
+    if not short and not speed_short:
+        return
+    if speed_short:
+        short.append(f"{float(expect['faster']):g}x faster")
+    message = f"variant '{name}' does not gain what its manifest expects ({' and '.join(short)}): {said}"
+    # A speed measured on shared or emulated cores says nothing about the device: that shortfall only warns.
+    soft = not short[:-1] and speed_short and bool(latency.get("not_device_figure") or "skipped" in latency)
+    make = F.warning if soft else F.error
+    yield make(F.VARIANT_NO_GAIN, message, **where, graph=name, smaller=smaller, faster=faster, expected=dict(expect))

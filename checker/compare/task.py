@@ -1,0 +1,174 @@
+"""Task rules: the application's answer (a case's `label`) against the graph's top-k, over a slice of cases.
+
+`accuracy` is the share of labelled items whose label is among the graph's k highest entries, with Wilson's
+interval. `accuracy_drop` is how much of that share the graph loses against the other side of its rule set
+(the reference outputs under `rules`, the baseline's under `drift_rules`), paired item by item on the same
+cases, with an exact interval on the discordant items. When the interval holds the threshold the cases cannot
+support the verdict either way: a `comparison.too_few_cases` warning names the interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from checker import findings as F
+from checker.compare.intervals import Interval, mcnemar_p, paired_drop, wilson
+from checker.compare.metrics import class_rows
+from checker.compare.rules import CaseResult, Rule, Tally
+from checker.findings import Finding
+from checker.reports.model import RuleResult
+
+if TYPE_CHECKING:
+    from checker.context import Case
+
+Arrays = Mapping[str, np.ndarray]
+
+
+def label_indices(raw: Any, labels: Sequence[str] | None, count: int, classes: int) -> list[int] | str:
+    """The class index of every item from a case's `label` (a name, an index, or a list of them), or why not."""
+    if raw is None:
+        return "the case has no label"
+    values = raw if isinstance(raw, list) else [raw]
+    if len(values) != count:
+        return f"the case's label names {len(values)} item(s), its output holds {count}"
+    out = []
+    for value in values:
+        if isinstance(value, bool):
+            return f"label {value!r} is neither a class name nor an index"
+        if isinstance(value, int):
+            index = value
+        elif labels is not None and value in labels:
+            index = labels.index(value)
+        else:
+            return f"label {value!r} is not in the output's labels" if labels else f"label {value!r} needs labels"
+        if not 0 <= index < classes:
+            return f"label index {index} lies outside the output's {classes} classes"
+        out.append(index)
+    return out
+
+
+def _hits(x: np.ndarray, rule: Rule, index: list[int]) -> np.ndarray:
+    """Per item: whether the label is among the k highest entries (ties with the k-th count as in)."""
+    rows = class_rows(x, int(rule.params["axis"]))
+    chosen = rows[np.arange(len(index)), index]
+    above: np.ndarray = (rows > chosen[:, None]).sum(axis=1)
+    return above < int(rule.params["k"])
+
+
+def case_result(
+    rule: Rule, case: Case, actual: Arrays, expected: Arrays | None, labels: Sequence[str] | None
+) -> CaseResult:
+    """One case under a task rule: the share of its items the graph gets right (accuracy), or loses (drop)."""
+    a = actual.get(rule.output)
+    if a is None:
+        return CaseResult(None, False, f"the graph gave no output '{rule.output}' for this case")
+    axis = int(rule.params["axis"])
+    if not -a.ndim <= axis < a.ndim or a.shape[axis] < int(rule.params["k"]):
+        return CaseResult(None, False, f"axis {axis} of shape {list(a.shape)} cannot hold a top {rule.params['k']}")
+    count = class_rows(a, axis).shape[0]
+    if labels is not None and a.shape[axis] != len(labels):
+        return CaseResult(None, False, f"'{rule.output}' has {a.shape[axis]} classes, its labels {len(labels)}")
+    index = label_indices(case.label, labels, count, int(a.shape[axis]))
+    if isinstance(index, str):
+        return CaseResult(None, False, index)
+    hit = _hits(a, rule, index)
+    if not rule.check.name.endswith("_drop"):
+        tally = Tally(count, int(hit.sum()))
+        return CaseResult(tally.hits / count, True, tally=tally, compared=count)
+    e = None if expected is None else expected.get(rule.output)
+    if e is None or e.shape != a.shape:
+        return CaseResult(None, False, f"the other side has no '{rule.output}' of shape {list(a.shape)} here")
+    other = _hits(e, rule, index)
+    tally = Tally(count, int(hit.sum()), int(other.sum()), int((other & ~hit).sum()), int((hit & ~other).sum()))
+    return CaseResult((tally.lost - tally.gained) / count, True, tally=tally, compared=count)
+
+
+def _total(names: Sequence[str], results: Mapping[str, CaseResult]) -> Tally:
+    tallies = [t for n in names if (t := results[n].tally) is not None]
+    return Tally(*(sum(getattr(t, f) for t in tallies) for f in ("items", "hits", "other_hits", "lost", "gained")))
+
+
+def _figure(rule: Rule, total: Tally) -> tuple[float, Interval, dict[str, Any]]:
+    """The rule's figure over the slice, its interval, and the counts the report shows."""
+    n = total.items
+    if not rule.check.name.endswith("_drop"):
+        return total.hits / n, wilson(total.hits, n), {"items": n, "hits": total.hits}
+    drop, interval = (total.lost - total.gained) / n, paired_drop(total.lost, total.gained, n)
+    counts = {
+        "items": n,
+        "hits": total.hits,
+        "other_hits": total.other_hits,
+        "lost": total.lost,
+        "gained": total.gained,
+        "mcnemar_p": mcnemar_p(total.lost, total.gained),
+    }
+    if rule.params.get("relative"):
+        # Relative to the other side's accuracy, taken as measured: the interval scales with it.
+        base = total.other_hits / n
+        if base == 0:
+            return 0.0, Interval(0.0, 0.0, interval.method), counts
+        interval = Interval(interval.low / base, interval.high / base, interval.method + ", relative")
+        drop /= base
+    return drop, interval, counts
+
+
+def judge_task(
+    rule: Rule, names: Sequence[str], results: Mapping[str, CaseResult], line: int | None
+) -> tuple[RuleResult, Interval | None]:
+    """The task rule over the slice `names`: one figure for the whole set, and its interval."""
+    unmeasured = [n for n in names if results[n].figure is None]
+    result = RuleResult(
+        output=rule.output,
+        check=rule.check.name,
+        params=dict(rule.params),
+        passed=False,
+        pass_rate=0.0,
+        min_pass_rate=1.0,
+        worst_case=unmeasured[0] if unmeasured else None,
+        measured=None,
+        threshold=rule.threshold,
+        would_pass_at=None,
+        direction=rule.check.direction,
+        cases={n: results[n].figure for n in names},
+        line=line,
+        case_notes={n: note for n in names if (note := results[n].note)},
+        tags=list(rule.tags),
+    )
+    if not names:
+        result.note = "no case carries " + " or ".join(f"tag '{t}'" for t in rule.tags)
+        return result, None
+    if unmeasured:
+        notes = "; ".join(f"case '{n}': {results[n].note}" for n in unmeasured[:3])
+        result.note = f"{len(unmeasured)} case(s) could not be measured: {notes}"
+        return result, None
+    figure, interval, counts = _figure(rule, _total(names, results))
+    result.measured = result.would_pass_at = figure
+    result.passed = rule.check.passes(figure, rule.params)
+    result.pass_rate = 1.0 if result.passed else 0.0
+    result.statistics = {**counts, "interval": interval.to_dict()}
+    return result, interval
+
+
+def too_few_finding(graph: str, result: RuleResult, interval: Interval, where: dict[str, Any]) -> Finding | None:
+    """comparison.too_few_cases when the interval holds the threshold: the set cannot decide the claim."""
+    threshold = result.threshold
+    if threshold is None or not interval.holds(threshold):
+        return None
+    items = (result.statistics or {}).get("items", 0)
+    scope = f" on the cases tagged {', '.join(result.tags)}" if result.tags else ""
+    return F.warning(
+        F.COMPARISON_TOO_FEW_CASES,
+        f"{graph}: '{result.output}' {result.check}{scope} measured {result.measured:.4g} on {items} item(s), "
+        f"but its 95 % interval ({interval.method}) [{interval.low:.4g}, {interval.high:.4g}] holds the "
+        f"threshold {threshold:g}: these cases cannot support the verdict either way",
+        **where,
+        graph=graph,
+        output=result.output,
+        check=result.check,
+        items=items,
+        interval=[interval.low, interval.high],
+        method=interval.method,
+    )
