@@ -250,3 +250,23 @@ def endless_loop(path: Path) -> Path:
     )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
     return path
+
+
+LOOSE_INT8_RULES = [
+    {"output": "logits", "check": "topk", "k": 1},
+    {"output": "logits", "check": "score_drift", "max": 0.05, "apply": "softmax"},
+]
+
+
+def good_and_miscalibrated_bundle(root: Path) -> Path:
+    """A width-dynamic classifier with two int8 variants under loose rules: `int8`, calibrated on its own kind
+    of images, and `int8-bad`, calibrated on images 100 times too bright, which fails on every CPU."""
+    model = classifier(spatial="width")
+    onnx.save(model, str(root / "float.onnx"))
+    good = quantize(root / "float.onnx", root / "good.onnx", images(16, seed=9))
+    bad = quantize(root / "float.onnx", root / "bad.onnx", images(16, seed=9, scale=100.0))
+    rules = LOOSE_INT8_RULES
+    variants = [variant_entry("int8", "int8.onnx", rules), variant_entry("int8-bad", "bad.onnx", rules)]
+    models = {"model.onnx": model, "int8.onnx": onnx.load(str(good)), "bad.onnx": onnx.load(str(bad))}
+    cases = classifier_cases(model, 6, sizes=(16, 20))
+    return write_bundle(root / "b", models, cases, [{"output": "logits", "check": "allclose"}], variants)

@@ -18,18 +18,12 @@ from typing import Any
 import numpy as np
 
 from checker.context import Context
-from checker.diagnose.requantize import calibration_cases, calibration_reader, quant_kwargs, quantizer
+from checker.diagnose.requantize import Recorded, calibration_cases, calibration_reader, quant_kwargs, quantizer
 from checker.errors import BundleError
 
 
 @dataclass
-class Reproduced:
-    tool: str
-    recorded_version: str
-    used_version: str
-    settings: dict[str, Any]
-    ignored: list[str]
-    calibration: list[str]
+class Reproduced(Recorded):
     compared: int = 0
     difference: dict[str, Any] | None = None  # the first differing tensor or node; None: equal
     summary: str = ""
@@ -41,12 +35,7 @@ class Reproduced:
     def to_dict(self) -> dict[str, Any]:
         return {
             "reproduced": self.equal,
-            "tool": self.tool,
-            "recorded_version": self.recorded_version,
-            "used_version": self.used_version,
-            "settings": self.settings,
-            "ignored_settings": self.ignored,
-            "calibration_cases": self.calibration,
+            **self.recorded_dict(),
             "tensors_compared": self.compared,
             **({"difference": self.difference} if self.difference is not None else {}),
             "summary": self.summary,

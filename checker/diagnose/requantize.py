@@ -64,13 +64,30 @@ class Trial:
 
 
 @dataclass
-class Requantized:
+class Recorded:
+    """The recorded transform as it was run again: the tool, both versions, the settings used and ignored, and the
+    calibration cases by name. Re-quantizing and reproducing both start from it."""
+
     tool: str
     recorded_version: str
     used_version: str
     settings: dict[str, Any]
     ignored: list[str]
     calibration: list[str]
+
+    def recorded_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "recorded_version": self.recorded_version,
+            "used_version": self.used_version,
+            "settings": self.settings,
+            "ignored_settings": self.ignored,
+            "calibration_cases": self.calibration,
+        }
+
+
+@dataclass
+class Requantized(Recorded):
     trials: list[Trial] = field(default_factory=list)
     recommended: list[str] = field(default_factory=list)
     summary: str = ""
@@ -80,12 +97,7 @@ class Requantized:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "tool": self.tool,
-            "recorded_version": self.recorded_version,
-            "used_version": self.used_version,
-            "settings": self.settings,
-            "ignored_settings": self.ignored,
-            "calibration_cases": self.calibration,
+            **self.recorded_dict(),
             "tried": [t.to_dict() for t in self.trials],
             "recommended": self.recommended,
             "found": self.found,

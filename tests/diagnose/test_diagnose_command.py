@@ -8,29 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import onnx
 import pytest
-from modelkit import classifier, classifier_cases, images, quantize, variant_entry, write_bundle
+from modelkit import good_and_miscalibrated_bundle
 
 from checker.cli import main
-
-LOOSE = [
-    {"output": "logits", "check": "topk", "k": 1},
-    {"output": "logits", "check": "score_drift", "max": 0.05, "apply": "softmax"},
-]
 
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("bundle")
-    model = classifier(spatial="width")
-    onnx.save(model, str(root / "float.onnx"))
-    good = quantize(root / "float.onnx", root / "good.onnx", images(16, seed=9))
-    bad = quantize(root / "float.onnx", root / "bad.onnx", images(16, seed=9, scale=100.0))
-    variants = [variant_entry("int8", "int8.onnx", LOOSE), variant_entry("int8-bad", "bad.onnx", LOOSE)]
-    models = {"model.onnx": model, "int8.onnx": onnx.load(str(good)), "bad.onnx": onnx.load(str(bad))}
-    cases = classifier_cases(model, 6, sizes=(16, 20))
-    return write_bundle(root / "b", models, cases, [{"output": "logits", "check": "allclose"}], variants)
+    return good_and_miscalibrated_bundle(tmp_path_factory.mktemp("bundle"))
 
 
 def json_out(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, Any]:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import onnx
 import pytest
-from modelkit import classifier, classifier_cases, images, quantize, variant_entry, write_bundle
+from modelkit import good_and_miscalibrated_bundle
 
 from checker.context import Options
 from checker.findings import Finding
@@ -23,23 +22,10 @@ from checker.reports.model import BundleReport, Report, RuntimeSet
 from checker.sharding import parse_shard
 from checker.verify import verify_bundle
 
-LOOSE = [
-    {"output": "logits", "check": "topk", "k": 1},
-    {"output": "logits", "check": "score_drift", "max": 0.05, "apply": "softmax"},
-]
-
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("bundle")
-    model = classifier(spatial="width")
-    onnx.save(model, str(root / "float.onnx"))
-    good = quantize(root / "float.onnx", root / "good.onnx", images(16, seed=9))
-    bad = quantize(root / "float.onnx", root / "bad.onnx", images(16, seed=9, scale=100.0))
-    variants = [variant_entry("int8", "int8.onnx", LOOSE), variant_entry("int8-bad", "bad.onnx", LOOSE)]
-    models = {"model.onnx": model, "int8.onnx": onnx.load(str(good)), "bad.onnx": onnx.load(str(bad))}
-    cases = classifier_cases(model, 6, sizes=(16, 20))
-    return write_bundle(root / "b", models, cases, [{"output": "logits", "check": "allclose"}], variants)
+    return good_and_miscalibrated_bundle(tmp_path_factory.mktemp("bundle"))
 
 
 def _through_json(report: Report) -> Report:
