@@ -1,6 +1,7 @@
 """Dynamic axes proven: a graph that declares an axis dynamic must give each item of a stacked run its own output.
 
-For each dynamic batch axis of the inputs (axes sharing a `dim_param` name move together), two cases are stacked
+For each dynamic batch axis of the inputs (axes sharing its `dim_param` name move with it, wherever they sit in each
+input: a recurrent state [2, batch, 128] stacks along axis 1), two cases are stacked
 along it (or one case with itself, when no two cases can be stacked) and run once; each item's part of the
 stacked outputs must match that item's single run within the rules' tolerance. A graph that declares a symbolic
 batch but fixes it inside (a Reshape to [1, ...]) fails here, though every case of batch 1 passes.
@@ -43,21 +44,40 @@ class Failure:
 
 def dynamic_axes(model: onnx.ModelProto, declared: Mapping[str, Mapping[str, Any]]) -> list[Axis]:
     """The graph's dynamic batch axes: axis 0, or the axis the manifest's `layout` marks N. Only along a batch do
-    stacked items stay apart (stacking along a spatial or sequence axis mixes them at the seam). An axis the
-    manifest fixes with an int is left alone: the release says it takes that size only."""
+    stacked items stay apart (stacking along a spatial or sequence axis mixes them at the seam). Every other
+    input's axis named like a batch joins it wherever it sits (a recurrent state [2, batch, 128] stacks along
+    axis 1): the graph says those sizes are one. A batch the manifest fixes with an int on any axis it names is
+    left alone: the release says it takes that size only, and its other inputs must keep to it too."""
+    specs = [(s, declared.get(s.name) or {}) for s in graph_inputs(model)]
     groups: dict[str, list[tuple[str, int]]] = {}
-    for spec in graph_inputs(model):
-        entry = declared.get(spec.name) or {}
-        shape, layout = entry.get("shape") or [], entry.get("layout")
-        batch = layout.find("N") if isinstance(layout, str) and len(layout) == len(spec.shape or ()) else 0
-        dims = spec.shape or ()
-        if batch < 0 or batch >= len(dims) or isinstance(dims[batch], int):
-            continue
-        if batch < len(shape) and isinstance(shape[batch], int):
-            continue
-        dim = dims[batch]
-        groups.setdefault(dim if isinstance(dim, str) else f"{spec.name}:{batch}", []).append((spec.name, batch))
-    return [Axis(name, tuple(axes)) for name, axes in groups.items()]
+    for spec, entry in specs:
+        batch = _batch_axis(spec, entry)
+        if batch is not None:
+            dim = (spec.shape or ())[batch]
+            groups.setdefault(dim if isinstance(dim, str) else f"{spec.name}:{batch}", []).append((spec.name, batch))
+    fixed: set[str] = set()
+    for spec, entry in specs:
+        shape = entry.get("shape") or []
+        for name, members in groups.items():
+            if any(n == spec.name for n, _ in members):
+                continue
+            k = next((k for k, d in enumerate(spec.shape or ()) if d == name), None)
+            if k is not None:
+                members.append((spec.name, k))
+                if k < len(shape) and isinstance(shape[k], int):
+                    fixed.add(name)
+    return [Axis(name, tuple(axes)) for name, axes in groups.items() if name not in fixed]
+
+
+def _batch_axis(spec: TensorSpec, entry: Mapping[str, Any]) -> int | None:
+    """The input's own dynamic batch axis, unless the manifest fixes it."""
+    shape, layout, dims = entry.get("shape") or [], entry.get("layout"), spec.shape or ()
+    batch = layout.find("N") if isinstance(layout, str) and len(layout) == len(dims) else 0
+    if batch < 0 or batch >= len(dims) or isinstance(dims[batch], int):
+        return None
+    if batch < len(shape) and isinstance(shape[batch], int):
+        return None
+    return batch
 
 
 def _stackable(axis: Axis, a: Case, b: Case) -> bool:
