@@ -66,12 +66,18 @@ class _Run:
         except PreprocessError as e:
             yield from self._refused(case, name, e)
             return
+        if source is None:
+            return
+        raw = _Raw(case, name, rel, source, self.inputs.kind_of(self.inputs.source_name(name)))
+        differing: dict[str, tuple[Difference, np.ndarray]] = {}
         for target, tensor in rebuilt.items():
             stored = case.inputs.get(target)
             # A stored tensor of another dtype kind (strings) is the cases check's to report.
-            if stored is not None and stored.dtype.kind in "biuf" and source is not None:
-                raw = _Raw(case, name, rel, source, self.inputs.kind_of(self.inputs.source_name(name)))
-                yield from _compare(self.ctx, raw, target, tensor, stored)
+            if stored is not None and stored.dtype.kind in "biuf":
+                diff = difference(tensor, stored, source.tolerance, first=raw.kind.tokens)
+                if diff is not None:
+                    differing[target] = (diff, stored)
+        yield from _grouped(self.ctx, raw, self.inputs.source_name(name), differing)
 
     def _usable_spec(self, name: str) -> bool:
         """Parse the spec (raising its error); False when a file it names was refused, is missing, or fails
@@ -135,19 +141,31 @@ class _Raw:
     kind: Kind
 
 
-def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: np.ndarray) -> Iterator[Finding]:
-    tolerance = raw.source.tolerance
-    diff = difference(rebuilt, stored, tolerance, first=raw.kind.tokens)
-    if diff is None:
+def _grouped(
+    ctx: Context, raw: _Raw, lead: str, differing: dict[str, tuple[Difference, np.ndarray]]
+) -> Iterator[Finding]:
+    """One finding per differing input; but when the text input differs, the inputs derived from its tokens
+    (attention_mask, token_type_ids) differ for the same reason, so its one finding names them instead of each
+    repeating it."""
+    if lead in differing and len(differing) > 1:
+        derived = [t for t in differing if t != lead]
+        diff, stored = differing[lead]
+        yield _finding(ctx, raw, lead, diff, stored, derived)
         return
+    for target, (diff, stored) in differing.items():
+        yield _finding(ctx, raw, target, diff, stored, [])
+
+
+def _finding(ctx: Context, raw: _Raw, target: str, diff: Difference, stored: np.ndarray, derived: list[str]) -> Finding:
+    tolerance = raw.source.tolerance
     search = raw.kind.explain(raw.source, target, stored, tolerance)
-    explanation = search.found
-    yield F.error(
-        F.INPUTS_FIDELITY,
-        _message(raw, target, diff, tolerance, search),
-        **ctx.where(*raw.case.where, "raw", raw.name),
-        **_details(raw, target, diff, tolerance, explanation),
-    )
+    message = _message(raw, target, diff, tolerance, search)
+    details = _details(raw, target, diff, tolerance, search.found)
+    if derived:
+        names = ", ".join(f"'{d}'" for d in derived)
+        message += f"; the input(s) derived from its tokens, {names}, differ from their stored tensors with it"
+        details["derived"] = derived
+    return F.error(F.INPUTS_FIDELITY, message, **ctx.where(*raw.case.where, "raw", raw.name), **details)
 
 
 def _message(raw: _Raw, target: str, diff: Difference, tolerance: float, search: Search) -> str:

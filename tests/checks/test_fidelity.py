@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -204,13 +205,67 @@ def test_text_tokenized_as_declared(make_bundle: BundleMaker, tokenizer: Path) -
 
 
 def test_text_tokenized_without_the_template(make_bundle: BundleMaker, tokenizer: Path) -> None:
-    findings = list(fidelity_stage(text_ctx(make_bundle, tokenizer, "The cat sat")))
-    assert [f.details["input"] for f in findings] == ["input_ids", "attention_mask"]
+    (finding,) = fidelity_stage(text_ctx(make_bundle, tokenizer, "The cat sat"))
+    assert finding.id == F.INPUTS_FIDELITY and finding.details["input"] == "input_ids"
+    assert "tokenized as declared differs from the stored tensor" in finding.message
+    assert "the stored tensor matches the declared tokenization without the template" in finding.message
+    assert finding.details["index"] == [0, 1]  # the first token after [CLS]
+    assert finding.details["derived"] == ["attention_mask"]  # it differs for the same reason: named, not repeated
+
+
+SENTENCES = [
+    "the cat sat on the mat",
+    "a dog ran in the park",
+    "the bird sang at dawn",
+    "she read the old book",
+    "we walked to the river",
+]
+
+
+def derived_ctx(make_bundle: BundleMaker, tokenizer: Path, stored_length: int, declared_length: int) -> Context:
+    """15 cases of one text input and its attention_mask and token_type_ids, the stored tensors made by the
+    tokenizers library itself, padded and truncated to `stored_length`."""
+    prep = {"kind": "text", "tokenizer": "tokenizer.json", "max_length": declared_length}
+    prep |= {"padding": "max_length", "truncation": True}
+    inputs: list[dict[str, Any]] = [{"name": "input_ids", "dtype": "int64", "preprocessing": prep}]
+    for name, fld in (("attention_mask", "attention_mask"), ("token_type_ids", "type_ids")):
+        derived = {"kind": "derived", "from": "input_ids", "field": fld}
+        inputs.append({"name": name, "dtype": "int64", "preprocessing": derived})
+    tok = Tokenizer.from_file(str(tokenizer))
+    tok.enable_truncation(stored_length)
+    tok.enable_padding(length=stored_length, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
+    cases = []
+    for i in range(15):
+        text = f"{SENTENCES[i % 5]} {'again ' * (i // 5)}".strip()
+        enc = tok.encode(text)
+        stored = {
+            "input_ids": np.array([enc.ids], np.int64),
+            "attention_mask": np.array([enc.attention_mask], np.int64),
+            "token_type_ids": np.array([enc.type_ids], np.int64),
+        }
+        cases.append({"name": f"q{i}", "inputs": stored, "raw": {"input_ids": text}})
+    return make_bundle(inputs, cases, files={"tokenizer.json": tokenizer.read_text()})
+
+
+def test_a_wrong_max_length_is_one_finding_per_case_naming_its_derived_inputs(
+    make_bundle: BundleMaker, tokenizer: Path
+) -> None:
+    findings = list(fidelity_stage(derived_ctx(make_bundle, tokenizer, stored_length=16, declared_length=12)))
+    assert [f.details["case"] for f in findings] == [f"q{i}" for i in range(15)]  # not 45
     for finding in findings:
-        assert finding.id == F.INPUTS_FIDELITY
-        assert "tokenized as declared differs from the stored tensor" in finding.message
-        assert "the stored tensor matches the declared tokenization without the template" in finding.message
-    assert findings[0].details["index"] == [0, 1]  # the first token after [CLS]
+        assert finding.details["input"] == "input_ids"
+        assert finding.details["derived"] == ["attention_mask", "token_type_ids"]
+        assert "has shape [1, 12], the stored tensor [1, 16]" in finding.message
+        assert "derived from its tokens, 'attention_mask', 'token_type_ids', differ" in finding.message
+
+
+def test_a_derived_input_that_differs_alone_is_its_own_finding(make_bundle: BundleMaker, tokenizer: Path) -> None:
+    ctx = derived_ctx(make_bundle, tokenizer, stored_length=16, declared_length=16)
+    assert list(fidelity_stage(ctx)) == []
+    assert ctx.cases is not None
+    ctx.cases[0].inputs["token_type_ids"] = np.ones((1, 16), np.int64)  # a second segment the tokenizer never made
+    (finding,) = fidelity_stage(ctx)
+    assert finding.details["input"] == "token_type_ids" and "derived" not in finding.details
 
 
 def test_text_with_the_file_line_break(make_bundle: BundleMaker, tokenizer: Path) -> None:
