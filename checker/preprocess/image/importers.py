@@ -97,20 +97,22 @@ def huggingface(data: Any, name: str) -> tuple[Step, ...]:
 
 
 def albumentations(data: Any, name: str) -> tuple[Step, ...]:
-    """A `Compose` as `A.save` writes it; the image is an RGB array (as Albumentations expects)."""
+    """A `Compose` as `A.save` writes it (1.x or 2.x); the image is an RGB array (as Albumentations expects)."""
     compose = data.get("transform") if isinstance(data, dict) else None
     if not isinstance(compose, dict) or _class(compose) != "Compose":
         raise PreprocessError(f"{name} is not an Albumentations Compose saved with A.save (no transform: Compose)")
     transforms = compose.get("transforms")
     if not isinstance(transforms, list):
         raise PreprocessError(f"{name}: the Compose has no list of transforms")
+    if _probability(compose, f"{name}: the Compose") < 1.0:
+        raise Refused(f"{name}: the Compose applies with probability {compose.get('p')}; only p: 1 is reproducible")
     out: list[Step] = [Decode(mode="RGB")]
     for i, t in enumerate(transforms):
         where = f"{name}: transform {i}"
         if not isinstance(t, dict):
             raise PreprocessError(f"{where} is not a mapping")
         cls = _class(t)
-        if float(t.get("p", 1.0)) < 1.0:
+        if _probability(t, where) < 1.0:
             raise Refused(f"{where} ({cls}) applies with probability {t.get('p')}; only p: 1 is reproducible")
         maker = _ALBUMENTATIONS.get(cls)
         if maker is None:
@@ -123,6 +125,10 @@ def _class(t: dict[str, Any]) -> str:
     return str(t.get("__class_fullname__", "")).rsplit(".", 1)[-1]
 
 
+def _probability(t: dict[str, Any], where: str) -> float:
+    return f.number(t.get("p", 1.0), f"{where}.p")
+
+
 def _cv2_filter(t: dict[str, Any], where: str) -> str:
     flag = t.get("interpolation", 1)
     if flag not in _CV2_FLAGS:
@@ -130,23 +136,55 @@ def _cv2_filter(t: dict[str, Any], where: str) -> str:
     return _CV2_FLAGS[flag]
 
 
-def _only(t: dict[str, Any], allowed: set[str], where: str) -> None:
-    """Refuse options that change pixels and that the steps do not say."""
-    known = allowed | {"__class_fullname__", "p", "always_apply", "interpolation", "mask_interpolation", "strict"}
-    extra = sorted(k for k, v in t.items() if k not in known and v not in (None, False))
+# Options A.save writes that never change the image: they act on masks, boxes or keypoints only, or are the
+# base class's bookkeeping (`strict` validates arguments; `always_apply` is 1.x's p: 1).
+_INERT = frozenset(
+    {
+        "__class_fullname__",
+        "p",
+        "always_apply",
+        "strict",
+        "mask_interpolation",
+        "fill_mask",
+        "mask_value",
+        "transpose_mask",
+    }
+)
+# 2.x options that change the image unless they hold the value that turns them off.
+_OFF: dict[str, object] = {
+    "area_for_downscale": None,  # "image": INTER_AREA when shrinking, in place of `interpolation`
+    "max_size_hw": None,  # fit inside (height, width) in place of max_size
+    "pad_if_needed": False,
+    "pad_height_divisor": None,
+    "pad_width_divisor": None,
+}
+
+
+def _only(t: dict[str, Any], reads: set[str], where: str, off: dict[str, object] | None = None) -> None:
+    """Refuse by name every option that is not read into a step, inert (_INERT), or off (at its value in
+    `off`, then _OFF): a file from a newer Albumentations with an option unknown here is refused, not guessed."""
+    offs = {**_OFF, **(off or {})}
+    extra = sorted(
+        k for k, v in t.items() if k not in reads and k not in _INERT and not (k in offs and _is(v, offs[k]))
+    )
     if extra:
-        raise Refused(f"{where}: option(s) {', '.join(extra)} cannot be reproduced")
+        shown = ", ".join(f"{k}: {json.dumps(t[k])}" for k in extra)
+        raise Refused(f"{where}: option(s) {shown} cannot be reproduced")
+
+
+def _is(value: object, off: object) -> bool:
+    return value is off if off is None or isinstance(off, bool) else value == off and not isinstance(value, bool)
 
 
 def _a_resize(t: dict[str, Any], where: str) -> list[Step]:
-    _only(t, {"height", "width"}, where)
+    _only(t, {"height", "width", "interpolation"}, where)
     size = (f.side(t.get("height"), f"{where}.height"), f.side(t.get("width"), f"{where}.width"))
     return [Resize(size=size, library="opencv", filter=_cv2_filter(t, where))]
 
 
 def _a_max_size(longer: bool) -> Callable[[dict[str, Any], str], list[Step]]:
     def make(t: dict[str, Any], where: str) -> list[Step]:
-        _only(t, {"max_size", "max_size_hw"}, where)
+        _only(t, {"max_size", "interpolation"}, where)
         n = f.side(t.get("max_size"), f"{where}.max_size")
         # Albumentations: round(side * (max_size / longest)), Python's round
         base = Resize(rounding="half_even", arithmetic="float_scale_first", library="opencv")
@@ -156,17 +194,25 @@ def _a_max_size(longer: bool) -> Callable[[dict[str, Any], str], list[Step]]:
     return make
 
 
+# A crop's padding options act only with pad_if_needed (2.x); 1.x wrote value and mask_value for CenterCrop.
+_CROP_PADDING = {"border_mode", "fill", "value", "pad_position"}
+
+
 def _a_center_crop(t: dict[str, Any], where: str) -> list[Step]:
-    _only(t, {"height", "width", "border_mode", "fill", "fill_mask", "value", "mask_value"}, where)
-    if t.get("pad_if_needed"):
-        raise Refused(f"{where}: pad_if_needed cannot be reproduced")
-    return [Crop(center=(f.side(t.get("height"), f"{where}.height"), f.side(t.get("width"), f"{where}.width")))]
+    padding = bool(t.get("pad_if_needed"))
+    _only(t, {"height", "width", "pad_if_needed", *_CROP_PADDING}, where)
+    size = (f.side(t.get("height"), f"{where}.height"), f.side(t.get("width"), f"{where}.width"))
+    crop = Crop(center=size)
+    if not padding:
+        return [crop]
+    # Albumentations pads the image to at least the crop's size (as PadIfNeeded would), then crops its centre.
+    return [_padding(t, where, size, "pad_position"), crop]
 
 
 def _a_crop(t: dict[str, Any], where: str) -> list[Step]:
-    _only(t, {"x_min", "y_min", "x_max", "y_max", "border_mode", "fill", "fill_mask"}, where)
+    _only(t, {"x_min", "y_min", "x_max", "y_max", *_CROP_PADDING}, where)
     if t.get("pad_if_needed"):
-        raise Refused(f"{where}: pad_if_needed cannot be reproduced")
+        raise Refused(f"{where}: pad_if_needed: true cannot be reproduced")
     x0, y0, x1, y1 = (int(t.get(k, 0)) for k in ("x_min", "y_min", "x_max", "y_max"))
     if x1 <= x0 or y1 <= y0 or min(x0, y0) < 0:
         raise PreprocessError(f"{where}: the box {x0, y0, x1, y1} is empty")
@@ -174,20 +220,22 @@ def _a_crop(t: dict[str, Any], where: str) -> list[Step]:
 
 
 def _a_pad(t: dict[str, Any], where: str) -> list[Step]:
-    _only(t, {"min_height", "min_width", "position", "border_mode", "value", "fill", "fill_mask", "mask_value"}, where)
-    for key in ("pad_height_divisor", "pad_width_divisor"):
-        if t.get(key) is not None:
-            raise Refused(f"{where}: {key} cannot be reproduced")
-    position = t.get("position", "center")
+    reads = {"min_height", "min_width", "position", "border_mode", "value", "fill"}
+    _only(t, reads, where, off={"padding": 0})  # 2.x's PadIfNeeded holds its base Pad's unused padding: 0
+    sides = tuple(None if t.get(k) is None else f.side(t.get(k), f"{where}.{k}") for k in ("min_height", "min_width"))
+    return [_padding(t, where, (sides[0], sides[1]), "position")]
+
+
+def _padding(t: dict[str, Any], where: str, at_least: tuple[int | None, int | None], key: str) -> Pad:
+    position = t.get(key, "center")
     if position not in ("center", "top_left", "top_right", "bottom_left", "bottom_right"):
-        raise Refused(f"{where}: position {position!r} cannot be reproduced")
+        raise Refused(f"{where}: {key} {position!r} cannot be reproduced")
     border = t.get("border_mode", 4)
     if border not in _BORDERS:
         raise Refused(f"{where}: border_mode {border!r} cannot be reproduced")
     fill = t.get("fill", t.get("value"))
-    sides = tuple(None if t.get(k) is None else f.side(t.get(k), f"{where}.{k}") for k in ("min_height", "min_width"))
     value = (0.0,) if fill is None else f.numbers(fill, f"{where}.fill")
-    return [Pad(at_least=(sides[0], sides[1]), position=str(position), mode=_BORDERS[border], value=value)]
+    return Pad(at_least=at_least, position=str(position), mode=_BORDERS[border], value=value)
 
 
 def _a_normalize(t: dict[str, Any], where: str) -> list[Step]:
@@ -218,6 +266,7 @@ def _a_to_gray(t: dict[str, Any], where: str) -> list[Step]:
 
 
 def _a_to_tensor(t: dict[str, Any], where: str) -> list[Step]:
+    _only(t, set(), where)
     return []  # HWC to CHW: the input's layout says it
 
 
