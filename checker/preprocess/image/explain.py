@@ -14,7 +14,8 @@ from dataclasses import replace
 import numpy as np
 
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.image.neighbours import inferred_value, neighbours, pad_value_candidates
+from checker.preprocess.image.neighbours import Edit, inferred_value, neighbours, pad_value_candidates
+from checker.preprocess.image.origins import Origin, in_source_words
 from checker.preprocess.image.shorthand import spec_steps
 from checker.preprocess.image.source import ImageSource
 from checker.preprocess.image.spec import ImageSpec, ShorthandCrop, ShorthandPad
@@ -56,12 +57,31 @@ def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) ->
     def build(steps: tuple[Step, ...]) -> Callable[[], np.ndarray]:
         return lambda: src.build_steps(steps)
 
+    origins = src.spec.origins
+    unsaid: list[Alternative] = []
     for n in neighbours(declared, src.decoded.orientation, batch):
-        yield Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit, n.also)
+        alt = Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit, n.also)
+        if origins is None:
+            yield alt
+            continue
+        # An imported pipeline: the edits its own file can say are tried first (a config's fixed order makes
+        # "crop before resize" and "do_resize: false" the same tensor), the others after, in step words.
+        own = in_source_words(n.edit, declared, n.steps, origins) if n.edit is not None else None
+        if own is not None:
+            yield replace(alt, description=own)
+        else:
+            unsaid.append(
+                replace(alt, description=f"{n.description} (in the steps {_origin_file(origins)} is read into)")
+            )
+    yield from unsaid
     for i, pad in pad_value_candidates(declared):
-        alt = _pad_value(src, declared, i, pad, stored, tolerance)
-        if alt is not None:
-            yield Alternative(alt.description + where, alt.build, alt.tolerance)
+        valued = _pad_value(src, declared, i, pad, stored, tolerance)
+        if valued is not None:
+            yield Alternative(valued.description + where, valued.build, valued.tolerance)
+
+
+def _origin_file(origins: tuple[Origin | None, ...]) -> str:
+    return next((o.file for o in origins if o is not None), "the imported file")
 
 
 _SHORTHAND_NOTE = " (in the steps the shorthand fields expand to: checker preprocess --show-steps)"
@@ -92,6 +112,8 @@ def _pad_value(
     shown = _values(value) if len(value) == 1 else f"[{_values(value)}]"
     description = f"when `pad` has `value: {shown}` (the manifest has {_values(pad.value)})"
     steps_v = with_value(value)
+    if src.spec.origins is not None:
+        description = in_source_words(Edit("change", i), steps, steps_v, src.spec.origins) or description
     return Alternative(description, lambda: src.build_steps(steps_v), tolerance)
 
 

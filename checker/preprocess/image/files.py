@@ -10,7 +10,7 @@ from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.preprocess import fields as f
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image.hf_config import HfImageConfig, map_config, read_config
-from checker.preprocess.image.importers import FORMATS, read_pipeline
+from checker.preprocess.image.importers import FORMATS, Imported, read_traced
 from checker.preprocess.image.spec import SHORTHAND_FIELDS, ImageBlock
 
 
@@ -19,13 +19,14 @@ def read_block(prep: dict[str, Any], root: Path) -> ImageBlock:
     and the shorthand fields reads nothing: parsing refuses it first."""
     mixed = "steps" in prep or any(k in prep for k in (*SHORTHAND_FIELDS, "config"))
     if "import" in prep and not mixed:
-        return ImageBlock(prep, imported=import_steps(prep["import"], root))
+        imported = import_steps(prep["import"], root)
+        return ImageBlock(prep, imported=imported.steps, origins=imported.origins)
     if "config" in prep and "steps" not in prep and "import" not in prep:
         return ImageBlock(prep, config=read_hf_config(prep["config"], root))
     return ImageBlock(prep)
 
 
-def import_steps(value: Any, root: Path) -> tuple[Any, ...]:
+def import_steps(value: Any, root: Path) -> Imported:
     """The steps `preprocessing.import` names: {format, path} with the path inside the bundle."""
     where = "preprocessing.import"
     d = f.mapping(value, where)
@@ -33,7 +34,7 @@ def import_steps(value: Any, root: Path) -> tuple[Any, ...]:
     rel = d.get("path")
     if not isinstance(rel, str) or not rel:
         raise PreprocessError(f"{where}.path is {rel!r}; expected a bundle path")
-    return read_pipeline(fmt, _inside(root, rel), rel)
+    return read_traced(fmt, _inside(root, rel), rel)
 
 
 def read_hf_config(rel: Any, root: Path) -> HfImageConfig:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from checker.bundle.paths import regular_size
 from checker.preprocess import fields as f
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image.hf_config import map_config
+from checker.preprocess.image.origins import Origin, spelled, written
 from checker.preprocess.image.shorthand import expand
 from checker.preprocess.image.spec import parse_image
 from checker.preprocess.image.steps import (
@@ -41,19 +42,37 @@ _CV2_FLAGS = {0: "nearest", 1: "linear", 2: "cubic", 3: "area", 4: "lanczos4", 6
 _BORDERS = {0: "constant", 1: "edge", 2: "symmetric", 4: "reflect"}
 
 
+# Each step a file's entry makes, with the entry's origin (None for a step the format only implies).
+Traced = list[tuple[Step, Origin | None]]
+
+
 class Refused(CannotReproduce):
     """The file says something the steps cannot say exactly."""
 
 
+@dataclass(frozen=True)
+class Imported:
+    """A pipeline file's steps, and beside each the entry of the file it came from (None for a step the format
+    implies, such as how the image is read): the words an explanation of a mismatch uses."""
+
+    steps: tuple[Step, ...]
+    origins: tuple[Origin | None, ...]
+
+
 def read_pipeline(fmt: str, path: Path, name: str) -> tuple[Step, ...]:
     """The steps of the pipeline file at `path` in format `fmt` (albumentations, openvino or huggingface)."""
+    return read_traced(fmt, path, name).steps
+
+
+def read_traced(fmt: str, path: Path, name: str) -> Imported:
+    """The pipeline file's steps, each with its origin in the file."""
     readers = {"albumentations": albumentations, "openvino": openvino, "huggingface": huggingface}
     if fmt not in readers:
         raise PreprocessError(f"import format {fmt!r} is not one of {', '.join(FORMATS)}")
-    steps = readers[fmt](_load(path, name), name)
-    if len(steps) > MAX_STEPS:  # as many as a manifest's own list may have
-        raise PreprocessError(f"{name} makes {len(steps)} steps; at most {MAX_STEPS} are allowed")
-    return steps
+    traced = readers[fmt](_load(path, name), name)
+    if len(traced) > MAX_STEPS:  # as many as a manifest's own list may have
+        raise PreprocessError(f"{name} makes {len(traced)} steps; at most {MAX_STEPS} are allowed")
+    return Imported(tuple(s for s, _ in traced), tuple(o for _, o in traced))
 
 
 def _load(path: Path, name: str) -> Any:
@@ -83,20 +102,41 @@ def _load(path: Path, name: str) -> Any:
 # Hugging Face
 
 
-def huggingface(data: Any, name: str) -> tuple[Step, ...]:
+def huggingface(data: Any, name: str) -> Traced:
     """A preprocessor_config.json: its fixed order, read into the shorthand fields, as steps."""
     if not isinstance(data, dict):
         raise PreprocessError(f"{name} is not a JSON object")
     mapped = map_config(data, name)
     if mapped.refusals:
         raise Refused("; ".join(mapped.refusals.values()))
-    return expand(parse_image(mapped.fields))
+    return [(step, hf_origin(step, name)) for step in expand(parse_image(mapped.fields))]
+
+
+# Pillow's filters as a preprocessor_config.json's `resample` numbers them.
+_PIL_NUMBERS = {"nearest": 0, "lanczos": 1, "bilinear": 2, "bicubic": 3, "box": 4, "hamming": 5}
+
+
+def hf_origin(step: Step, name: str) -> Origin | None:
+    """A config's flat keys: each step is one of its `do_*` switches and the values beside it."""
+    if isinstance(step, Resize):
+        return Origin("", name, {"filter": ("resample", spelled(_PIL_NUMBERS))}, {"drop": "when `do_resize` is false"})
+    if isinstance(step, Crop):
+        return Origin("", name, phrases={"drop": "when `do_center_crop` is false"})
+    if isinstance(step, Scale):
+        options: dict[str, tuple[str, Any]] = {"factor": ("rescale_factor", written)}
+        return Origin("", name, options, {"drop": "when `do_rescale` is false"})
+    if isinstance(step, Normalize):
+        options = {"mean": ("image_mean", written), "std": ("image_std", written)}
+        return Origin("", name, options, {"drop": "when `do_normalize` is false"})
+    if isinstance(step, Pad):
+        return Origin("", name, phrases={"drop": "when `do_pad` is false"})
+    return None
 
 
 # Albumentations
 
 
-def albumentations(data: Any, name: str) -> tuple[Step, ...]:
+def albumentations(data: Any, name: str) -> Traced:
     """A `Compose` as `A.save` writes it (1.x or 2.x); the image is an RGB array (as Albumentations expects)."""
     compose = data.get("transform") if isinstance(data, dict) else None
     if not isinstance(compose, dict) or _class(compose) != "Compose":
@@ -106,7 +146,8 @@ def albumentations(data: Any, name: str) -> tuple[Step, ...]:
         raise PreprocessError(f"{name}: the Compose has no list of transforms")
     if _probability(compose, f"{name}: the Compose") < 1.0:
         raise Refused(f"{name}: the Compose applies with probability {compose.get('p')}; only p: 1 is reproducible")
-    out: list[Step] = [Decode(mode="RGB")]
+    given = {"mode=BGR": f"when the image given to the Compose in {name} is BGR (as cv2.imread reads it), not RGB"}
+    out: Traced = [(Decode(mode="RGB"), Origin("the image given to the Compose", name, phrases=given))]
     for i, t in enumerate(transforms):
         where = f"{name}: transform {i}"
         if not isinstance(t, dict):
@@ -117,8 +158,34 @@ def albumentations(data: Any, name: str) -> tuple[Step, ...]:
         maker = _ALBUMENTATIONS.get(cls)
         if maker is None:
             raise Refused(f"{where}: Albumentations' {cls} has no step that reproduces it")
-        out.extend(maker(t, f"{where} ({cls})"))
-    return tuple(out)
+        entry = f"`{cls}` (transform {i})"
+        out.extend((step, _a_origin(step, entry, name, cls)) for step in maker(t, f"{where} ({cls})"))
+    return out
+
+
+def _a_origin(step: Step, entry: str, name: str, cls: str) -> Origin:
+    """How the transform's options name the step's parameters, as A.save writes them."""
+    options: dict[str, tuple[str, Any]] = {}
+    phrases: dict[str, str] = {}
+    here = f"{entry} in {name}"
+    if isinstance(step, Resize):
+        options["filter"] = ("interpolation", spelled({v: k for k, v in _CV2_FLAGS.items()}))
+    elif isinstance(step, Pad):
+        options["position"] = ("pad_position" if cls == "CenterCrop" else "position", written)
+        options["mode"] = ("border_mode", spelled({v: k for k, v in _BORDERS.items()}))
+        options["value"] = ("fill", _one_or_all)
+    elif isinstance(step, Scale):
+        top = "max_pixel_value" if cls == "Normalize" else "max_value"
+        options["factor"] = (top, lambda factor: written(1 / float(factor)))  # type: ignore[arg-type]
+        phrases["drop"] = f"when {here} has `{top}: 1`"
+    elif isinstance(step, Normalize):
+        options = {"mean": ("mean", written), "std": ("std", written)}
+        phrases["drop"] = f"when {here} has `mean: 0`, `std: 1` (only its division by max_pixel_value)"
+    return Origin(entry, name, options, phrases)
+
+
+def _one_or_all(value: object) -> str:
+    return written(value[0] if isinstance(value, tuple) and len(value) == 1 else value)
 
 
 def _class(t: dict[str, Any]) -> str:
@@ -287,12 +354,15 @@ _ALBUMENTATIONS: dict[str, Callable[[dict[str, Any], str], list[Step]]] = {
 # OpenVINO Accuracy Checker
 
 
-def openvino(data: Any, name: str) -> tuple[Step, ...]:
+def openvino(data: Any, name: str) -> Traced:
     """A `preprocessing:` list (or a mapping that holds one); images are read as OpenCV reads them (BGR)."""
     items = data.get("preprocessing") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise PreprocessError(f"{name} holds no preprocessing list")
-    out: list[Step] = [Decode(mode="BGR", library="opencv")]
+    read = {"mode=RGB": f"when the images are read as RGB, not as the BGR Accuracy Checker reads for {name}"}
+    out: Traced = [
+        (Decode(mode="BGR", library="opencv"), Origin("the image Accuracy Checker reads", name, phrases=read))
+    ]
     for i, item in enumerate(items):
         where = f"{name}: preprocessing {i}"
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
@@ -300,8 +370,25 @@ def openvino(data: Any, name: str) -> tuple[Step, ...]:
         maker = _OPENVINO.get(item["type"])
         if maker is None:
             raise Refused(f"{where}: Accuracy Checker's {item['type']} has no step that reproduces it")
-        out.extend(maker(item, f"{where} ({item['type']})"))
-    return tuple(out)
+        entry = f"`{item['type']}` (preprocessing {i})"
+        out.extend((step, _ov_origin(step, entry, name)) for step in maker(item, f"{where} ({item['type']})"))
+    return out
+
+
+def _ov_origin(step: Step, entry: str, name: str) -> Origin:
+    options: dict[str, tuple[str, Any]] = {}
+    phrases: dict[str, str] = {}
+    if isinstance(step, Resize):
+        options["filter"] = ("interpolation", spelled({v: k for k, v in _OV_FILTERS.items()}))
+    elif isinstance(step, Pad):
+        options["position"] = ("pad_type", spelled({v: k for k, v in _OV_PAD_TYPES.items()}))
+        options["mode"] = ("numpy_pad_mode", written)
+        options["value"] = ("pad_value", _one_or_all)
+    elif isinstance(step, Normalize):
+        options = {"mean": ("mean", written), "std": ("std", written)}
+    elif isinstance(step, Convert) and step.to in ("RGB", "BGR"):
+        phrases[f"to={'BGR' if step.to == 'RGB' else 'RGB'}"] = f"without {entry} in {name}"  # then a no-op
+    return Origin(entry, name, options, phrases)
 
 
 def _ov_only(item: dict[str, Any], allowed: set[str], where: str) -> None:

@@ -38,6 +38,15 @@ MAX_NEIGHBOURS = 64
 
 
 @dataclass(frozen=True)
+class Edit:
+    """Which edit a neighbour is, for saying it in an imported file's words (origins.py): `kind` is change,
+    swap (the step at `at` and the next), drop or add; `at` is the index in the declared list."""
+
+    kind: str
+    at: int
+
+
+@dataclass(frozen=True)
 class Neighbour:
     description: str  # completes "the stored tensor matches the declared preprocessing ..."
     steps: tuple[Step, ...]
@@ -45,6 +54,7 @@ class Neighbour:
     # often agree (torchvision's antialiased bilinear is Pillow's; its nearest is OpenCV's), so an explanation
     # names every library of that run that reproduces the stored tensor, not only the first.
     also: tuple[int, str] | None = None
+    edit: Edit | None = None
 
 
 def neighbours(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) -> Iterator[Neighbour]:
@@ -67,16 +77,17 @@ def _all(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) ->
             also = None
             if isinstance(step, Resize) and isinstance(changed, Resize) and changed.library != step.library:
                 also = (i, f"library: {changed.library}, filter: {changed.filter_name}")
-            yield Neighbour(description, (*steps[:i], changed, *steps[i + 1 :]), also)
+            yield Neighbour(description, (*steps[:i], changed, *steps[i + 1 :]), also, Edit("change", i))
     for i in range(1, len(steps) - 1):
         a, b = steps[i], steps[i + 1]
         if type(a) is not type(b):
             yield Neighbour(
                 f"when `{b.words()}` runs before `{a.name}` (the manifest has it after)",
                 (*steps[:i], b, a, *steps[i + 2 :]),
+                edit=Edit("swap", i),
             )
     for i in range(1, len(steps)):
-        yield Neighbour(f"without `{steps[i].words()}`", (*steps[:i], *steps[i + 1 :]))
+        yield Neighbour(f"without `{steps[i].words()}`", (*steps[:i], *steps[i + 1 :]), edit=Edit("drop", i))
     yield from _additions(steps, stored_batch)
 
 

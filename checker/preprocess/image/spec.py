@@ -10,6 +10,7 @@ from typing import Any
 from checker.preprocess import fields as f
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image.hf_config import HfImageConfig
+from checker.preprocess.image.origins import Origin
 from checker.preprocess.image.steps import Step, parse_steps, tensor_units
 
 # The fixed-order fields: shorthand for a step list (shorthand.py); a block has these or `steps`, not both.
@@ -60,6 +61,9 @@ class ImageSpec:
     tolerance: float | None = None
     exif: bool = True  # apply the EXIF orientation; only the fidelity explanations switch it off
     steps: tuple[Step, ...] | None = None  # the declared `steps`; None when the shorthand fields are used
+    # An imported pipeline's entries, one per step (None for a step the importer adds): its explanations'
+    # words. None when nothing was imported.
+    origins: tuple[Origin | None, ...] | None = None
 
     @property
     def channels(self) -> int:
@@ -85,6 +89,7 @@ class ImageBlock:
     prep: dict[str, Any]
     config: HfImageConfig | None = None  # the fields a `config:` file amounts to
     imported: tuple[Step, ...] | None = None  # the steps an `import:` file becomes
+    origins: tuple[Origin | None, ...] | None = None  # where each imported step came from in that file
 
 
 def parse_block(block: ImageBlock) -> ImageSpec:
@@ -106,7 +111,7 @@ def parse_step_spec(block: ImageBlock) -> ImageSpec:
     if "steps" in prep and "import" in prep:
         raise PreprocessError("preprocessing has both steps and import; write one or the other")
     steps = block.imported if block.imported is not None else parse_steps(prep["steps"])
-    return ImageSpec(steps=steps, tolerance=_tolerance(prep.get("tolerance")))
+    return ImageSpec(steps=steps, tolerance=_tolerance(prep.get("tolerance")), origins=block.origins)
 
 
 def merged_fields(block: ImageBlock) -> dict[str, Any]:
