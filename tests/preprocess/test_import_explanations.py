@@ -15,6 +15,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+import pytest
 import yaml
 from PIL import Image
 from prepkit import bundle_maker, photo, pixels
@@ -39,9 +40,13 @@ def raw_image(tmp: Path) -> Path:
 
 
 def explanation(tmp: Path, fmt: str, file: str, content: str, stored: np.ndarray, raw: Path) -> str | None:
-    prep = {"kind": "image", "import": {"format": fmt, "path": file}}
+    """The explanation of the one fidelity finding; `fmt` "config" names the file as `config:` does."""
+    prep: dict[str, Any] = {"kind": "image", "import": {"format": fmt, "path": file}}
+    if fmt == "config":
+        prep = {"kind": "image", "config": file}
     entry = {"name": "x", "dtype": "float32", "layout": "NCHW", "preprocessing": prep}
     case = {"name": "c", "inputs": {"x": stored}, "raw": {"x": raw}}
+    tmp.mkdir(exist_ok=True)
     (finding,) = fidelity_stage(bundle_maker(tmp)([entry], [case], files={file: content}))
     assert finding.id == F.INPUTS_FIDELITY
     found = finding.details["explanation"]
@@ -123,21 +128,25 @@ def hf_tensor(raw: Path, resize: bool, resample: Image.Resampling = Image.Resamp
     return x.transpose(2, 0, 1)[None].astype(np.float32)
 
 
-def test_hugging_face_a_skipped_resize_is_named_as_do_resize(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["huggingface", "config"])
+def test_hugging_face_a_skipped_resize_is_named_as_do_resize(tmp_path: Path, fmt: str) -> None:
+    """Imported (`import: {format: huggingface}`) or named as the fields' `config:`, the same words."""
     raw = raw_image(tmp_path)
     config = HF_CONFIG.read_text()
+    name = "preprocessor_config.json"
+    assert explanation(tmp_path / "a", fmt, name, config, hf_tensor(raw, False), raw) == "when `do_resize` is false"
+    stored = hf_tensor(raw, True, Image.Resampling.BILINEAR)
+    found = explanation(tmp_path / "b", fmt, name, config, stored, raw)
+    assert found == "when preprocessor_config.json has `resample: 2` (it has 3)"
+
+
+def test_the_hugging_face_oracle_passes_as_imported(tmp_path: Path) -> None:
+    raw = raw_image(tmp_path)
     prep = {"kind": "image", "import": {"format": "huggingface", "path": "preprocessor_config.json"}}
     entry = {"name": "x", "dtype": "float32", "layout": "NCHW", "preprocessing": prep}
     good = {"name": "c", "inputs": {"x": hf_tensor(raw, resize=True)}, "raw": {"x": raw}}
-    files = {"preprocessor_config.json": config}
-    (tmp_path / "ok").mkdir()
-    (tmp_path / "bilinear").mkdir()
-    assert list(fidelity_stage(bundle_maker(tmp_path / "ok")([entry], [good], files=files))) == []
-    found = explanation(tmp_path, "huggingface", "preprocessor_config.json", config, hf_tensor(raw, False), raw)
-    assert found == "when `do_resize` is false"
-    stored = hf_tensor(raw, True, Image.Resampling.BILINEAR)
-    found = explanation(tmp_path / "bilinear", "huggingface", "preprocessor_config.json", config, stored, raw)
-    assert found == "when preprocessor_config.json has `resample: 2` (it has 3)"
+    files = {"preprocessor_config.json": HF_CONFIG.read_text()}
+    assert list(fidelity_stage(bundle_maker(tmp_path)([entry], [good], files=files))) == []
 
 
 def test_an_edit_the_file_cannot_say_keeps_the_step_words_and_says_so(tmp_path: Path) -> None:

@@ -70,9 +70,8 @@ def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) ->
         if own is not None:
             yield replace(alt, description=own)
         else:
-            unsaid.append(
-                replace(alt, description=f"{n.description} (in the steps {_origin_file(origins)} is read into)")
-            )
+            note = where or f" (in the steps {_origin_file(origins)} is read into)"
+            unsaid.append(replace(alt, description=n.description + note))
     yield from unsaid
     for i, pad in pad_value_candidates(declared):
         valued = _pad_value(src, declared, i, pad, stored, tolerance)

@@ -10,8 +10,10 @@ from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.preprocess import fields as f
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image.hf_config import HfImageConfig, map_config, read_config
-from checker.preprocess.image.importers import FORMATS, Imported, read_traced
-from checker.preprocess.image.spec import SHORTHAND_FIELDS, ImageBlock
+from checker.preprocess.image.importers import FORMATS, Imported, hf_origin, read_traced
+from checker.preprocess.image.origins import Origin
+from checker.preprocess.image.shorthand import spec_steps
+from checker.preprocess.image.spec import SHORTHAND_FIELDS, ImageBlock, parse_block
 
 
 def read_block(prep: dict[str, Any], root: Path) -> ImageBlock:
@@ -22,8 +24,21 @@ def read_block(prep: dict[str, Any], root: Path) -> ImageBlock:
         imported = import_steps(prep["import"], root)
         return ImageBlock(prep, imported=imported.steps, origins=imported.origins)
     if "config" in prep and "steps" not in prep and "import" not in prep:
-        return ImageBlock(prep, config=read_hf_config(prep["config"], root))
+        config = read_hf_config(prep["config"], root)
+        return ImageBlock(prep, config=config, origins=_config_origins(prep, config))
     return ImageBlock(prep)
+
+
+def _config_origins(prep: dict[str, Any], config: HfImageConfig) -> tuple[Origin | None, ...] | None:
+    """The config's keys behind each step, for explanations in its words; None when the manifest overrides
+    any of its fields (a step may then be the manifest's, not the config's) or the block does not parse."""
+    if any(k not in ("kind", "config", "tolerance") for k in prep):
+        return None
+    try:
+        steps = spec_steps(parse_block(ImageBlock(prep, config=config)))
+    except PreprocessError:
+        return None  # parsing the block again reports it
+    return tuple(hf_origin(step, str(prep["config"])) for step in steps)
 
 
 def import_steps(value: Any, root: Path) -> Imported:

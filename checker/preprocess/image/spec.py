@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checker.preprocess import fields as f
@@ -63,7 +63,7 @@ class ImageSpec:
     steps: tuple[Step, ...] | None = None  # the declared `steps`; None when the shorthand fields are used
     # An imported pipeline's entries, one per step (None for a step the importer adds): its explanations'
     # words. None when nothing was imported.
-    origins: tuple[Origin | None, ...] | None = None
+    origins: tuple[Origin | None, ...] | None = field(default=None, compare=False)
 
     @property
     def channels(self) -> int:
@@ -97,7 +97,8 @@ def parse_block(block: ImageBlock) -> ImageSpec:
     prep = block.prep
     if "steps" in prep or "import" in prep:
         return parse_step_spec(block)
-    return parse_image(merged_fields(block))
+    spec = parse_image(merged_fields(block))
+    return spec if block.origins is None else replace(spec, origins=block.origins)
 
 
 def parse_step_spec(block: ImageBlock) -> ImageSpec:
