@@ -240,6 +240,7 @@ def _only(t: dict[str, Any], reads: set[str], where: str, off: dict[str, object]
 
 
 def _is(value: object, off: object) -> bool:
+    """`value` is the off value: the same None or bool, or an equal number that is not a bool (0 is not false)."""
     return value is off if off is None or isinstance(off, bool) else value == off and not isinstance(value, bool)
 
 
