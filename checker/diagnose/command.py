@@ -140,9 +140,9 @@ def _requantize_text(done: dict[str, Any]) -> list[str]:
 
 def _change(found: dict[str, Any]) -> str:
     """The passing change in the transform's own words: its settings, then the nodes it keeps in float."""
-    said = [f"{key}={value!r}" for key, value in (found.get("settings") or {}).items()]
+    said = [f"{key} = {value!r}" for key, value in (found.get("settings") or {}).items()]
     if found.get("nodes_to_exclude"):
-        said.append(f"nodes_to_exclude={found['nodes_to_exclude']!r}")
+        said.append(f"nodes_to_exclude = {found['nodes_to_exclude']!r}")
     return ", ".join(said) or "the recorded transform as it is"
 
 

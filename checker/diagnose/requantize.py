@@ -408,9 +408,7 @@ def _summary(result: Requantized, recorded: Trial, chosen: Trial | None) -> str:
     if not tried:
         return f"{head}: the diagnosis found no node the transform changed to exclude, so nothing was tried"
     attempts = "; ".join(f"{t.label}: {t.error or _figures(t, recorded)}" for t in tried)
-    if result.found is not None and result.found["settings"]:
-        said = f"{head}; tried {attempts}"  # the passing change is a setting: _outcome names it
-    elif chosen is None:
+    if chosen is None:
         said = f"{head}; tried {attempts}; none improves the failing rules, so no nodes_to_exclude is recommended"
     else:
         said = f"{head}; tried {attempts}; recommended nodes_to_exclude={chosen.nodes_to_exclude!r}"
