@@ -39,12 +39,13 @@ MODELS = {
 SOURCES = {
     # A captcha reader: OCREngine._preprocess_image (its 88 MB of models are left out).
     "ddddocr-1.6.1": Source("ddddocr==1.6.1", "ddddocr"),
-    # An OCR line recogniser and an orientation classifier: TextRecognizer, TextClassifier, LoadImage and the
-    # configuration they are built from; of the models, only the classifier's (0.6 MB).
+    # An OCR line recogniser, an orientation classifier and a text detector: TextRecognizer, TextClassifier,
+    # TextDetector, LoadImage and the configuration they are built from; of the models, the classifier's
+    # (0.6 MB) and the PP-OCRv4 mobile detector's (4.7 MB, dynamic height and width).
     "rapidocr_onnxruntime-1.4.4": Source(
         "rapidocr-onnxruntime==1.4.4",
         "rapidocr_onnxruntime",
-        ("config.yaml", "models/ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+        ("config.yaml", "models/ch_ppocr_mobile_v2.0_cls_infer.onnx", "models/ch_PP-OCRv4_det_infer.onnx"),
     ),
 }
 
@@ -96,6 +97,8 @@ def fetch_source(name: str) -> Path:
                 raise SystemExit(f"{source.requirement} has no {', '.join(sorted(missing))}")
             for member in wanted:
                 archive.extract(member, folder)  # zipfile keeps every member inside `folder`
+        if target.is_dir() and not complete(name):  # fetched before this list named more files: set it aside
+            os.replace(target, Path(tmp) / "older")
         try:
             os.replace(folder, target)
         except OSError:
@@ -104,11 +107,17 @@ def fetch_source(name: str) -> Path:
     return target
 
 
+def complete(name: str) -> bool:
+    """The package folder holds every file its entry names (a folder fetched by an older list may not)."""
+    source = SOURCES[name]
+    return all((cache() / name / source.package / data).is_file() for data in source.data)
+
+
 def main() -> int:
     for name in MODELS:
         print(f"{name}: {cached(name) or fetch(name)}")
     for name in SOURCES:
-        print(f"{name}: {cached(name) or fetch_source(name)}")
+        print(f"{name}: {cached(name) if complete(name) else fetch_source(name)}")
     return 0
 
 

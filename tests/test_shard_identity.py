@@ -107,3 +107,27 @@ def test_shards_of_one_release_still_merge(cli: Cli, example: Path, tmp_path: Pa
         _verify(cli, example, f, "--shard", f"{k}/2")
     code, _, err = cli("report", "merge", *files, "--format", "json", "-o", tmp_path / "m.json")
     assert code == 0, err
+
+
+def test_merged_shards_judge_task_rules_on_the_whole_set(cli: Cli, tmp_path: Path) -> None:
+    """accuracy_drop over all cases and over the edge slice: the merged report sums every case's counts, so its
+    figures, intervals and too-few-cases warnings are the unsharded run's, not the first shard's."""
+    from taskkit import labelled_bundle
+
+    drop = {"output": "logits", "check": "accuracy_drop", "k": 1, "max": 0.1}
+    bundle = labelled_bundle(tmp_path / "b", 40, 4, [drop, {**drop, "tags": ["edge"]}])
+    whole = _verify(cli, bundle, tmp_path / "whole.json")["bundles"][0]
+    files = [tmp_path / f"s{k}.json" for k in (1, 2, 3)]
+    shards = [_verify(cli, bundle, f, "--shard", f"{k}/3")["bundles"][0] for k, f in enumerate(files, 1)]
+
+    def task_rules(report: dict[str, Any]) -> list[dict[str, Any]]:
+        return [r for c in report["comparisons"] for r in c["rules"] if r["check"] == "accuracy_drop"]
+
+    assert all(task_rules(s)[0]["statistics"]["items"] < 40 for s in shards)  # each shard saw a part
+    code, _, err = cli("report", "merge", *files, "--format", "json", "-o", tmp_path / "merged.json")
+    assert code == 1, err
+    merged = json.loads((tmp_path / "merged.json").read_text())["bundles"][0]
+    assert task_rules(merged) == task_rules(whole)
+    assert [r["statistics"]["items"] for r in task_rules(merged)] == [40, 4]
+    assert sorted(map(_key, merged["findings"])) == sorted(map(_key, whole["findings"]))
+    assert any(f["id"] == "comparison.too_few_cases" for f in whole["findings"])

@@ -15,6 +15,7 @@ from checker.compare import timing
 from checker.compare.session import CaseRunError, SessionError, open_session, resolve_runtime, timed_run, weight_bytes
 from checker.findings import Finding
 from checker.manifest import views
+from checker.platforms.emulation import emulated
 
 if TYPE_CHECKING:
     from checker.context import Context
@@ -62,18 +63,7 @@ def not_device_figure(ctx: Context) -> str | None:
     """Why this machine's timing is not the device's: bundles sharing the cores, or an emulated CPU."""
     if ctx.options.sharing > 1:
         return f"--jobs verified {ctx.options.sharing} bundles side by side on shared cores"
-    if _emulated():
-        return "the CPU is emulated"
-    return None
-
-
-def _emulated() -> bool:
-    """QEMU's CPU models name themselves in /proc/cpuinfo (a system emulator's guest)."""
-    try:
-        info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return "QEMU" in info
+    return emulated()
 
 
 def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -> dict[str, Any]:

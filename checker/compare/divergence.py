@@ -146,22 +146,45 @@ def tensor_sizes(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]) -> di
     """name -> (element type, bytes or None), by shape inference with this case's input shapes."""
     import onnx
 
-    graph_inputs = {i.name: i for i in model.graph.input}
-    saved = {name: onnx.TypeProto() for name in graph_inputs}
-    for name, vi in graph_inputs.items():
-        saved[name].CopyFrom(vi.type)
-        if name in inputs and vi.type.HasField("tensor_type"):
-            del vi.type.tensor_type.shape.dim[:]
-            for d in inputs[name].shape:
-                vi.type.tensor_type.shape.dim.add().dim_value = int(d)
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        inferred = onnx.shape_inference.infer_shapes(_shapes_only(model, inputs), strict_mode=False)
         return {v.name: _size_of(v) for v in (*inferred.graph.value_info, *inferred.graph.output)}
     except Exception:  # inference is only an estimate; the groups then adapt to what runs show
         return {}
-    finally:
-        for name, vi in graph_inputs.items():
-            vi.type.CopyFrom(saved[name])
+
+
+_KEPT_VALUES = 1 << 16  # initializers up to this size keep their values: shapes and indices that inference reads
+
+
+def _shapes_only(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]) -> onnx.ModelProto:
+    """The model for shape inference: this case's input shapes, and large initializers as dims alone.
+
+    Inference serializes the model it is given and hands a copy back; with the weights in, that is three copies
+    of every weight at once. Weights only ever count by their dims here; the small initializers a Reshape or a
+    Slice reads keep their values."""
+    import onnx
+
+    graph = onnx.GraphProto(name=model.graph.name)
+    graph.node.extend(model.graph.node)
+    graph.output.extend(model.graph.output)
+    graph.value_info.extend(model.graph.value_info)
+    for vi in model.graph.input:
+        copy = graph.input.add()
+        copy.CopyFrom(vi)
+        if vi.name in inputs and vi.type.HasField("tensor_type"):
+            del copy.type.tensor_type.shape.dim[:]
+            for d in inputs[vi.name].shape:
+                copy.type.tensor_type.shape.dim.add().dim_value = int(d)
+    listed = {vi.name for vi in model.graph.input}  # before IR 4, initializers are graph inputs as well
+    for tensor in model.graph.initializer:
+        if tensor.ByteSize() <= _KEPT_VALUES:
+            graph.initializer.append(tensor)
+        elif tensor.name not in listed:  # a graph input of the same type and dims stands for it
+            graph.input.append(onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, list(tensor.dims)))
+    out = onnx.ModelProto(ir_version=model.ir_version, graph=graph)
+    out.opset_import.extend(model.opset_import)
+    out.functions.extend(model.functions)
+    return out
 
 
 def _size_of(vi: onnx.ValueInfoProto) -> tuple[int, int | None]:

@@ -86,6 +86,15 @@ def case_result(
     return CaseResult((tally.lost - tally.gained) / count, True, tally=tally, compared=count)
 
 
+def _counts(tally: Tally) -> list[int]:
+    return [tally.items, tally.hits, tally.other_hits, tally.lost, tally.gained]
+
+
+def tally_of(counts: Sequence[int]) -> Tally:
+    """A Tally back from the report's list of counts (reports.merge)."""
+    return Tally(*(int(n) for n in counts))
+
+
 def _total(names: Sequence[str], results: Mapping[str, CaseResult]) -> Tally:
     tallies = [t for n in names if (t := results[n].tally) is not None]
     return Tally(*(sum(getattr(t, f) for t in tallies) for f in ("items", "hits", "other_hits", "lost", "gained")))
@@ -144,6 +153,7 @@ def judge_task(
         notes = "; ".join(f"case '{n}': {results[n].note}" for n in unmeasured[:3])
         result.note = f"{len(unmeasured)} case(s) could not be measured: {notes}"
         return result, None
+    result.tallies = {n: _counts(t) for n in names if (t := results[n].tally) is not None}
     figure, interval, counts = _figure(rule, _total(names, results))
     result.measured = result.would_pass_at = figure
     result.passed = rule.check.passes(figure, rule.params)

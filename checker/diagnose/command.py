@@ -122,18 +122,28 @@ def _requantize_text(done: dict[str, Any]) -> list[str]:
             figure = "-" if rule["measured"] is None else f"{rule['measured']:.4g}"
             lines.append(f"      {'pass' if rule['passed'] else 'FAIL'}  {rule['output']}/{rule['check']}  {figure}")
     lines.append("")
-    lines.append(f"measured recommendation: nodes_to_exclude = {done['recommended']!r}")
     found = done.get("found")
     if found:
+        lines.append(f"measured recommendation: {_change(found)}")
         lines.append(f"the search found a change that passes every rule: {found['label']}")
         for rule in found["rules"]:
             lines.append(f"      {rule['output']}/{rule['check']}  {_num(rule['before'])} -> {_num(rule['after'])}")
         speed = found.get("faster") or {}
         timed = f", {speed['median']:.3g}x faster than the baseline" if "median" in speed else ""
         lines.append(f"      {found['smaller']:.3g}x smaller than the baseline{timed}")
-    elif done.get("not_tried"):
+    else:
+        lines.append(f"measured recommendation: nodes_to_exclude = {done['recommended']!r}")
+    if not found and done.get("not_tried"):
         lines.append(f"the search stopped ({done.get('stopped')}) before it tried: {', '.join(done['not_tried'])}")
     return lines
+
+
+def _change(found: dict[str, Any]) -> str:
+    """The passing change in the transform's own words: its settings, then the nodes it keeps in float."""
+    said = [f"{key} = {value!r}" for key, value in (found.get("settings") or {}).items()]
+    if found.get("nodes_to_exclude"):
+        said.append(f"nodes_to_exclude = {found['nodes_to_exclude']!r}")
+    return ", ".join(said) or "the recorded transform as it is"
 
 
 def _num(value: float | None) -> str:

@@ -54,6 +54,16 @@ CPU revision\t: {revision}
 """
 
 
+def _core(model: str, index: int) -> str:
+    features, variant, part, revision = CPUINFO[model]
+    return _CORE.format(index=index, features=features, variant=variant, part=part, revision=revision)
+
+
+def first_core(model: str) -> str:
+    """The first core's entry of the /proc/cpuinfo this userland serves for `model`."""
+    return _core(model, 0)
+
+
 class UserlandError(Error):
     """The aarch64 userland is not there and cannot be built; the message says why."""
 
@@ -79,14 +89,13 @@ def ensure(onnxruntime: str, numpy: str, offline: bool, model: str) -> Path:
 def _views(building: Path) -> None:
     tree = building / "root"
     count = os.cpu_count() or 1
-    for model, (features, variant, part, revision) in CPUINFO.items():
+    for model in CPUINFO:
         view = building / f"cpu-{model}"
         (view / "proc").mkdir(parents=True)
         for entry in tree.iterdir():
             if entry.name != "proc":
                 (view / entry.name).symlink_to(Path("..") / "root" / entry.name)  # relative: survives the rename
-        fields = {"features": features, "variant": variant, "part": part, "revision": revision}
-        text = "\n".join(_CORE.format(index=i, **fields) for i in range(count))
+        text = "\n".join(_core(model, i) for i in range(count))
         (view / "proc" / "cpuinfo").write_text(text, encoding="utf-8")
 
 

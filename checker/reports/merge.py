@@ -3,7 +3,8 @@
 Each rule of a shard report carries every judged case's figure and note, so the whole set's rule is judged
 again here by the same function that judged it in one run (compare.rules.judge_rule): pass rate,
 `min_pass_rate` outcome, worst case, measured figure and `would_pass_at` come out exactly as an unsharded
-run's. The comparison.rule findings are rebuilt from the merged rules; every other finding is kept once
+run's; a task rule (accuracy, accuracy_drop) is judged again from every case's counts. The comparison.rule
+and comparison.too_few_cases findings are rebuilt from the merged rules; every other finding is kept once
 (the set-wide ones are the same in every shard, the case-scoped ones differ and all stay).
 """
 
@@ -16,13 +17,16 @@ from typing import Any
 
 from checker import findings as F
 from checker.compare.boundaries import sentence
+from checker.compare.intervals import Interval
 from checker.compare.metrics import CHECKS
 from checker.compare.rules import CaseResult, Rule, judge_rule
 from checker.compare.ruleset import rule_finding
+from checker.compare.task import judge_task, tally_of, too_few_finding
 from checker.errors import Error
 from checker.findings import Finding
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult, RuntimeSet, for_runtime
 
+_REBUILT = (F.COMPARISON_RULE, F.COMPARISON_TOO_FEW_CASES)  # findings the merged rules make again
 HOST = ""  # the comparison set run by the checker's own onnxruntime (the bundle's `comparisons`)
 
 
@@ -157,7 +161,7 @@ def _kept_findings(parts: Sequence[BundleReport], rebuilt: bool) -> list[Finding
     kept = []
     for part in parts:
         for finding in part.findings:
-            if (rebuilt and finding.id == F.COMPARISON_RULE) or finding.details.get("shard_empty"):
+            if (rebuilt and finding.id in _REBUILT) or finding.details.get("shard_empty"):
                 continue
             key = json.dumps(finding.to_dict(), sort_keys=True)
             if key not in seen:
@@ -255,8 +259,8 @@ def _merge_rule(parts: Sequence[RuleResult], order: list[str], variant: str | No
     check = CHECKS.get(first.check)
     if check is None or not first.params:
         return first, None  # a rule that could not be judged: the same reason in every shard
-    if check.task:  # judged on the whole set's counts, which per-case figures do not carry: as the shard said
-        return first, None
+    if check.task:  # judged on the whole set's counts: summed from each case's, where the shards kept them
+        return _merge_task_rule(parts, order), None
     figures: dict[str, float | None] = {}
     notes: dict[str, str] = {}
     for part in parts:
@@ -277,6 +281,42 @@ def _merge_rule(parts: Sequence[RuleResult], order: list[str], variant: str | No
         if extra:
             result.note = f"{result.note}; {extra}" if result.note else extra
     return result, extra
+
+
+def _merge_task_rule(parts: Sequence[RuleResult], order: list[str]) -> RuleResult:
+    """A task rule over the whole set, judged again by compare.task from every case's counts (a report made
+    before the counts were kept is taken as its first shard said)."""
+    first = parts[0]
+    if any(p.tallies is None for p in parts):
+        return first
+    figures: dict[str, float | None] = {}
+    notes: dict[str, str] = {}
+    tallies: dict[str, list[int]] = {}
+    for part in parts:
+        figures.update(part.cases)
+        notes.update(part.case_notes)
+        tallies.update(part.tallies or {})
+    names = [n for n in order if n in figures] + [n for n in figures if n not in set(order)]
+    rule = Rule(
+        first.output, CHECKS[first.check], dict(first.params), float(first.min_pass_rate), tags=tuple(first.tags)
+    )
+    results = {
+        n: CaseResult(
+            figures[n], figures[n] is not None, notes.get(n), tally=tally_of(t) if (t := tallies.get(n)) else None
+        )
+        for n in names
+    }
+    result, _ = judge_task(rule, names, results, first.line)
+    return result
+
+
+def _too_few(comparison: Comparison, rule: RuleResult, manifest: str | None) -> Finding | None:
+    """The merged task rule's comparison.too_few_cases, from the interval it was judged with."""
+    raw = (rule.statistics or {}).get("interval")
+    if not isinstance(raw, dict) or rule.measured is None:
+        return None
+    interval = Interval(float(raw["low"]), float(raw["high"]), str(raw["method"]))
+    return too_few_finding(comparison.graph, rule, interval, {"file": manifest or None, "line": rule.line})
 
 
 def _boundary_sentence(parts: Sequence[RuleResult], rule: Rule, names: list[str], variant: str) -> str | None:
@@ -302,7 +342,11 @@ def _rule_findings(
 ) -> list[Finding]:
     out = []
     for rule, extra in zip(comparison.rules, extras):
-        if rule.passed or rule.check not in CHECKS or not rule.params:
+        check = CHECKS.get(rule.check)
+        few = _too_few(comparison, rule, manifest) if check is not None and check.task else None
+        if few is not None:
+            out.append(few if label == HOST else for_runtime(label, few))
+        if rule.passed or check is None or not rule.params:
             continue
         result = dataclasses.replace(rule)
         if extra and result.note:  # the sentence is the finding's to add, as in a single run

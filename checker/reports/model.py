@@ -58,6 +58,12 @@ def mappings(value: object) -> list[Mapping[str, Any]]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
+def _tallies(raw: Any) -> dict[str, list[int]] | None:
+    if not isinstance(raw, Mapping):
+        return None
+    return {str(name): [int(n) for n in counts] for name, counts in raw.items()}
+
+
 @dataclass
 class RuleResult:
     """One rule judged over every case of one graph."""
@@ -86,6 +92,8 @@ class RuleResult:
     boundaries: dict[str, dict[str, float | None]] | None = None
     tags: list[str] = field(default_factory=list)  # the slice judged: cases with any of these tags (none: all)
     statistics: dict[str, Any] | None = None  # a task rule's counts and confidence interval (compare.task)
+    # A task rule's counts per case ([items, hits, other_hits, lost, gained]), so that shards merge exactly.
+    tallies: dict[str, list[int]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +116,7 @@ class RuleResult:
             **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
             **({"tags": self.tags} if self.tags else {}),
             **({"statistics": self.statistics} if self.statistics is not None else {}),
+            **({"tallies": self.tallies} if self.tallies is not None else {}),
         }
 
     @classmethod
@@ -134,6 +143,7 @@ class RuleResult:
             boundaries=None if boundaries is None else {str(k): figures(v) for k, v in boundaries.items()},
             tags=[str(t) for t in data.get("tags") or []],
             statistics=dict(stats) if isinstance(stats := data.get("statistics"), Mapping) else None,
+            tallies=_tallies(data.get("tallies")),
         )
 
 

@@ -22,6 +22,7 @@ from checker import findings as F
 from checker.compare.timing import median_interval, paired
 from checker.context import Options
 from checker.manifest.schema import load
+from checker.platforms.emulation import emulated
 from checker.render import markdown, text
 from checker.render.gains import gain_sentence
 from checker.reports.model import Report
@@ -177,7 +178,11 @@ def test_a_slower_variant_gains_nothing_and_misses_its_expected_speed(tmp_path: 
     assert latency["variant_ms"] > latency["baseline_ms"]
     found = no_gain(report)
     assert found["slow"]["severity"] == "warning" and "neither smaller nor faster" in found["slow"]["message"]
-    assert found["slow_expected"]["severity"] == "error" and "1.2x faster" in found["slow_expected"]["message"]
+    assert "1.2x faster" in found["slow_expected"]["message"]
+    # On an emulated CPU (CI runs this file again under qemu-x86_64) the speed is no device figure: it only warns.
+    why = emulated()
+    assert found["slow_expected"]["severity"] == ("warning" if why else "error")
+    assert latency.get("not_device_figure") == why
     shown = text.render({"bundles": [report]})
     assert "  gain  slow: 0.9" in shown and "paired rounds, threads: intra_op_num_threads=1" in shown
     assert "#### Gain over the baseline" in markdown.render({"bundles": [report]})
