@@ -57,7 +57,7 @@ def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) ->
         return lambda: src.build_steps(steps)
 
     for n in neighbours(declared, src.decoded.orientation, batch):
-        yield Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit, n.also)
+        yield Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit)
     for i, pad in pad_value_candidates(declared):
         alt = _pad_value(src, declared, i, pad, stored, tolerance)
         if alt is not None:
