@@ -147,5 +147,6 @@ class _Clock:
 UNEXPLAINED = (
     "no single usual mistake explains it (for images: no one edit of the declared steps, i.e. two adjacent "
     "steps swapped, a step left out or added, one parameter or the pad value changed, nor a letterbox or "
-    "another layout; for text: template, special tokens, padding, truncation)"
+    "another layout; for text: template, special tokens, a strip, lowercase or accents normalizer, padding, "
+    "truncation)"
 )

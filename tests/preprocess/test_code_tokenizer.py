@@ -4,6 +4,7 @@ claims to match (written here as the oracle), and a character tagger declared wi
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +197,30 @@ def test_the_same_tagger_with_the_library_strip_fails_fidelity(tmp_path: Path) -
     report = verify_bundle(root, Options(gain_budget_s=0.0)).to_dict()
     fidelity = [f for f in report["findings"] if f["id"] == F.INPUTS_FIDELITY]
     assert len(fidelity) == 1 and "'plain'" in fidelity[0]["message"], [f["message"] for f in fidelity]
+
+
+@pytest.mark.parametrize(
+    ("application", "text", "named"),
+    [
+        (lambda t: encode(t), "  the quick fox  ", "with the text through `normalizers.Strip()` first"),
+        (lambda t: encode(t.lower()), "The Quick Fox", "with the text through `normalizers.Lowercase()` first"),
+        (
+            lambda t: encode("".join(c for c in unicodedata.normalize("NFD", t) if not unicodedata.combining(c))),
+            "cafe creme brulee, a la carte: café crème brûlée, à la carte",
+            "with the text through `normalizers.NFD()` and `StripAccents()` first",
+        ),
+    ],
+    ids=["strip", "lowercase", "accents"],
+)
+def test_a_normalizer_the_tokenizer_lacks_is_named(tmp_path: Path, application: Any, text: str, named: str) -> None:
+    # The docs' tokenizer without its strip, against an application that strips, lowercases or drops accents.
+    snippet = STRIP_LINE.sub("", docs_snippet())
+    tokenizer = build(tmp_path / "plain", snippet)
+    root = tagger_bundle(tmp_path / "tagger", tokenizer, {"only": text})
+    x = np.array([application(text)], dtype=np.int64)
+    put(root / "cases/only_ids.npy", x)
+    put(root / "cases/only_tags.npy", _forward(_tagger(), x))
+    lock(root / "bundle.yaml")
+    report = verify_bundle(root, Options(gain_budget_s=0.0)).to_dict()
+    (fidelity,) = [f for f in report["findings"] if f["id"] == F.INPUTS_FIDELITY]
+    assert fidelity["details"]["explanation"].startswith(named), fidelity["message"]
