@@ -147,6 +147,10 @@ def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: 
         _message(raw, target, diff, tolerance, search),
         **ctx.where(*raw.case.where, "raw", raw.name),
         **_details(raw, target, diff, tolerance, explanation),
+        fits=[
+            {"edit": f.description, "mean_difference": f.mean, "largest_difference": f.largest, "exact": f.exact}
+            for f in search.fits
+        ],
     )
 
 

@@ -61,6 +61,9 @@ def test_grey_before_resize_is_explained_the_same_right_way_in_every_case(tmp_pa
             assert "single edits reproduce it within the tolerance, ranked by how exactly" in explanation
             others = explanation.split("the others: ", 1)[1]
             assert "mean difference" in others and SWAP not in others
+            fits = finding.details["fits"]
+            assert fits[0]["edit"] == SWAP and fits[0]["exact"] and not fits[1]["exact"]
+            assert fits[1]["mean_difference"] > fits[0]["mean_difference"]
     assert several >= 1  # in the first case the scale moved before the grey conversion fits too, less exactly
 
 
