@@ -53,7 +53,9 @@ class Fit:
         return how
 
 
-# Past this, an explanation search gives up and says where the tensors differ.
+# Past this much of the process's CPU time, an explanation search gives up and says where the tensors differ.
+# CPU time, not the wall clock: every fit is searched for, and a machine busy with other work must not cut the
+# search short and change the explanation.
 TIME_BOUND_SECONDS = 10.0
 SHOWN_FITS = 4  # fits a message names after the best
 SHOWN_SAME = 2  # alternatives named for one tensor
@@ -88,7 +90,7 @@ class Search:
 
 
 def explain(alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False) -> Search:
-    clock = _Clock(time.monotonic() + TIME_BOUND_SECONDS)
+    clock = _Clock(time.process_time() + TIME_BOUND_SECONDS)
     fits: dict[bytes, Fit] = {}  # by the digest of the tensor each builds
     seen: set[str] = set()
     for tried, alt in enumerate(alternatives):
@@ -120,17 +122,17 @@ class _Clock:
     deadline: float
 
     def expired(self) -> bool:
-        return time.monotonic() > self.deadline
+        return time.process_time() > self.deadline
 
     def fit(self, alt: Alternative, stored: np.ndarray, first: bool, order: int) -> tuple[Fit, bytes] | None:
-        modules, started = len(sys.modules), time.monotonic()
+        modules, started = len(sys.modules), time.process_time()
         try:
             tensor = alt.build()
         except PreprocessError:
             return None  # this variation cannot be built (e.g. no pad token); try the next
         finally:
             if len(sys.modules) > modules:
-                self.deadline += time.monotonic() - started
+                self.deadline += time.process_time() - started
         if tensor.shape != stored.shape or difference(tensor, stored, alt.tolerance, first) is not None:
             return None
         with np.errstate(invalid="ignore", over="ignore"):
