@@ -84,6 +84,9 @@ class Context:
     graph: onnx.ModelProto | None = None  # loaded without external data
     graph_path: Path | None = None
     labels: dict[str, list[str]] = field(default_factory=dict)  # output name -> labels
+    # Outputs whose values are class indices (`labels: {values: index}`), not scores over a labelled axis
+    # (labels stage).
+    index_outputs: set[str] = field(default_factory=set)
     cases: list[Case] | None = None
     faulty_cases: set[str] = field(default_factory=set)  # loaded cases with comparison.case errors (cases stage)
     # Every case name of the whole set, in manifest order, when a shard keeps only some (cases stage).

@@ -57,6 +57,13 @@ def _labels_count(finding: Mapping[str, Any], _bundle: str) -> str:
     return f"remove the {actual - expected} extra labels: the output has {expected} entries, the mapping {actual}"
 
 
+def _labels_order(finding: Mapping[str, Any], _bundle: str) -> str:
+    implied = _details(finding).get("implied")
+    if isinstance(implied, list) and implied and all(isinstance(x, str) for x in implied):
+        return "write the labels in the order the cases imply: " + _plain(", ".join(implied[:20]))
+    return "put each label at the index the reference output gives its class (the finding names the swapped ones)"
+
+
 def _rule(finding: Mapping[str, Any], bundle: str) -> str:
     details = _details(finding)
     graph = details.get("graph")
@@ -97,6 +104,7 @@ REMEDIES: dict[str, Remedy] = {
     F.LABELS_COUNT: _labels_count,
     F.LABELS_DUPLICATE: _fixed("make every label unique"),
     F.LABELS_INVALID: _fixed("write the labels as text (one a line) or as a JSON list or mapping"),
+    F.LABELS_ORDER: _labels_order,
     F.RUNTIME_OPSET: _fixed(
         "raise runtime.version's lower bound to an onnxruntime that loads this IR and opset, or export at a lower opset"
     ),

@@ -21,6 +21,7 @@ from checker.checks.completeness import completeness_stage
 from checker.checks.files import files_stage
 from checker.checks.gain import gain_stage
 from checker.checks.graph import graph_stage
+from checker.checks.labelorder import label_order_stage
 from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage
 from checker.checks.references import references_stage
@@ -92,6 +93,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     runtime_stage,
     cases_stage,
     reference_labels_stage,
+    label_order_stage,
     shard_stage,
     range_stage,
     fidelity_stage,

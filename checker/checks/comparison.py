@@ -153,7 +153,9 @@ def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
         run.statuses["baseline"] = "fail"
         return
     yield from check_outputs(ctx, entries, _output_names(session), "the baseline graph")
-    rules = RuleSet("baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED, ctx.labels)
+    rules = RuleSet(
+        "baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED, ctx.labels, frozenset(ctx.index_outputs)
+    )
     shapes = watch(ctx, "the baseline", ctx.graph)
     yield from _run_cases(run, "baseline", session, [rules], shapes, keep=_needed_outputs(variants))
     if not run.elsewhere:
@@ -344,11 +346,29 @@ def _judge_variant(
     yield from found + more
     yield from check_outputs(ctx, ref_entries + drift_entries, _output_names(session), f"variant '{name}'")
     base = run.baseline_outputs
-    reference = RuleSet(name, "reference", ref_entries, lambda c: c.expected, _NO_EXPECTED, ctx.labels)
-    drift = RuleSet(name, "baseline", drift_entries, lambda c: base.get(c.name), _NO_BASELINE, ctx.labels)
+    reference = RuleSet(
+        name, "reference", ref_entries, lambda c: c.expected, _NO_EXPECTED, ctx.labels, frozenset(ctx.index_outputs)
+    )
+    drift = RuleSet(
+        name,
+        "baseline",
+        drift_entries,
+        lambda c: base.get(c.name),
+        _NO_BASELINE,
+        ctx.labels,
+        frozenset(ctx.index_outputs),
+    )
     # The variant's own rules against the baseline's outputs: the error the transform alone introduced.
     shadow_entries = [Entry(e.keys, e.raw, e.rule) for e in ref_entries]
-    shadow = RuleSet(name, "baseline", shadow_entries, lambda c: base.get(c.name), _NO_BASELINE, ctx.labels)
+    shadow = RuleSet(
+        name,
+        "baseline",
+        shadow_entries,
+        lambda c: base.get(c.name),
+        _NO_BASELINE,
+        ctx.labels,
+        frozenset(ctx.index_outputs),
+    )
     model = ctx.variant_models.get(name)
     yield from _run_cases(run, name, session, [reference, drift, shadow], watch(ctx, f"variant '{name}'", model))
     boundaries = Boundaries(name, shadow, run.cases, base)

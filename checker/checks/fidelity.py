@@ -161,6 +161,10 @@ def _finding(ctx: Context, raw: _Raw, target: str, diff: Difference, stored: np.
     search = raw.kind.explain(raw.source, target, stored, tolerance)
     message = _message(raw, target, diff, tolerance, search)
     details = _details(raw, target, diff, tolerance, search.found)
+    details["fits"] = [
+        {"edit": f.description, "mean_difference": f.mean, "largest_difference": f.largest, "exact": f.exact}
+        for f in search.fits
+    ]
     if derived:
         names = ", ".join(f"'{d}'" for d in derived)
         message += f"; the input(s) derived from its tokens, {names}, differ from their stored tensors with it"

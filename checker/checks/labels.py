@@ -27,7 +27,11 @@ def labels_stage(ctx: Context) -> Iterator[Finding]:
         if labels is None:
             continue
         ctx.labels[entry["name"]] = labels
-        yield from _count(ctx, entry, spec, labels, where)
+        if spec.get("values") == "index":
+            # Class indices, not scores: no axis to count; each value is checked against the file on the cases.
+            ctx.index_outputs.add(entry["name"])
+        else:
+            yield from _count(ctx, entry, spec, labels, where)
         yield from _duplicates(entry["name"], labels, where)
 
 

@@ -42,6 +42,7 @@ class RuleSet:
     expected: Callable[[Case], Arrays | None]
     missing: str  # why a case has no expected arrays
     labels: Mapping[str, list[str]] = field(default_factory=dict)  # output name -> labels, for task rules
+    index_outputs: frozenset[str] = frozenset()  # outputs of class indices (labels `values: index`)
     case_tags: dict[str, list[str]] = field(default_factory=dict)  # case name -> its tags, for scoped rules
 
     def add_case(self, case: Case, actual: Arrays | None, failure: str | None) -> None:
@@ -53,7 +54,9 @@ class RuleSet:
             if rule is None:
                 continue
             if rule.check.task and actual is not None:
-                entry.results[case.name] = task.case_result(rule, case, actual, expected, self.labels.get(rule.output))
+                entry.results[case.name] = task.case_result(
+                    rule, case, actual, expected, self.labels.get(rule.output), rule.output in self.index_outputs
+                )
             else:
                 entry.results[case.name] = case_result(rule, actual, expected, failure, self.missing, cache)
 

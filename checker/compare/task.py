@@ -58,30 +58,54 @@ def _hits(x: np.ndarray, rule: Rule, index: list[int]) -> np.ndarray:
     return above < int(rule.params["k"])
 
 
+def _index_hits(x: np.ndarray, index: list[int]) -> np.ndarray:
+    """Per item of an index-valued output (ArgMax in the graph): whether its class is the label's."""
+    hits: np.ndarray = np.asarray(x).reshape(-1) == np.asarray(index)
+    return hits
+
+
+def _prepared(
+    rule: Rule, case: Case, a: np.ndarray, labels: Sequence[str] | None, index_valued: bool
+) -> tuple[list[int], np.ndarray] | str:
+    """The label's class index of every item and whether the graph's answer is it, or why not."""
+    if index_valued:
+        if int(rule.params["k"]) != 1 or labels is None or not np.issubdtype(a.dtype, np.integer):
+            return f"'{rule.output}' holds one integer class index per item: a task rule on it needs k 1 and labels"
+        index = label_indices(case.label, labels, a.size, len(labels))
+        return index if isinstance(index, str) else (index, _index_hits(a, index))
+    axis = int(rule.params["axis"])
+    if not -a.ndim <= axis < a.ndim or a.shape[axis] < int(rule.params["k"]):
+        return f"axis {axis} of shape {list(a.shape)} cannot hold a top {rule.params['k']}"
+    if labels is not None and a.shape[axis] != len(labels):
+        return f"'{rule.output}' has {a.shape[axis]} classes, its labels {len(labels)}"
+    index = label_indices(case.label, labels, class_rows(a, axis).shape[0], int(a.shape[axis]))
+    return index if isinstance(index, str) else (index, _hits(a, rule, index))
+
+
 def case_result(
-    rule: Rule, case: Case, actual: Arrays, expected: Arrays | None, labels: Sequence[str] | None
+    rule: Rule,
+    case: Case,
+    actual: Arrays,
+    expected: Arrays | None,
+    labels: Sequence[str] | None,
+    index_valued: bool = False,
 ) -> CaseResult:
     """One case under a task rule: the share of its items the graph gets right (accuracy), or loses (drop)."""
     a = actual.get(rule.output)
     if a is None:
         return CaseResult(None, False, f"the graph gave no output '{rule.output}' for this case")
-    axis = int(rule.params["axis"])
-    if not -a.ndim <= axis < a.ndim or a.shape[axis] < int(rule.params["k"]):
-        return CaseResult(None, False, f"axis {axis} of shape {list(a.shape)} cannot hold a top {rule.params['k']}")
-    count = class_rows(a, axis).shape[0]
-    if labels is not None and a.shape[axis] != len(labels):
-        return CaseResult(None, False, f"'{rule.output}' has {a.shape[axis]} classes, its labels {len(labels)}")
-    index = label_indices(case.label, labels, count, int(a.shape[axis]))
-    if isinstance(index, str):
-        return CaseResult(None, False, index)
-    hit = _hits(a, rule, index)
+    prepared = _prepared(rule, case, a, labels, index_valued)
+    if isinstance(prepared, str):
+        return CaseResult(None, False, prepared)
+    index, hit = prepared
+    count = len(index)
     if not rule.check.name.endswith("_drop"):
         tally = Tally(count, int(hit.sum()))
         return CaseResult(tally.hits / count, True, tally=tally, compared=count)
     e = None if expected is None else expected.get(rule.output)
     if e is None or e.shape != a.shape:
         return CaseResult(None, False, f"the other side has no '{rule.output}' of shape {list(a.shape)} here")
-    other = _hits(e, rule, index)
+    other = _index_hits(e, index) if index_valued else _hits(e, rule, index)
     tally = Tally(count, int(hit.sum()), int(other.sum()), int((other & ~hit).sum()), int((hit & ~other).sum()))
     return CaseResult((tally.lost - tally.gained) / count, True, tally=tally, compared=count)
 

@@ -1,16 +1,21 @@
-"""The bounded search for the one edit of the declared preprocessing that explains a stored tensor.
+"""The bounded search for the single edits of the declared preprocessing that explain a stored tensor.
 
 Each input kind yields its alternatives (image/explain.py, text/explain.py, audio/explain.py), the likeliest
-first; the first that reproduces the stored tensor within tolerance explains it. The search is bounded: each
+first. Every alternative that reproduces the stored tensor within tolerance is a fit, and all of them are
+reported, ranked by how exactly they reproduce it: the mean absolute difference from the stored tensor first,
+then the largest, then the likeliest first. Two edits often both fit within a tolerance (a grey conversion
+moved before a resize, or another library's filter); the exact one is the explanation and the other is listed
+as a weaker fit, so that the same mistake in two cases is explained the same way. The search is bounded: each
 kind yields at most 64 neighbours, and a time bound per mismatch stops it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,32 +28,91 @@ class Alternative:
     description: str  # completes "the stored tensor matches the declared preprocessing ..."
     build: Callable[[], np.ndarray]
     tolerance: float
-    also: tuple[int, str] | None = None  # one of a run of equivalent edits (Neighbour.also)
 
 
-# Past this, an explanation search gives up and says where the tensors differ.
+@dataclass(frozen=True)
+class Fit:
+    """An alternative that reproduces the stored tensor, and how exactly (in the stored tensor's units)."""
+
+    description: str
+    mean: float  # mean absolute difference from the stored tensor
+    largest: float
+    order: int  # its place among the alternatives: the likelier first among equal fits
+    exact: bool = False  # equal but for float32 rounding
+    same: tuple[str, ...] = ()  # later alternatives that build the very same tensor (libraries that agree)
+
+    @property
+    def rank(self) -> tuple[float, float, int]:
+        return (0.0 if self.exact else self.mean, 0.0 if self.exact else self.largest, self.order)
+
+    def measured(self) -> str:
+        how = "exactly" if self.exact else f"mean difference {self.mean:.3g}, largest {self.largest:.3g}"
+        if self.same:
+            shown = "; ".join(self.same[:SHOWN_SAME]) + ("; …" if len(self.same) > SHOWN_SAME else "")
+            how += f"; the very same tensor {shown}"
+        return how
+
+
+# Past this much of the process's CPU time, an explanation search gives up and says where the tensors differ.
+# CPU time, not the wall clock: every fit is searched for, and a machine busy with other work must not cut the
+# search short and change the explanation.
 TIME_BOUND_SECONDS = 10.0
+SHOWN_FITS = 4  # fits a message names after the best
+SHOWN_SAME = 2  # alternatives named for one tensor
+EXACT_RELATIVE = 1e-6  # a fit this close to the stored tensor's largest magnitude reproduces it exactly
 
 
 @dataclass(frozen=True)
 class Search:
-    """What an explanation search found: the alternative that explains the stored tensor, or none; and, when
-    the time bound cut it short, how many alternatives it had tried (the verdict must not read as if all were)."""
+    """What an explanation search found: every alternative that explains the stored tensor, the most exact first
+    (none: nothing explains it); and, when the time bound cut it short, how many alternatives it had tried (the
+    verdict must not read as if all were)."""
 
-    found: str | None = None
+    fits: tuple[Fit, ...] = ()
     stopped_after: int | None = None
     bound_s: float = 0.0  # the time bound that stopped it
 
+    @property
+    def found(self) -> str | None:
+        """The best fit's words, with the others when several fit."""
+        if not self.fits:
+            return None
+        best, rest = self.fits[0], self.fits[1:]
+        if not rest:
+            return best.description + (f" ({best.measured()})" if best.same else "")
+        shown = "; ".join(f"{f.description} ({f.measured()})" for f in rest[:SHOWN_FITS])
+        more = f"; and {len(rest) - SHOWN_FITS} more" if len(rest) > SHOWN_FITS else ""
+        return (
+            f"{best.description} ({best.measured()}); {len(self.fits)} single edits reproduce it within the "
+            f"tolerance, ranked by how exactly (the mean absolute difference from the stored tensor, then the "
+            f"largest), this one first; the others: {shown}{more}"
+        )
+
 
 def explain(alternatives: Iterable[Alternative], stored: np.ndarray, first: bool = False) -> Search:
-    clock = _Clock(time.monotonic() + TIME_BOUND_SECONDS)
-    pending = iter(alternatives)
-    for tried, alt in enumerate(pending):
+    clock = _Clock(time.process_time() + TIME_BOUND_SECONDS)
+    fits: dict[bytes, Fit] = {}  # by the digest of the tensor each builds
+    seen: set[str] = set()
+    for tried, alt in enumerate(alternatives):
         if clock.expired():
-            return Search(stopped_after=tried, bound_s=TIME_BOUND_SECONDS)
-        if clock.reproduces(alt, stored, first):
-            return Search(found=alt.description + _also(alt, pending, stored, first, clock))
-    return Search()
+            return Search(_ranked(fits), stopped_after=tried, bound_s=TIME_BOUND_SECONDS)
+        if alt.description in seen:
+            continue  # the same words by another route (the shorthand and its steps): one fit
+        found = clock.fit(alt, stored, first, tried)
+        if found is None:
+            continue
+        fit, digest = found
+        seen.add(alt.description)
+        if digest in fits:
+            if not fits[digest].description.startswith(alt.description):  # the same edit in fewer words says nothing
+                fits[digest] = replace(fits[digest], same=(*fits[digest].same, alt.description))
+        else:
+            fits[digest] = fit
+    return Search(_ranked(fits))
+
+
+def _ranked(fits: dict[bytes, Fit]) -> tuple[Fit, ...]:
+    return tuple(sorted(fits.values(), key=lambda f: f.rank))
 
 
 @dataclass
@@ -59,36 +123,33 @@ class _Clock:
     deadline: float
 
     def expired(self) -> bool:
-        return time.monotonic() > self.deadline
+        return time.process_time() > self.deadline
 
-    def reproduces(self, alt: Alternative, stored: np.ndarray, first: bool) -> bool:
-        modules, started = len(sys.modules), time.monotonic()
+    def fit(self, alt: Alternative, stored: np.ndarray, first: bool, order: int) -> tuple[Fit, bytes] | None:
+        modules, started = len(sys.modules), time.process_time()
         try:
             tensor = alt.build()
         except PreprocessError:
-            return False  # this variation cannot be built (e.g. no pad token); try the next
+            return None  # this variation cannot be built (e.g. no pad token); try the next
         finally:
             if len(sys.modules) > modules:
-                self.deadline += time.monotonic() - started
-        return tensor.shape == stored.shape and difference(tensor, stored, alt.tolerance, first) is None
-
-
-def _also(alt: Alternative, pending: Iterator[Alternative], stored: np.ndarray, first: bool, clock: _Clock) -> str:
-    """The other edits of `alt`'s run that reproduce the stored tensor too (another library that agrees)."""
-    if alt.also is None:
-        return ""
-    words = []
-    for other in pending:
-        if other.also is None or other.also[0] != alt.also[0] or clock.expired():
-            break
-        if clock.reproduces(other, stored, first):
-            words.append(f"`{other.also[1]}`")
-    return f"; {' or '.join(words)} reproduces it as well" if words else ""
+                self.deadline += time.process_time() - started
+        if tensor.shape != stored.shape or difference(tensor, stored, alt.tolerance, first) is not None:
+            return None
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = np.abs(tensor.astype(np.float64) - stored.astype(np.float64))
+        largest = float(gap.max(initial=0.0))
+        # Equal but for float32 rounding: a float64 path and a float32 one differ by a few ulps of the values.
+        scale = float(np.abs(stored.astype(np.float64)).max(initial=1.0)) if stored.size else 1.0
+        exact = largest <= EXACT_RELATIVE * max(scale, 1.0)
+        fit = Fit(alt.description, float(gap.mean()) if gap.size else 0.0, largest, order, exact)
+        return fit, hashlib.sha256(np.ascontiguousarray(tensor).tobytes()).digest()
 
 
 # What a message says when no alternative of an image or a text input explains the difference.
 UNEXPLAINED = (
     "no single usual mistake explains it (for images: no one edit of the declared steps, i.e. two adjacent "
     "steps swapped, a step left out or added, one parameter or the pad value changed, nor a letterbox or "
-    "another layout; for text: template, special tokens, padding, truncation)"
+    "another layout; for text: template, special tokens, a strip, lowercase or accents normalizer, padding, "
+    "truncation)"
 )

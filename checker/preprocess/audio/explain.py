@@ -9,6 +9,7 @@ The message says the edit in the manifest's own words.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -35,9 +36,8 @@ from checker.preprocess.audio.steps import (
     Scale,
     Trim,
 )
-from checker.preprocess.difference import difference
-from checker.preprocess.errors import PreprocessError
 from checker.preprocess.registry import NO_CHANGES
+from checker.preprocess.search import Alternative, explain
 
 MAX_NEIGHBOURS = 64
 RATES = (8000, 16000, 22050, 24000, 32000, 44100, 48000)
@@ -49,18 +49,25 @@ UNEXPLAINED = (
 Edit = tuple[str, AudioSpec]  # completes "the stored tensor matches the declared preprocessing ..."
 
 
-def explain_audio(src: AudioSource, stored: np.ndarray, tolerance: float) -> str | None:
-    """The first neighbour whose tensor equals the stored one within `tolerance`, in the manifest's words."""
+def audio_alternatives(src: AudioSource, tolerance: float) -> Iterator[Alternative]:
+    """The neighbours of the declared steps, at most MAX_NEIGHBOURS, for search.py's ranked search."""
     for count, (description, spec) in enumerate(neighbours(src.spec, src.decoded.done_rate())):
         if count >= MAX_NEIGHBOURS:
-            return None
-        try:
-            tensor = src.result(spec).tensor
-        except PreprocessError:
-            continue  # this neighbour cannot be built from this file (a layout without C before a mix)
-        if tensor.shape == stored.shape and difference(tensor, stored, tolerance) is None:
-            return description
-    return None
+            return
+        yield Alternative(description, functools.partial(_tensor, src, spec), tolerance)
+
+
+def _tensor(src: AudioSource, spec: AudioSpec) -> np.ndarray:
+    # A neighbour that cannot be built from this file (a layout without C before a mix) raises PreprocessError,
+    # which the search skips.
+    return src.result(spec).tensor
+
+
+def explain_audio(src: AudioSource, stored: np.ndarray, tolerance: float) -> str | None:
+    """The neighbour whose tensor reproduces the stored one most exactly within `tolerance`, in the manifest's
+    words."""
+    search = explain(audio_alternatives(src, tolerance), stored)
+    return search.fits[0].description if search.fits else None
 
 
 def neighbours(spec: AudioSpec, file_rate: int | None) -> Iterator[Edit]:

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 
 from checker.preprocess.audio.decode import DecodeCache
-from checker.preprocess.audio.explain import UNEXPLAINED, explain_audio
+from checker.preprocess.audio.explain import UNEXPLAINED, audio_alternatives
 from checker.preprocess.audio.source import AudioSource
 from checker.preprocess.audio.spec import AudioSpec
 from checker.preprocess.kind import ImpliedRange, Target
-from checker.preprocess.search import Search
+from checker.preprocess.search import Search, explain
 
 
 class AudioKind:
@@ -37,7 +37,7 @@ class AudioKind:
         return ImpliedRange(np.array([low]), np.array([high]), None, "preprocessing.range")
 
     def explain(self, source: AudioSource, target: str, stored: np.ndarray, tolerance: float) -> Search:
-        return Search(explain_audio(source, stored, tolerance))
+        return explain(audio_alternatives(source, tolerance), stored)
 
 
 KIND = AudioKind()

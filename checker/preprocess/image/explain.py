@@ -60,7 +60,7 @@ def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) ->
     origins = src.spec.origins
     unsaid: list[Alternative] = []
     for n in neighbours(declared, src.decoded.orientation, batch):
-        alt = Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit, n.also)
+        alt = Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit)
         if origins is None:
             yield alt
             continue

@@ -50,11 +50,7 @@ class Edit:
 class Neighbour:
     description: str  # completes "the stored tensor matches the declared preprocessing ..."
     steps: tuple[Step, ...]
-    # Set on the switches to another library of one resize step: (the step's index, the edit's words). Libraries
-    # often agree (torchvision's antialiased bilinear is Pillow's; its nearest is OpenCV's), so an explanation
-    # names every library of that run that reproduces the stored tensor, not only the first.
-    also: tuple[int, str] | None = None
-    edit: Edit | None = None
+    edit: Edit | None = None  # which kind of edit, for an imported pipeline's own words (origins.py)
 
 
 def neighbours(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) -> Iterator[Neighbour]:
@@ -74,10 +70,7 @@ def neighbours(steps: tuple[Step, ...], orientation: int, stored_batch: int | No
 def _all(steps: tuple[Step, ...], orientation: int, stored_batch: int | None) -> Iterator[Neighbour]:
     for i, step in enumerate(steps):
         for changed, description in _parameter_changes(step, orientation, stored_batch):
-            also = None
-            if isinstance(step, Resize) and isinstance(changed, Resize) and changed.library != step.library:
-                also = (i, f"library: {changed.library}, filter: {changed.filter_name}")
-            yield Neighbour(description, (*steps[:i], changed, *steps[i + 1 :]), also, Edit("change", i))
+            yield Neighbour(description, (*steps[:i], changed, *steps[i + 1 :]), Edit("change", i))
     for i in range(1, len(steps) - 1):
         a, b = steps[i], steps[i + 1]
         if type(a) is not type(b):
@@ -212,9 +205,22 @@ def _batch(step: Batch, _: int, stored_batch: int | None) -> Iterator[tuple[Step
         yield _changed(step, "repeat", stored_batch)
 
 
-# A normalize's mean and std, a cast's dtype and a layout have no usual mistake among finite choices; another
-# layout is tried for the whole tensor (explain.py).
-REGISTRY.register_changes(Normalize)(NO_CHANGES)
+@REGISTRY.register_changes(Normalize)
+def _normalize(step: Normalize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    # Per-channel constants written in the other order of colour: ImageNet's RGB mean and std applied to the
+    # BGR arrays of OpenCV code (PaddleOCR does).
+    if len(step.mean) == 3 or len(step.std) == 3:
+        changed = replace(step, mean=step.mean[::-1], std=step.std[::-1])
+        if changed != step:
+            yield (
+                changed,
+                f"when `normalize` has its mean and std in the other channel order (`{changed.words()}`; the "
+                "manifest gives them in the order of the declared colour)",
+            )
+
+
+# A cast's dtype and a layout have no usual mistake among finite choices; another layout is tried for the whole
+# tensor (explain.py).
 REGISTRY.register_changes(Cast)(NO_CHANGES)
 REGISTRY.register_changes(Layout)(NO_CHANGES)
 
@@ -222,10 +228,8 @@ REGISTRY.register_changes(Layout)(NO_CHANGES)
 def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Neighbour]:
     """One step added where applications usually have it."""
     kinds = {type(s) for s in steps}
-    first_value = next((i for i, s in enumerate(steps) if isinstance(s, (Scale, Normalize))), len(steps))
     if Scale not in kinds:
-        added = Scale(1 / 255)
-        yield Neighbour(f"with `{added.words()}` added", (*steps[:first_value], added, *steps[first_value:]))
+        yield from _scale_additions(steps)
     if Convert not in kinds:
         mode = steps[0].mode if isinstance(steps[0], Decode) else "RGB"
         for to in ("L", "BGR" if mode == "RGB" else "RGB"):
@@ -236,6 +240,18 @@ def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Ne
         at = next((i for i, s in enumerate(steps) if isinstance(s, Layout)), len(steps))
         added_b = Batch(stored_batch)
         yield Neighbour(f"with `{added_b.words()}` added", (*steps[:at], added_b, *steps[at:]))
+
+
+def _scale_additions(steps: tuple[Step, ...]) -> Iterator[Neighbour]:
+    """`scale: 1/255` added wherever a value step can stand: after decode and before a layout or cast (only a
+    cast may follow a layout). The usual place first, before the first normalize or else the layout; then the
+    others, since a scale before a resize or a pad is not the same tensor as after it."""
+    added = Scale(1 / 255)
+    last = next((i for i, s in enumerate(steps) if isinstance(s, (Layout, Cast))), len(steps))
+    usual = next((i for i, s in enumerate(steps) if isinstance(s, Normalize)), last)
+    for at in dict.fromkeys((usual, *range(last, 0, -1))):
+        where = f" before `{steps[at].name}`" if at < len(steps) else " at the end"
+        yield Neighbour(f"with `{added.words()}` added{where}", (*steps[:at], added, *steps[at:]))
 
 
 def pad_value_candidates(steps: tuple[Step, ...]) -> Iterator[tuple[int, Pad]]:
