@@ -58,9 +58,8 @@ def chain(width: int, layers: int, seed: int = 0) -> onnx.ModelProto:
 
 
 def write_bundle(root: Path, width: int, layers: int, cases: int) -> Path:
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     import onnxruntime as ort
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     root.mkdir(parents=True)
     onnx.save(chain(width, layers), str(root / "model.onnx"))
