@@ -26,6 +26,7 @@ from checker.reports.model import NotRun
 from checker.runtimes.placing import MEASURED_BY, place
 from checker.runtimes.remote import Worker
 
+MOBILE = ("NnapiExecutionProvider", "CoreMLExecutionProvider")  # checks.usability judges these offline
 SHOWN_NODES = 50  # fallback nodes kept in the report; the count is always whole
 _IN_MESSAGE = 8
 
@@ -49,7 +50,7 @@ def placement_stage(ctx: Context) -> Iterator[Finding]:
     for provider in declared:
         if provider in here:
             yield from placed(ctx, f"this checker's onnxruntime {ort.__version__}", provider)
-        elif forbids_fallback(ctx) and provider != CPU:
+        elif forbids_fallback(ctx) and provider not in (CPU, *MOBILE):  # NNAPI, CoreML: judged offline
             ctx.not_run.append(NotRun(f"placement of {provider}", "this machine's onnxruntime does not have it"))
 
 
@@ -118,21 +119,6 @@ def summary(runtime: str, provider: str, graph: str, answer: dict[str, Any], opt
     if "forbid" in answer:
         out["forbid"] = dict(answer["forbid"])
     return out
-
-
-def sentence(entry: dict[str, Any]) -> str:
-    """'int8: OpenVINOExecutionProvider takes 23 of 23 nodes (1 partition)', then whoever took the rest."""
-    provider, total = str(entry.get("provider")), int(entry.get("nodes", 0))
-    parts = []
-    for name, figures in (entry.get("providers") or {}).items():
-        count, partitions = int(figures.get("nodes", 0)), int(figures.get("partitions", 0))
-        parts.append(f"{name} takes {count} of {total} nodes ({partitions} partition{'s' if partitions != 1 else ''})")
-    if provider not in (entry.get("providers") or {}):
-        parts.insert(0, f"{provider} takes none of {total} nodes")
-    forbid = entry.get("forbid")
-    if isinstance(forbid, dict):
-        parts.append("no fallback proven" if forbid.get("opened") else "no fallback refused by onnxruntime")
-    return f"{entry.get('graph')}: " + "; ".join(parts)
 
 
 def _findings(ctx: Context, entry: dict[str, Any]) -> Iterator[Finding]:

@@ -8,11 +8,12 @@ for every model format of the provider) is a `runtime.usability` warning quoting
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from checker import findings as F
 from checker.checks.comparison import not_run
 from checker.checks.placement import declared_providers, graphs
-from checker.compare.usability import CHECKED, UsabilityError, analyse
+from checker.compare.usability import CHECKED, UsabilityError, analyse, verdict
 from checker.context import Context
 from checker.findings import Finding
 from checker.reports.model import NotRun
@@ -35,13 +36,21 @@ def usability_stage(ctx: Context) -> Iterator[Finding]:
                 continue
             for entry in entries:
                 ctx.usability.append({"graph": graph, "provider": provider, **entry})
-            if all(e["suitability"] == "NO" for e in entries):
-                words = "; ".join(f"{e['ep']}: {e['recommendation'] or e['suitability']}" for e in entries)
+            if all(verdict(e) == "NO" for e in entries):
+                words = "; ".join(_words(e) for e in entries)
                 yield F.warning(
                     F.RUNTIME_USABILITY,
                     f"{graph}: onnxruntime's mobile usability check finds declared execution provider {provider} "
-                    f"unsuitable for the graph as it ships: {words}",
+                    f"unsuitable, even with fixed shapes: {words}",
                     **ctx.where(*keys),
                     graph=graph,
                     provider=provider,
                 )
+
+
+def _words(entry: dict[str, Any]) -> str:
+    """'CoreML MLProgram takes 0 of 23 nodes (4 in 4 partitions with fixed shapes): <the tool's last word>'."""
+    fixed = entry.get("fixed_shape") or {}
+    shapes = f" ({fixed['supported']} in {fixed['partitions']} partitions with fixed shapes)" if fixed else ""
+    said = fixed.get("recommendation") or entry.get("recommendation") or entry["suitability"]
+    return f"{entry['ep']} takes {entry['supported']} of {entry['nodes']} nodes{shapes}: {said}"

@@ -91,25 +91,22 @@ def _one(model: Any, ep: str, dynamic: bool) -> dict[str, Any]:
         "suitability": suitability.name,
         "recommendation": lines.lines[-1] if lines.lines else "",
     }
+    entry["log"] = list(lines.lines)
     if suitability.name != "YES" and dynamic:  # as the tool does: would fixed shapes help?
         fixed = check(model, False)
+        logger, lines = _captured()
+        fixed.print_analysis(logger, ep)
         entry["fixed_shape_suitability"] = fixed.suitability().name
-        entry["fixed_shape"] = {"supported": int(fixed.num_supported_nodes), "partitions": int(fixed.num_partitions)}
-    entry["log"] = list(lines.lines)
+        entry["fixed_shape"] = {
+            "supported": int(fixed.num_supported_nodes),
+            "partitions": int(fixed.num_partitions),
+            "recommendation": lines.lines[-1] if lines.lines else "",
+        }
     return entry
 
 
-def sentence(entry: dict[str, Any]) -> str:
-    """'int8, CoreML MLProgram: takes 0 of 23 nodes in 0 partitions, NO (...)' in the tool's figures."""
-    text = (
-        f"{entry.get('graph')}, {entry.get('ep')}: takes {entry.get('supported')} of {entry.get('nodes')} nodes in "
-        f"{entry.get('partitions')} partition{'' if entry.get('partitions') == 1 else 's'}, "
-        f"suitable: {entry.get('suitability')}"
-    )
-    fixed = entry.get("fixed_shape")
-    if isinstance(fixed, dict):
-        text += (
-            f"; with fixed shapes {fixed.get('supported')} nodes in {fixed.get('partitions')} partitions, "
-            f"{entry.get('fixed_shape_suitability')}"
-        )
-    return text + (f" — {entry['recommendation']}" if entry.get("recommendation") else "")
+def verdict(entry: dict[str, Any]) -> str:
+    """The tool's own conclusion: the better of as shipped and with fixed shapes (YES, MAYBE or NO)."""
+    order = ("NO", "MAYBE", "YES")
+    found = [entry.get("suitability"), entry.get("fixed_shape_suitability")]
+    return max((s for s in found if s in order), key=order.index, default="NO")

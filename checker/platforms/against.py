@@ -74,13 +74,3 @@ def _add(entry: dict[str, Any], native: np.ndarray, there: np.ndarray) -> None:
     if not same.all():
         worst = float(np.max(np.abs(a - b)[~same]))  # nan when one side is nan and the other is not
         entry["max_abs"] = float(np.fmax(entry["max_abs"], worst)) if worst == worst else worst
-
-
-def sentence(graph: str, figure: dict[str, Any]) -> str:
-    """'int8: 44 of 80 output values differ from the native run, up to 0.82'."""
-    differ, of = int(figure.get("differ", 0)), int(figure.get("of", 0))
-    if not differ:
-        return f"{graph}: all {of} output values equal the native run's"
-    worst = figure.get("max_abs")
-    shown = f"{worst:.4g}" if isinstance(worst, (int, float)) else str(worst)
-    return f"{graph}: {differ} of {of} output values differ from the native run, up to {shown}"
