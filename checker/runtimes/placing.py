@@ -3,7 +3,8 @@ the same code (worker.Worker.place), so both answer alike.
 
 The answer is onnxruntime's own record (session option `session.record_ep_graph_assignment_info` and
 `InferenceSession.get_provider_graph_assignment_info()`, onnxruntime 1.23 and later): one entry per subgraph,
-its provider and its nodes (op type, name), of the graph as the session holds it after its optimizations.
+its provider and its nodes (op type, name), of the graph as onnxruntime partitions it among the providers: after
+the basic-level optimizations, before the fusions of the higher levels (which work within a provider's nodes).
 """
 
 from __future__ import annotations

@@ -116,6 +116,7 @@ class Worker:
             alone = [p for p in request["providers"] if p != "CPUExecutionProvider"]
             so = _options(ort, request)
             so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+            so.log_severity_level = _QUIET + 1  # the refusal is answered, not logged
             try:
                 ort.InferenceSession(request["path"], sess_options=so, providers=alone)
                 answer["forbid"] = {"opened": True}
