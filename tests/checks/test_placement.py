@@ -76,7 +76,9 @@ def test_every_node_of_the_example_is_on_the_cpu_provider(cli: Cli, tmp_path: Pa
         assert cpu["ops"] == counted
         assert entry["optimization_level"] == "all" and "get_provider_graph_assignment_info" in entry["measured_by"]
         assert f"{graph}: CPUExecutionProvider takes {len(nodes)} of {len(nodes)} nodes" in text
-    assert placement[("int8", "CPUExecutionProvider")]["providers"]["CPUExecutionProvider"]["ops"]["DequantizeLinear"] > 0
+    assert (
+        placement[("int8", "CPUExecutionProvider")]["providers"]["CPUExecutionProvider"]["ops"]["DequantizeLinear"] > 0
+    )
 
 
 def test_a_declared_cuda_provider_that_must_not_fall_back_is_a_check_not_run_here(cli: Cli, tmp_path: Path) -> None:
