@@ -10,10 +10,11 @@ instruction set) judges nothing. A platform that cannot run here is `not_run`, s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
-from checker.checks.comparison import Run, judge_all, not_run
+from checker.checks.comparison import Opener, Run, judge_all, not_run
 from checker.compare.progress import NoProgress
 from checker.compare.session import CPU, Runtime
 from checker.context import Context
@@ -93,7 +94,9 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
             result.set.platform["against_native"] = native.figures
         ctx.runtime_sets.append(result.set)
         yield from result.findings
-        yield from explain(ctx, result.set, lambda config: judged_set(ctx, worker, chosen, label, config).set)
+        yield from explain(
+            ctx, result.set, lambda config, graphs: judged_set(ctx, worker, chosen, label, config, None, graphs).set
+        )
     finally:
         worker.close()
 
@@ -111,6 +114,15 @@ def _with_userland(ctx: Context, chosen: Plan) -> Plan | str:
     return in_userland(chosen, root)
 
 
+def _substituting(opener: Opener, graphs: dict[Path, Path]) -> Opener:
+    """An opener that opens `graphs[path]` where the judging asks for `path`."""
+
+    def open_instead(path: Path, runtime: Runtime, weight_bytes: int) -> Any:
+        return opener(graphs.get(path, path), runtime, weight_bytes)
+
+    return open_instead
+
+
 class Judged:
     """One platform's runtime set and the findings its judging gave."""
 
@@ -119,10 +131,16 @@ class Judged:
 
 
 def judged_set(
-    ctx: Context, worker: Worker, chosen: Plan, label: str, config: dict[str, str], observe: Observer | None = None
+    ctx: Context,
+    worker: Worker,
+    chosen: Plan,
+    label: str,
+    config: dict[str, str],
+    observe: Observer | None = None,
+    graphs: dict[Path, Path] | None = None,
 ) -> Judged:
     """Every graph judged in `worker`, with the manifest's session options and these session config entries;
-    `observe` sees each case's outputs there."""
+    `observe` sees each case's outputs there; `graphs` puts other files in place of shipped ones."""
     options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
     if config:
         options["config_entries"] = dict(config)
@@ -136,5 +154,5 @@ def judged_set(
     }
     result = RuntimeSet(label, "onnxruntime", worker.version, CPU, platform=record)
     run = Run(ctx, Runtime([CPU], options), NoProgress(), result.comparisons)
-    run.opener, run.elsewhere, run.observe = remote_opener(worker), True, observe
+    run.opener, run.elsewhere, run.observe = _substituting(remote_opener(worker), graphs or {}), True, observe
     return Judged(result, [for_runtime(label, f) for f in judge_all(run)])
