@@ -8,6 +8,7 @@ measures a re-quantizing remedy (`reduce_range`) on the platform where a variant
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,10 @@ def requantize_to(
     kwargs, _ = quant_kwargs(function, settings)
     calibration = calibration_cases(cases, settings.get("calibration_cases"))
     reader = {"calibration_data_reader": calibration_reader(calibration)} if "static" in function.__name__ else {}
+    logging.disable(logging.WARNING)  # its advice to pre-process goes to the root logger, i.e. onto the report
     try:
         function(str(baseline), str(out), **reader, **kwargs)
     except Exception as exc:  # onnxruntime.quantization raises bare exceptions of many kinds
         raise BundleError(f"{function.__name__} failed: {exc}") from exc
+    finally:
+        logging.disable(logging.NOTSET)
