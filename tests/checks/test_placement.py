@@ -17,6 +17,7 @@ import pytest
 from bundlekit import EXAMPLE
 
 from checker.release.lock import lock
+from checker.render import render
 from checker.reports.files import validate
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -59,6 +60,7 @@ def test_every_node_of_the_example_is_on_the_cpu_provider(cli: Cli, tmp_path: Pa
     bundle = _bundle(tmp_path, "CUDAExecutionProvider, CPUExecutionProvider")
     code, report, text = _verify(cli, bundle, tmp_path / "r.json")
     assert code == 0
+    markdown = render("markdown", {"checker_version": "0", "status": "pass", "bundles": [report]})
     placement = {(p["graph"], p["provider"]): p for p in report["placement"]}
     # CUDA is not on this machine: no placement of it, and the missing-provider warning says so.
     assert set(placement) == {("baseline", "CPUExecutionProvider"), ("int8", "CPUExecutionProvider")}
@@ -75,7 +77,8 @@ def test_every_node_of_the_example_is_on_the_cpu_provider(cli: Cli, tmp_path: Pa
             counted[op] = counted.get(op, 0) + 1
         assert cpu["ops"] == counted
         assert entry["optimization_level"] == "all" and "get_provider_graph_assignment_info" in entry["measured_by"]
-        assert f"{graph}: CPUExecutionProvider takes {len(nodes)} of {len(nodes)} nodes" in text
+        sentence = f"{graph}: CPUExecutionProvider takes {len(nodes)} of {len(nodes)} nodes ({len(nodes)} partitions)"
+        assert sentence in text and sentence in markdown
     assert (
         placement[("int8", "CPUExecutionProvider")]["providers"]["CPUExecutionProvider"]["ops"]["DequantizeLinear"] > 0
     )
