@@ -104,6 +104,8 @@ class Context:
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
     gains: list[dict[str, Any]] = field(default_factory=list)  # gain stage: each variant's size and speed
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
+    placement: list[dict[str, Any]] = field(default_factory=list)  # placement and runtimes stages: per provider
+    usability: list[dict[str, Any]] = field(default_factory=list)  # placement stage: NNAPI/CoreML offline coverage
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
     resolved: dict[str, Path] = field(default_factory=dict)  # bundle-relative path -> real path (Context.resolve)

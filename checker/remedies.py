@@ -168,6 +168,14 @@ REMEDIES: dict[str, Remedy] = {
         "install qemu-user (apt-get install qemu-user) for an x86-64-v2 or v3 class, or run this platform as a "
         "matrix leg on a machine of its class"
     ),
+    F.RUNTIME_FALLBACK: _fixed(
+        "declare the providers that run the graph as it ships, or re-make the graph so that the declared provider "
+        "takes the nodes it names (their operators, shapes or types); with runtime.fallback: allow it may fall back"
+    ),
+    F.RUNTIME_USABILITY: _fixed(
+        "compare the graph with the declared mobile provider on the device against the CPU provider, or fix its "
+        "shapes (python -m onnxruntime.tools.make_dynamic_shape_fixed) and the operators the check names"
+    ),
     F.PLATFORM_KERNEL: _fixed(
         "set the session option the finding measured (session.x64quantprecision=1) in the application, or "
         "re-quantize with reduce_range=True or U8U8"

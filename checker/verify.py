@@ -78,6 +78,17 @@ def optlevels_stage(ctx: Context) -> Iterable[Finding]:
     return stage(ctx)
 
 
+def placement_stage(ctx: Context) -> Iterable[Finding]:
+    """The placement stage (checks/placement.py) and the NNAPI/CoreML usability check (checks/usability.py),
+    imported only when the manifest or --providers declares an execution provider."""
+    if not ctx.options.providers and not (ctx.data.get("runtime") or {}).get("execution_providers"):
+        return ()
+    from checker.checks.placement import placement_stage as stage
+    from checker.checks.usability import usability_stage
+
+    return (*stage(ctx), *usability_stage(ctx))
+
+
 # The order of the contract. Completeness runs on any manifest that parsed; the rest only on one that
 # matches the schema: references inside the manifest, paths and digests, the graph, labels, runtime,
 # the cases (and the labels of a dynamic axis counted on them, before --shard keeps a share of them),
@@ -99,6 +110,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     fidelity_stage,
     compare_stage,
     gain_stage,
+    placement_stage,
     runtimes_stage,
     platforms_stage,
     optlevels_stage,
@@ -248,6 +260,8 @@ class _Run:
         report.validation = ctx.validation
         report.runtimes = list(ctx.runtime_sets)
         report.gains = list(ctx.gains)
+        report.placement = list(ctx.placement)
+        report.usability = list(ctx.usability)
         shard = ctx.options.shard
         if shard is not None:
             report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}

@@ -165,3 +165,42 @@ def int8_max_abs_arm(root: Path, cases: int, model: str, view: Path) -> float:
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
     return float(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+_DUMP = """
+import sys
+import numpy as np, onnxruntime as ort
+root, graph, count, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+s = ort.InferenceSession(root + "/" + graph, providers=["CPUExecutionProvider"])
+np.savez(out, *[s.run(None, {"x": np.load(f"{root}/cases/x{i}.npy")})[0] for i in range(count)])
+"""
+
+
+def outputs(root: Path, graph: str, cases: int, model: str | None, out: Path) -> list[np.ndarray]:
+    """Every case's output of `graph`, natively or under qemu -cpu MODEL, by onnxruntime alone."""
+    launcher = [str(QEMU), "-cpu", model] if model else []
+    command = [*launcher, sys.executable, "-I", "-c", _DUMP, str(root), graph, str(cases), str(out)]
+    subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
+    with np.load(out) as data:
+        return [data[f"arr_{i}"] for i in range(cases)]
+
+
+def reduce_range_variant(root: Path, out: Path) -> Path:
+    """The bundle's int8 variant re-quantized by onnxruntime.quantization with reduce_range=True, calibrated on
+    the bundle's cases as its recorded transform says (no calibration_cases: all of them), in a copy of it."""
+    import shutil
+
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    shutil.copytree(root, out)
+    feeds = iter([{"x": np.load(p)} for p in sorted((root / "cases").glob("x*.npy"), key=lambda p: int(p.stem[1:]))])
+
+    class Reader(CalibrationDataReader):  # type: ignore[misc]
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(feeds, None)
+
+    quantize_static(
+        str(root / "model.onnx"), str(out / "int8.onnx"), Reader(), quant_format=QuantFormat.QDQ,
+        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=False, reduce_range=True,
+    )  # fmt: skip
+    return out

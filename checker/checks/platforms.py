@@ -9,21 +9,31 @@ instruction set) judges nothing. A platform that cannot run here is `not_run`, s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
-from checker.checks.comparison import Run, judge_all, not_run
+from checker.checks.comparison import Opener, Run, judge_all, not_run
 from checker.compare.progress import NoProgress
 from checker.compare.session import CPU, Runtime
 from checker.context import Context
 from checker.findings import Finding
 from checker.platforms import userland
+from checker.platforms.against import NativeDiff
 from checker.platforms.catalog import Platform, resolve
 from checker.platforms.explain import explain
 from checker.platforms.features import class_of, this_machine
 from checker.platforms.launch import Plan, in_userland, plan
 from checker.reports.model import NotRun, RuntimeSet, for_runtime
 from checker.runtimes.remote import Worker, WorkerError, remote_opener
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from checker.context import Case
+
+Observer = Callable[[str, "Case", "dict[str, np.ndarray] | None"], None]
 
 
 def platforms_stage(ctx: Context) -> Iterator[Finding]:
@@ -75,10 +85,18 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
         if seen != platform.cpu_class:
             yield _skip(ctx, platform, f"under {chosen.how} the worker's CPU is {seen}, not {platform.cpu_class}")
             return
-        result = judged_set(ctx, worker, chosen, label, {})
+        native = NativeDiff(ctx, dict((ctx.data.get("runtime") or {}).get("session_options") or {}))
+        try:
+            result = judged_set(ctx, worker, chosen, label, {}, native.observe)
+        finally:
+            native.close()
+        if result.set.platform is not None and native.figures:
+            result.set.platform["against_native"] = native.figures
         ctx.runtime_sets.append(result.set)
         yield from result.findings
-        yield from explain(ctx, result.set, lambda config: judged_set(ctx, worker, chosen, label, config).set)
+        yield from explain(
+            ctx, result.set, lambda config, graphs: judged_set(ctx, worker, chosen, label, config, None, graphs).set
+        )
     finally:
         worker.close()
 
@@ -96,6 +114,15 @@ def _with_userland(ctx: Context, chosen: Plan) -> Plan | str:
     return in_userland(chosen, root)
 
 
+def _substituting(opener: Opener, graphs: dict[Path, Path]) -> Opener:
+    """An opener that opens `graphs[path]` where the judging asks for `path`."""
+
+    def open_instead(path: Path, runtime: Runtime, weight_bytes: int) -> Any:
+        return opener(graphs.get(path, path), runtime, weight_bytes)
+
+    return open_instead
+
+
 class Judged:
     """One platform's runtime set and the findings its judging gave."""
 
@@ -103,8 +130,17 @@ class Judged:
         self.set, self.findings = result, findings
 
 
-def judged_set(ctx: Context, worker: Worker, chosen: Plan, label: str, config: dict[str, str]) -> Judged:
-    """Every graph judged in `worker`, with the manifest's session options and these session config entries."""
+def judged_set(
+    ctx: Context,
+    worker: Worker,
+    chosen: Plan,
+    label: str,
+    config: dict[str, str],
+    observe: Observer | None = None,
+    graphs: dict[Path, Path] | None = None,
+) -> Judged:
+    """Every graph judged in `worker`, with the manifest's session options and these session config entries;
+    `observe` sees each case's outputs there; `graphs` puts other files in place of shipped ones."""
     options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
     if config:
         options["config_entries"] = dict(config)
@@ -118,5 +154,5 @@ def judged_set(ctx: Context, worker: Worker, chosen: Plan, label: str, config: d
     }
     result = RuntimeSet(label, "onnxruntime", worker.version, CPU, platform=record)
     run = Run(ctx, Runtime([CPU], options), NoProgress(), result.comparisons)
-    run.opener, run.elsewhere = remote_opener(worker), True
+    run.opener, run.elsewhere, run.observe = _substituting(remote_opener(worker), graphs or {}), True, observe
     return Judged(result, [for_runtime(label, f) for f in judge_all(run)])

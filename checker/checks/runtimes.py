@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from checker import findings as F
 from checker.checks.comparison import Run, judge_all, not_run
+from checker.checks.placement import placed
 from checker.compare.progress import NoProgress
 from checker.compare.ruleset import RuleSet, judge_set, parse_entries
 from checker.compare.session import CPU, Runtime
@@ -73,6 +74,8 @@ def _one_runtime(ctx: Context, spec: str) -> Iterator[Finding]:
         yield from _one_set(ctx, worker, env.package, env.version, CPU, cpu)
         for provider in others:
             yield from _one_set(ctx, worker, env.package, env.version, provider, cpu)
+        for provider in others:  # the CPU provider's placement is this machine's to record
+            yield from placed(ctx, env.label, provider, worker)
     finally:
         worker.close()
 

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from checker.compare.quantizing import calibration_cases, calibration_reader, quant_kwargs, quantizer
 from checker.context import Context
-from checker.diagnose.requantize import Recorded, calibration_cases, calibration_reader, quant_kwargs, quantizer
+from checker.diagnose.requantize import Recorded
 from checker.errors import BundleError
 
 

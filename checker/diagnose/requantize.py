@@ -9,16 +9,16 @@ variant fails without making a passing rule fail. The report lists every attempt
 
 from __future__ import annotations
 
-import inspect
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from checker.compare.quantizing import calibration_cases, calibration_reader, quant_kwargs, quantizer
 from checker.compare.ruleset import RuleSet, judge_set, parse_entries
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, run_case
 from checker.context import Case, Context
@@ -26,15 +26,7 @@ from checker.diagnose.search import Step, search, setting_changes
 from checker.errors import BundleError
 from checker.reports.model import RuleResult
 
-TOOLS = ("quantize_static", "quantize_dynamic")
 MAX_SINGLE_TRIALS = 6  # besides the whole candidate set, each of the first few candidates alone
-_ENUMS = {
-    "quant_format": "QuantFormat",
-    "activation_type": "QuantType",
-    "weight_type": "QuantType",
-    "calibrate_method": "CalibrationMethod",
-}
-_OWN_SETTINGS = ("calibration_cases",)  # read by the checker, not passed to onnxruntime
 
 
 @dataclass
@@ -105,69 +97,6 @@ class Requantized(Recorded):
             "not_tried": self.not_tried,
             "summary": self.summary,
         }
-
-
-def quantizer(tool: str) -> Callable[..., Any]:
-    name = str(tool).rsplit(".", 1)[-1]
-    if name not in TOOLS:
-        raise BundleError(
-            f"--requantize re-runs onnxruntime.quantization's {' or '.join(TOOLS)}; the variant's tool is '{tool}'"
-        )
-    import onnxruntime.quantization as q
-
-    function: Callable[..., Any] = getattr(q, name)
-    return function
-
-
-def quant_kwargs(function: Callable[..., Any], settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The recorded settings as keyword arguments of `function` (enum names resolved); the keys it cannot take."""
-    import onnxruntime.quantization as q
-
-    accepted = set(inspect.signature(function).parameters)
-    kwargs: dict[str, Any] = {}
-    ignored = []
-    for key, value in settings.items():
-        if key in _OWN_SETTINGS:
-            continue
-        if key not in accepted or key in ("model_input", "model_output", "calibration_data_reader"):
-            ignored.append(key)
-            continue
-        if key in _ENUMS:
-            enum = getattr(q, _ENUMS[key])
-            member = str(value).rsplit(".", 1)[-1]
-            if member not in enum.__members__:
-                raise BundleError(f"transform.settings.{key}: '{value}' is not one of {', '.join(enum.__members__)}")
-            value = enum[member]
-        kwargs[key] = value
-    return kwargs, ignored
-
-
-def calibration_cases(cases: Sequence[Case], declared: Any) -> list[Case]:
-    """All cases, the first N (`calibration_cases: N`), or the named ones (`calibration_cases: [a, b]`)."""
-    if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
-        return list(cases[:declared])
-    if isinstance(declared, list):
-        wanted = {str(n) for n in declared}
-        chosen = [c for c in cases if c.name in wanted]
-        if len(chosen) != len(wanted):
-            missing = sorted(wanted - {c.name for c in chosen})
-            raise BundleError(f"transform.settings.calibration_cases names no case {', '.join(missing)}")
-        return chosen
-    return list(cases)
-
-
-def calibration_reader(cases: Sequence[Case]) -> Any:
-    from onnxruntime.quantization import CalibrationDataReader
-
-    class Reader(CalibrationDataReader):  # type: ignore[misc]
-        def __init__(self) -> None:
-            self._items: Iterator[Case] = iter(cases)
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            case = next(self._items, None)
-            return None if case is None else {k: np.asarray(v) for k, v in case.inputs.items()}
-
-    return Reader()
 
 
 @dataclass

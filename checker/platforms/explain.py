@@ -9,10 +9,14 @@ exact (onnxruntime PR #12088), and re-quantizing with `reduce_range` (7-bit weig
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
+from checker.compare.quantizing import requantize_to
+from checker.errors import BundleError
 from checker.findings import Finding
 from checker.reports.model import Comparison, RuntimeSet
 
@@ -24,7 +28,10 @@ if TYPE_CHECKING:
 PRECISION = {"session.x64quantprecision": "1"}
 _UINT8, _INT8 = 2, 3
 _OWN_WORDS = {"pass": "passes", "fail": "fails too"}
-Rerun = Callable[[dict[str, str]], RuntimeSet]
+REDUCE_RANGE = {"reduce_range": True}
+# The set judged again on the platform: with these session config entries, and these graph files in place of
+# the shipped ones (a re-quantized variant).
+Rerun = Callable[[dict[str, str], dict[Path, Path]], RuntimeSet]
 
 
 def is_u8s8(model: onnx.ModelProto) -> bool:
@@ -88,21 +95,61 @@ def explain(ctx: Context, result: RuntimeSet, rerun: Rerun) -> Iterator[Finding]
     known = [g for g in failing if g in ctx.variant_models and is_u8s8(ctx.variant_models[g])]
     if not known or not x86_without_vnni(record):
         return
-    remedied = rerun(PRECISION)
+    remedied = rerun(PRECISION, {})
     for graph in known:
         before, after = _figures(result.comparisons, graph), _figures(remedied.comparisons, graph)
-        holds = bool(after) and all(f["passed"] for f in after)
+        holds = _holds(after)
+        requantized = _reduce_range(ctx, graph, rerun)
         verdict = "holds" if holds else "still fails"
         yield F.warning(
             F.PLATFORM_KERNEL,
             f"[{result.runtime}] variant '{graph}' fails here and {_OWN_WORDS.get(own.get(graph, ''), 'is not judged')}"
             " in the checker's own run: "
             "it is U8S8 (activations uint8, weights int8), whose sums saturate in onnxruntime's x86 kernels without "
-            f"VNNI. Here: {_shown(before)}. With session.x64quantprecision=1 it {verdict}: {_shown(after)}",
+            f"VNNI. Here: {_shown(before)}. With session.x64quantprecision=1 it {verdict}: {_shown(after)}. "
+            + _requantized_words(requantized),
             **ctx.where("variants"),
             graph=graph,
             platform=record.get("name"),
             cause="u8s8_without_vnni",
             figures=before,
             remedy={"session_config": dict(PRECISION), "passes": holds, "figures": after},
+            requantized=requantized,
         )
+
+
+def _holds(figures: list[dict[str, Any]]) -> bool:
+    return bool(figures) and all(f["passed"] for f in figures)
+
+
+def _reduce_range(ctx: Context, graph: str, rerun: Rerun) -> dict[str, Any]:
+    """The variant re-quantized by its recorded transform with reduce_range=True (7-bit weights, whose pair sums
+    fit in int16), then judged on this platform by the same rules: the remedy measured where it is needed."""
+    import onnxruntime
+
+    entry = next((v for v in ctx.data.get("variants") or [] if isinstance(v, dict) and v.get("name") == graph), {})
+    transform = entry.get("transform")
+    shipped = ctx.path(str((entry.get("graph") or {}).get("path", "")))
+    base: dict[str, Any] = {"settings": dict(REDUCE_RANGE), "onnxruntime": onnxruntime.__version__}
+    if not isinstance(transform, Mapping) or shipped is None or ctx.graph_path is None:
+        return {**base, "measured": False, "reason": "the variant records no transform to re-run"}
+    if (transform.get("settings") or {}).get("reduce_range") is True:
+        return {**base, "measured": False, "reason": "the variant is already quantized with reduce_range=True"}
+    with tempfile.TemporaryDirectory(prefix="checker-reduce-range-") as work:
+        out = Path(work) / "reduce_range.onnx"
+        try:
+            requantize_to(transform, ctx.cases or [], ctx.graph_path, out, REDUCE_RANGE)
+        except BundleError as exc:
+            return {**base, "measured": False, "reason": str(exc)}
+        figures = _figures(rerun({}, {shipped: out}).comparisons, graph)
+    return {**base, "measured": True, "passes": _holds(figures), "figures": figures}
+
+
+def _requantized_words(requantized: Mapping[str, Any]) -> str:
+    if not requantized.get("measured"):
+        return f"Re-quantizing with reduce_range=True was not measured: {requantized.get('reason')}"
+    verdict = "holds" if requantized.get("passes") else "still fails"
+    return (
+        f"Re-quantized by the recorded transform with reduce_range=True (onnxruntime {requantized['onnxruntime']}) "
+        f"it {verdict}: {_shown(requantized['figures'])}"
+    )

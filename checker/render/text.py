@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from checker.remedies import remedy
 from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
+from checker.render.placement import native_sentences, placement_sentences, usability_sentences
 from checker.render.runtimes import runtime_table
 from checker.render.slices import rule_scope
 from checker.reports.diff import changed_rules
@@ -100,6 +101,9 @@ def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | Non
         lines += _comparison(comparison, paint)
     lines += [f"  gain  {line}" for line in gain_sentences(bundle)]
     lines += _runtimes(bundle)
+    lines += [f"  platform  {line}" for line in native_sentences(bundle)]
+    lines += [f"  placement  {line}" for line in placement_sentences(bundle)]
+    lines += [f"  usability  {line}" for line in usability_sentences(bundle)]
     if bundle.get("validation"):
         lines += _validation(bundle["validation"], paint)
     return "\n".join(lines)

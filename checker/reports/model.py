@@ -298,6 +298,8 @@ class BundleReport:
     piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
     runtimes: list[RuntimeSet] = field(default_factory=list)
     gains: list[dict[str, Any]] = field(default_factory=list)  # each variant's size and speed (checks.gain)
+    placement: list[dict[str, Any]] = field(default_factory=list)  # each provider's nodes (checks.placement)
+    usability: list[dict[str, Any]] = field(default_factory=list)  # NNAPI/CoreML offline coverage (checks.usability)
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
     shard: dict[str, Any] | None = None
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
@@ -330,6 +332,8 @@ class BundleReport:
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"gains": self.gains} if self.gains else {}),
+            **({"placement": self.placement} if self.placement else {}),
+            **({"usability": self.usability} if self.usability else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
         }
@@ -356,6 +360,8 @@ class BundleReport:
             shard=dict(shard) if isinstance(shard, Mapping) else None,
             merged_from=data.get("merged_from"),
             gains=[dict(g) for g in mappings(data.get("gains"))],
+            placement=[dict(p) for p in mappings(data.get("placement"))],
+            usability=[dict(u) for u in mappings(data.get("usability"))],
         )
 
 

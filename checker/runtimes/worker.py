@@ -94,6 +94,36 @@ class Worker:
         self.np.savez(request["out"], **{f"o{i}": self.np.asarray(v) for i, v in enumerate(values)})
         return {"ok": True, "count": len(values)}
 
+    def place(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The nodes each provider takes, as onnxruntime records them; with `forbid`, whether the session opens
+        with the declared providers alone and the CPU fallback disabled."""
+        ort = self.ort
+        if not hasattr(ort.InferenceSession, "get_provider_graph_assignment_info"):
+            return {"ok": False, "error": f"onnxruntime {ort.__version__} cannot record the placement of nodes"}
+        so = _options(ort, request)
+        so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        try:
+            session = ort.InferenceSession(request["path"], sess_options=so, providers=list(request["providers"]))
+            assigned = session.get_provider_graph_assignment_info()
+        except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
+            return {"ok": False, "error": _first_line(exc)}
+        answer: dict[str, Any] = {
+            "ok": True,
+            "subgraphs": [[g.ep_name, [[n.op_type, n.name] for n in g.get_nodes()]] for g in assigned],
+        }
+        del session
+        if request.get("forbid"):
+            alone = [p for p in request["providers"] if p != "CPUExecutionProvider"]
+            so = _options(ort, request)
+            so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+            so.log_severity_level = _QUIET + 1  # the refusal is answered, not logged
+            try:
+                ort.InferenceSession(request["path"], sess_options=so, providers=alone)
+                answer["forbid"] = {"opened": True}
+            except Exception as exc:  # onnxruntime's errors share no base class beyond Exception
+                answer["forbid"] = {"opened": False, "error": _first_line(exc)}
+        return answer
+
     def close(self, request: dict[str, Any]) -> dict[str, Any]:
         self.sessions.pop(int(request["session"]), None)
         return {"ok": True}
@@ -145,7 +175,7 @@ def main() -> int:
             op = request.get("op")
             if op == "quit":
                 return 0
-            handler = {"open": worker.open, "run": worker.run, "close": worker.close}.get(op)
+            handler = {"open": worker.open, "run": worker.run, "close": worker.close, "place": worker.place}.get(op)
             _answer(handler(request) if handler else {"ok": False, "error": f"unknown request {op!r}"})
         except Exception as exc:  # a broken request is answered, never a dead worker
             sys.stderr.write(traceback.format_exc())

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import onnxruntime as ort
 import pytest
-from platformkit import LIMIT, V3_MODEL, int8_max_abs, needs_qemu, write_bundle
+from platformkit import LIMIT, V3_MODEL, int8_max_abs, needs_qemu, outputs, reduce_range_variant, write_bundle
 
 from checker.render import render
 from checker.reports.files import validate
@@ -62,6 +64,27 @@ def test_a_variant_that_saturates_without_vnni_is_caught_explained_and_remedied(
     assert kernel["details"]["remedy"]["passes"] is True
     assert kernel["details"]["remedy"]["figures"][0]["measured"] == pytest.approx(remedied, rel=1e-6)
     assert f"{remedied:.4g}" in kernel["message"] and "session.x64quantprecision=1" in kernel["message"]
+    # Re-quantized with reduce_range=True (7-bit weights) by the recorded transform, measured there too.
+    again = reduce_range_variant(planted, tmp_path / "reduce-range")
+    requantized_there = int8_max_abs(again, CASES, V3_MODEL)
+    requantized = kernel["details"]["requantized"]
+    assert requantized["measured"] is True and requantized["settings"] == {"reduce_range": True}
+    assert requantized["figures"][0]["measured"] == pytest.approx(requantized_there, rel=1e-6)
+    assert requantized["passes"] is (requantized_there <= LIMIT) is True
+    assert (
+        f"reduce_range=True (onnxruntime {ort.__version__}) it holds: y/max_abs {requantized_there:.4g}"
+        in (kernel["message"])
+    )
+    # How many output values differ from the native run there, and by how much at most: onnxruntime alone.
+    native_values = outputs(planted, "int8.onnx", CASES, None, tmp_path / "native.npz")
+    emulated_values = outputs(planted, "int8.onnx", CASES, V3_MODEL, tmp_path / "emulated.npz")
+    differ = sum(int(np.count_nonzero(a != b)) for a, b in zip(native_values, emulated_values))
+    worst = max(float(np.abs(a - b).max()) for a, b in zip(native_values, emulated_values))
+    against = platform["against_native"]["int8"]
+    assert against == {"differ": differ, "of": CASES * 2 * 8, "max_abs": pytest.approx(worst, rel=1e-6), "cases": CASES}
+    if differ:  # an AVX2 machine running natively computes what the emulation does: nothing differs
+        assert f"platform x86-64-v3, int8: {differ} of {CASES * 16} output values differ from the native run" in text
+    assert platform["against_native"]["baseline"]["max_abs"] < 1e-4  # the float graph: equal or nearly
     # What cannot be emulated here is not run, and says so in the verdict line.
     assert [n["check"] for n in bundle["not_run"]] == ["platform x86-64-v4"]
     assert "1 check not run: platform x86-64-v4" in text.splitlines()[0]

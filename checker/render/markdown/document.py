@@ -21,6 +21,7 @@ from checker.render.markdown.since_base import (
 )
 from checker.render.markdown.tables import comparison_section, key_values
 from checker.render.markdown.words import bundle_title, count, plural, severity_count, status_mark
+from checker.render.placement import native_sentences, placement_sentences, usability_sentences
 from checker.render.runtimes import runtime_table
 from checker.reports.model import mappings as _dicts
 
@@ -156,6 +157,16 @@ def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
         yield ""
         yield from (f"- {text(line, 600)}" for line in gains)
     yield from _runtimes(bundle)
+    for title, lines in (
+        ("Each platform against the native run", native_sentences(bundle)),
+        ("Where the nodes run", placement_sentences(bundle)),
+        ("Mobile providers (onnxruntime's usability check)", usability_sentences(bundle)),
+    ):
+        if lines:
+            yield ""
+            yield f"#### {title}"
+            yield ""
+            yield from (f"- {text(line, 600)}" for line in lines)
     yield from key_values("Validation command", bundle.get("validation"))
 
 

@@ -1,0 +1,76 @@
+"""How far a platform's outputs are from this machine's own: per graph, how many output values differ from the
+native run and by how much at most ("44 of 80 logits differ, up to 0.82").
+
+The platform's outputs are seen case by case as its worker gives them (comparison.Run.observe); each case is
+run natively beside it and only the counts are kept, so no case's outputs outlive its comparison.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.compare.session import CPU, CaseRunError, Runtime, SessionError, open_session, run_case
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from checker.context import Case, Context
+
+
+class NativeDiff:
+    """Counts, per graph, the output values of another platform that differ from this machine's."""
+
+    def __init__(self, ctx: Context, options: dict[str, Any]) -> None:
+        self.ctx = ctx
+        self.runtime = Runtime([CPU], dict(options))
+        self._sessions: dict[str, Any] = {}
+        self.figures: dict[str, dict[str, Any]] = {}  # graph -> {"differ", "of", "max_abs", "cases"}
+
+    def _path(self, graph: str) -> Path | None:
+        if graph == "baseline":
+            return self.ctx.graph_path
+        for variant in self.ctx.data.get("variants") or []:
+            if isinstance(variant, dict) and variant.get("name") == graph:
+                return self.ctx.path(str((variant.get("graph") or {}).get("path", "")))
+        return None
+
+    def _session(self, graph: str) -> Any:
+        if graph not in self._sessions:
+            path = self._path(graph)
+            try:
+                self._sessions[graph] = None if path is None else open_session(path, self.runtime)
+            except SessionError:
+                self._sessions[graph] = None  # the checker's own run says why it cannot load
+        return self._sessions[graph]
+
+    def observe(self, graph: str, case: Case, outputs: dict[str, np.ndarray] | None) -> None:
+        session = self._session(graph) if outputs is not None else None
+        if session is None or outputs is None:
+            return
+        try:
+            native = run_case(session, case.inputs, self.ctx.options.case_timeout_s)
+        except CaseRunError:
+            return
+        entry = self.figures.setdefault(graph, {"differ": 0, "of": 0, "max_abs": 0.0, "cases": 0})
+        entry["cases"] += 1
+        for name, value in outputs.items():
+            if name in native:
+                _add(entry, native[name], value)
+
+    def close(self) -> None:
+        self._sessions.clear()
+
+
+def _add(entry: dict[str, Any], native: np.ndarray, there: np.ndarray) -> None:
+    import numpy as np
+
+    if native.shape != there.shape or native.dtype.kind not in "fiub" or there.dtype.kind not in "fiub":
+        return  # shapes that differ are graph.io's to report; strings have no distance
+    a, b = native.astype(np.float64), there.astype(np.float64)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    entry["of"] += int(a.size)
+    entry["differ"] += int(a.size - np.count_nonzero(same))
+    if not same.all():
+        worst = float(np.max(np.abs(a - b)[~same]))  # nan when one side is nan and the other is not
+        entry["max_abs"] = float(np.fmax(entry["max_abs"], worst)) if worst == worst else worst
