@@ -1,8 +1,10 @@
-"""The signature and attestation options of `checker verify`: argument parsing and wiring only."""
+"""The signer options of `checker sign` and `checker pack --sign`, and the signature and attestation options of
+`checker verify`: argument parsing and wiring only."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +12,39 @@ from checker.errors import UsageError
 
 if TYPE_CHECKING:
     from checker.context import Trust
+    from checker.signing.sign import Signer
+
+
+def add_signer_options(p: argparse.ArgumentParser) -> None:
+    """The signer flags `checker sign` and `checker pack --sign` share."""
+    p.add_argument("--key", type=Path, metavar="KEY.pem", help="the private elliptic-curve key (PEM)")
+    p.add_argument("--certificate", type=Path, metavar="CERT.pem", help="the signing certificate of --key")
+    p.add_argument(
+        "--certificate-chain",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="CA.pem",
+        help="a certificate of the chain above --certificate (repeatable)",
+    )
+    p.add_argument("--sigstore", action="store_true", help="sign keyless with Sigstore (needs the network)")
+
+
+def signer_from(args: argparse.Namespace) -> Signer:
+    """The signer the flags of `add_signer_options` name; a usage error before any work when they name none."""
+    from checker.signing.sign import Signer  # model-signing's wrapper: loaded when something is signed
+
+    if args.sigstore and (args.key or args.certificate):
+        raise UsageError("--sigstore signs keyless: give it without --key and --certificate")
+    if not args.sigstore and args.key is None:
+        raise UsageError("signing needs --key KEY.pem (with --certificate for a certificate signer) or --sigstore")
+    if args.certificate is None and args.certificate_chain:
+        raise UsageError("--certificate-chain needs --certificate")
+    for path in [args.key, args.certificate, *args.certificate_chain]:
+        if path is not None and not path.is_file():
+            raise UsageError(f"no such file: {path}")
+    token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
+    return Signer(args.key, args.certificate, list(args.certificate_chain), args.sigstore, token)
 
 
 def add_verify_options(p: argparse.ArgumentParser) -> None:
