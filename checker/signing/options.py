@@ -74,52 +74,98 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--attest-key", type=Path, metavar="KEY.pem", help="the elliptic-curve key that signs --attest")
     p.add_argument(
+        "--attest-certificate",
+        type=Path,
+        metavar="CERT.pem",
+        help="the certificate of --attest-key, carried in the envelope",
+    )
+    p.add_argument(
+        "--attest-certificate-chain",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="CA.pem",
+        help="a certificate of the chain above --attest-certificate (repeatable)",
+    )
+    p.add_argument(
         "--require-attestation",
         type=Path,
         metavar="FILE",
-        help="accept a bundle on a trusted attestation (--trusted-key) of a passing verification of exactly its "
-        "digest, without running the comparison again",
+        help="accept a bundle on a trusted attestation (--trusted-key or --trusted-certificate) of a passing "
+        "verification of exactly its digest, without running the comparison again",
+    )
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="with --require-attestation: run the comparison too; fail when its verdict differs from the attested one",
     )
 
 
 def signing_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `Options` fields of the signature and attestation flags."""
-    if args.attest is not None and args.attest_key is None:
-        raise UsageError("--attest needs --attest-key KEY.pem, the key that signs the attestation")
-    if args.require_attestation is not None:
-        if args.trusted_key is None:
-            raise UsageError("--require-attestation needs --trusted-key, the public key of the attestation's signer")
+    _check_attest(args)
+    attesting = args.require_attestation is not None
+    if attesting:
+        if args.trusted_key is None and not args.trusted_certificate:
+            raise UsageError(
+                "--require-attestation needs --trusted-key or --trusted-certificate, the attestation's signer"
+            )
         if not args.require_attestation.is_file():
             raise UsageError(f"no such file: {args.require_attestation}")
+    elif args.rerun:
+        raise UsageError("--rerun needs --require-attestation FILE: it re-runs the comparison an attestation judged")
+    trust = trust_from(args)
     return {
-        "trust": trust_from(args),
+        "trust": trust,
         "attestation": args.require_attestation,
-        "attestation_key": args.trusted_key if args.require_attestation is not None else None,
-        "run_comparison": args.require_attestation is None,
+        "attestation_trust": (trust or _trust(args)) if attesting else None,
+        "rerun_attested": attesting and args.rerun,
+        "run_comparison": not attesting or args.rerun,
     }
+
+
+def _check_attest(args: argparse.Namespace) -> None:
+    if args.attest is None:
+        if args.attest_key or args.attest_certificate or args.attest_certificate_chain:
+            raise UsageError("--attest-key and --attest-certificate sign an attestation: add --attest OUT")
+        return
+    if args.attest_key is None:
+        raise UsageError("--attest needs --attest-key KEY.pem, the key that signs the attestation")
+    if args.attest_certificate is None and args.attest_certificate_chain:
+        raise UsageError("--attest-certificate-chain needs --attest-certificate")
+    for path in [args.attest_key, args.attest_certificate, *args.attest_certificate_chain]:
+        if path is not None and not path.is_file():
+            raise UsageError(f"no such file: {path}")
 
 
 def write_attestation(args: argparse.Namespace, report: dict[str, Any]) -> None:
     if args.attest is not None:
-        from checker.signing.attest import write_attestations  # the attestation code, loaded only for --attest
+        # The attestation code and its signer, loaded only for --attest.
+        from checker.signing.attest import write_attestations
+        from checker.signing.dsse import EnvelopeSigner
 
-        write_attestations(report, args.attest, args.attest_key)
+        signer = EnvelopeSigner(args.attest_key, args.attest_certificate, list(args.attest_certificate_chain))
+        write_attestations(report, args.attest, signer)
 
 
 def trust_from(args: argparse.Namespace) -> Trust | None:
     """Whom `checker verify` trusts, or None when no signature is required."""
     given = args.trusted_key or args.trusted_certificate or args.sigstore_identity
     if not args.require_signature:
-        if given and not (args.require_attestation is not None and args.trusted_key and not args.trusted_certificate):
+        if args.sigstore_identity or (given and args.require_attestation is None):
             raise UsageError(
                 "--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature "
-                "(or --trusted-key with --require-attestation)"
+                "(or --trusted-key or --trusted-certificate with --require-attestation)"
             )
         return None
     if not given:
         raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
     if args.sigstore_identity and not args.sigstore_issuer:
         raise UsageError("--sigstore-identity needs --sigstore-issuer")
+    return _trust(args)
+
+
+def _trust(args: argparse.Namespace) -> Trust:
     for path in [args.trusted_key, *args.trusted_certificate]:
         if path is not None and not path.is_file():
             raise UsageError(f"no such file: {path}")
