@@ -35,9 +35,10 @@ class EnvelopeError(Exception):
 
 @dataclass
 class EnvelopeSigner:
-    """The publisher's key, and its certificate with the chain above it for a certificate signer."""
+    """The publisher's key (a PEM file, or its PEM bytes as a workflow's secret gives them, never written to a
+    file), and its certificate with the chain above it for a certificate signer."""
 
-    key: Path
+    key: Path | bytes
     certificate: Path | None = None
     chain: list[Path] = field(default_factory=list)
 
@@ -90,13 +91,16 @@ def load_public_key(path: Path) -> ec.EllipticCurvePublicKey:
     return public
 
 
-def _private_key(path: Path) -> ec.EllipticCurvePrivateKey:
+def _private_key(source: Path | bytes) -> ec.EllipticCurvePrivateKey:
+    name = "the attest-key input" if isinstance(source, bytes) else f"--attest-key {source}"
     try:
-        private = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        pem = source if isinstance(source, bytes) else source.read_bytes()
+        private = serialization.load_pem_private_key(pem, password=None)
     except (OSError, ValueError, TypeError) as exc:
-        raise UsageError(f"--attest-key {path}: not a PEM private key ({exc})") from None
+        # cryptography's message says what is wrong with the PEM; it never quotes the key.
+        raise UsageError(f"{name}: not a PEM private key ({exc})") from None
     if not isinstance(private, ec.EllipticCurvePrivateKey):
-        raise UsageError(f"--attest-key {path}: not an elliptic-curve key")
+        raise UsageError(f"{name}: not an elliptic-curve key")
     return private
 
 
