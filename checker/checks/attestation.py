@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from checker import findings as F
-from checker.context import Context
+from checker.context import Context, Trust
 from checker.findings import Finding
 from checker.signing.attest import AttestationError, verified_statements
 
@@ -23,8 +23,7 @@ def attestation_stage(ctx: Context) -> Iterator[Finding]:
         yield F.error(F.ATTESTATION_UNTRUSTED, str(exc))
         return
     if not statements:
-        whom = f"the key {trust.key.name}" if trust.key is not None else _cas(trust.certificates)
-        yield F.error(F.ATTESTATION_UNTRUSTED, f"none of the {count} attestations in {path.name} is signed by {whom}")
+        yield F.error(F.ATTESTATION_UNTRUSTED, f"none of the {count} attestations in {path.name} is signed by {_whom(trust)}")
         return
     digest = (ctx.digest or "").removeprefix("sha256:")
     mine = [s for s in statements if digest and any(_sha256(x) == digest for x in s.get("subject") or [])]
@@ -85,5 +84,9 @@ def _sha256(subject: Any) -> object:
     return (subject.get("digest") or {}).get("sha256") if isinstance(subject, dict) else None
 
 
-def _cas(certificates: list[Any]) -> str:
-    return f"a certificate issued under {', '.join(c.name for c in certificates)}"
+def _whom(trust: Trust) -> str:
+    if trust.key is not None:
+        return f"the key {trust.key.name}"
+    if trust.certificates:
+        return f"a certificate issued under {', '.join(c.name for c in trust.certificates)}"
+    return f"the Sigstore identity {trust.identity} (issuer {trust.issuer})"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker.errors import UsageError
 from checker.manifest.canonical import canonical_json
+from checker.signing.keyless import KeylessError, KeylessSigner, KeylessVerifier, is_sigstore_bundle, sign_keyless
 
 if TYPE_CHECKING:
     from checker.context import Trust
@@ -91,11 +92,17 @@ def sign_statement(content: Mapping[str, Any], signer: EnvelopeSigner) -> dict[s
     return sign_envelope(PAYLOAD_TYPE, canonical_json(content).encode("utf-8"), signer)
 
 
-def write_attestations(report: Mapping[str, Any], out: Path, signer: EnvelopeSigner) -> None:
+def write_attestations(report: Mapping[str, Any], out: Path, signer: EnvelopeSigner | KeylessSigner) -> None:
+    """One line per bundle: a DSSE envelope (key or certificate signer) or a Sigstore bundle holding one."""
     version, when = str(report.get("checker_version")), str(report.get("created_at"))
     environment = report.get("environment") or {}
-    envelopes = [sign_statement(statement(b, version, environment, when), signer) for b in report.get("bundles") or []]
-    lines = [json.dumps(e, sort_keys=True) for e in envelopes]
+    contents = [statement(b, version, environment, when) for b in report.get("bundles") or []]
+    if isinstance(signer, KeylessSigner):
+        payloads = [canonical_json(c).encode("utf-8") for c in contents]
+        documents = sign_keyless(payloads, signer.identity_token) if payloads else []
+    else:
+        documents = [sign_statement(c, signer) for c in contents]
+    lines = [json.dumps(d, sort_keys=True) for d in documents]
     try:
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     except OSError as exc:
@@ -103,42 +110,82 @@ def write_attestations(report: Mapping[str, Any], out: Path, signer: EnvelopeSig
 
 
 def verified_statements(path: Path, trust: Trust) -> tuple[list[dict[str, Any]], int]:
-    """The statements of FILE whose envelope the trusted key or a trusted chain signed, and how many envelopes
-    it holds."""
+    """The statements of FILE whose envelope the trusted key, a trusted chain or the trusted Sigstore identity
+    signed, and how many envelopes it holds."""
     try:
         if path.stat().st_size > MAX_ATTESTATION_BYTES:
             raise AttestationError(f"{path} is larger than {MAX_ATTESTATION_BYTES} bytes")
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     except (OSError, UnicodeDecodeError) as exc:
         raise AttestationError(f"{path} cannot be read ({exc})") from None
-    found = [statement for statement in (_trusted(line, trust) for line in lines) if statement is not None]
+    checker = _Checker(trust)
+    found = [statement for statement in (checker.statement(line) for line in lines) if statement is not None]
     return found, len(lines)
 
 
-def _trusted(line: str, trust: Trust) -> dict[str, Any] | None:
-    """The statement of one envelope when one of its signatures is trusted, else None."""
-    from checker.signing.dsse import EnvelopeError, pae, verify_entry  # cryptography: only when checking one
+class _Checker:
+    """Each line's statement when its signature is trusted; Sigstore's verifier made on the first keyless line."""
 
-    try:
-        envelope = json.loads(line)
-        if not isinstance(envelope, dict) or envelope.get("payloadType") != PAYLOAD_TYPE:
-            return None
-        payload = base64.b64decode(envelope["payload"], validate=True)
-        statement = json.loads(payload)
-    except (ValueError, KeyError, TypeError, binascii.Error):
-        return None
-    if not isinstance(statement, dict) or statement.get("predicateType") != PREDICATE_TYPE:
-        return None
-    when = _made_at(statement)
-    for entry in envelope.get("signatures") or []:
-        if not isinstance(entry, dict):
-            continue
+    def __init__(self, trust: Trust) -> None:
+        self.trust = trust
+        self.keyless: KeylessVerifier | None = None
+
+    def statement(self, line: str) -> dict[str, Any] | None:
         try:
-            verify_entry(entry, pae(PAYLOAD_TYPE, payload), trust, when)
-        except EnvelopeError:
-            continue
-        return statement
-    return None
+            document = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(document, dict):
+            return None
+        if is_sigstore_bundle(document):
+            found = self._keyless(document)
+        elif self.trust.key is not None or self.trust.certificates:
+            found = self._envelope(document)
+        else:
+            found = None
+        if found is None:
+            return None
+        payload_type, payload = found
+        try:
+            content = json.loads(payload)
+        except ValueError:
+            return None
+        if payload_type != PAYLOAD_TYPE or not isinstance(content, dict):
+            return None
+        return content if content.get("predicateType") == PREDICATE_TYPE else None
+
+    def _keyless(self, document: dict[str, Any]) -> tuple[str, bytes] | None:
+        if not (self.trust.identity and self.trust.issuer):
+            return None
+        try:
+            if self.keyless is None:
+                self.keyless = KeylessVerifier(self.trust.identity, self.trust.issuer)
+            return self.keyless.payload(document)
+        except KeylessError as exc:
+            if self.keyless is None:  # the verifier itself could not be made: nothing in the file can be checked
+                raise AttestationError(str(exc)) from None
+            return None
+
+    def _envelope(self, envelope: dict[str, Any]) -> tuple[str, bytes] | None:
+        from checker.signing.dsse import EnvelopeError, pae, verify_entry  # cryptography: only when checking one
+
+        try:
+            if envelope.get("payloadType") != PAYLOAD_TYPE:
+                return None
+            payload = base64.b64decode(envelope["payload"], validate=True)
+            content = json.loads(payload)
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            return None
+        when = _made_at(content) if isinstance(content, dict) else datetime.datetime.now(datetime.timezone.utc)
+        for entry in envelope.get("signatures") or []:
+            if not isinstance(entry, dict):
+                continue
+            try:
+                verify_entry(entry, pae(PAYLOAD_TYPE, payload), self.trust, when)
+            except EnvelopeError:
+                continue
+            return PAYLOAD_TYPE, payload
+        return None
 
 
 def _made_at(statement: Mapping[str, Any]) -> datetime.datetime:

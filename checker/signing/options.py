@@ -80,6 +80,11 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
         help="the certificate of --attest-key, carried in the envelope",
     )
     p.add_argument(
+        "--attest-sigstore",
+        action="store_true",
+        help="sign --attest keyless with Sigstore (in a workflow with `id-token: write`; needs the network)",
+    )
+    p.add_argument(
         "--attest-certificate-chain",
         action="append",
         default=[],
@@ -91,8 +96,8 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
         "--require-attestation",
         type=Path,
         metavar="FILE",
-        help="accept a bundle on a trusted attestation (--trusted-key or --trusted-certificate) of a passing "
-        "verification of exactly its digest, without running the comparison again",
+        help="accept a bundle on a trusted attestation (--trusted-key, --trusted-certificate or --sigstore-identity) "
+        "of a passing verification of exactly its digest, without running the comparison again",
     )
     p.add_argument(
         "--rerun",
@@ -106,10 +111,13 @@ def signing_options(args: argparse.Namespace) -> dict[str, Any]:
     _check_attest(args)
     attesting = args.require_attestation is not None
     if attesting:
-        if args.trusted_key is None and not args.trusted_certificate:
+        if args.trusted_key is None and not args.trusted_certificate and not args.sigstore_identity:
             raise UsageError(
-                "--require-attestation needs --trusted-key or --trusted-certificate, the attestation's signer"
+                "--require-attestation needs --trusted-key, --trusted-certificate or --sigstore-identity: "
+                "the attestation's signer"
             )
+        if args.sigstore_identity and not args.sigstore_issuer:
+            raise UsageError("--sigstore-identity needs --sigstore-issuer")
         if not args.require_attestation.is_file():
             raise UsageError(f"no such file: {args.require_attestation}")
     elif args.rerun:
@@ -126,11 +134,17 @@ def signing_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _check_attest(args: argparse.Namespace) -> None:
     if args.attest is None:
-        if args.attest_key or args.attest_certificate or args.attest_certificate_chain:
-            raise UsageError("--attest-key and --attest-certificate sign an attestation: add --attest OUT")
+        if args.attest_key or args.attest_certificate or args.attest_certificate_chain or args.attest_sigstore:
+            raise UsageError(
+                "--attest-key, --attest-certificate and --attest-sigstore sign an attestation: add --attest OUT"
+            )
+        return
+    if args.attest_sigstore:
+        if args.attest_key or args.attest_certificate:
+            raise UsageError("--attest-sigstore signs keyless: give it without --attest-key and --attest-certificate")
         return
     if args.attest_key is None:
-        raise UsageError("--attest needs --attest-key KEY.pem, the key that signs the attestation")
+        raise UsageError("--attest needs --attest-key KEY.pem (or --attest-sigstore), what signs the attestation")
     if args.attest_certificate is None and args.attest_certificate_chain:
         raise UsageError("--attest-certificate-chain needs --attest-certificate")
     for path in [args.attest_key, args.attest_certificate, *args.attest_certificate_chain]:
@@ -143,7 +157,12 @@ def write_attestation(args: argparse.Namespace, report: dict[str, Any]) -> None:
         # The attestation code and its signer, loaded only for --attest.
         from checker.signing.attest import write_attestations
         from checker.signing.dsse import EnvelopeSigner
+        from checker.signing.keyless import KeylessSigner
 
+        if args.attest_sigstore:
+            token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
+            write_attestations(report, args.attest, KeylessSigner(token))
+            return
         signer = EnvelopeSigner(args.attest_key, args.attest_certificate, list(args.attest_certificate_chain))
         write_attestations(report, args.attest, signer)
 
@@ -152,10 +171,10 @@ def trust_from(args: argparse.Namespace) -> Trust | None:
     """Whom `checker verify` trusts, or None when no signature is required."""
     given = args.trusted_key or args.trusted_certificate or args.sigstore_identity
     if not args.require_signature:
-        if args.sigstore_identity or (given and args.require_attestation is None):
+        if given and args.require_attestation is None:
             raise UsageError(
                 "--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature "
-                "(or --trusted-key or --trusted-certificate with --require-attestation)"
+                "or --require-attestation"
             )
         return None
     if not given:

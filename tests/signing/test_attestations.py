@@ -250,3 +250,37 @@ def test_a_certificate_of_another_key_cannot_sign_an_attestation(cli: Cli, examp
         "--attest-certificate", chain.certificate,
     )  # fmt: skip
     assert code == 2 and "not the certificate of --attest-key" in err
+
+
+def test_a_sigstore_attestation_without_sigstore_reachable_is_untrusted_not_a_crash(
+    cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path
+) -> None:
+    """Keyless attestations need Sigstore's trust root, which the tests cannot reach: the refusal says why."""
+    attestation = tmp_path / "a.intoto.jsonl"
+    attest(cli, example, keys, attestation)
+    envelope = json.loads(attestation.read_text())
+    keyless = {"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json", "dsseEnvelope": envelope}
+    attestation.write_text(json.dumps(keyless) + "\n")
+    out = tmp_path / "accepted.json"
+    identity = ["--sigstore-identity", "https://github.com/o/r/.github/workflows/release.yml@refs/tags/v1"]
+    issuer = ["--sigstore-issuer", "https://token.actions.githubusercontent.com"]
+    code, _, err = cli(
+        "verify", example, "--require-attestation", attestation, *identity, *issuer, "--format", "json", "-o", out
+    )
+    assert code == 1, err
+    (finding,) = [f for f in json.loads(out.read_text())["bundles"][0]["findings"] if f["id"].startswith("attest")]
+    assert finding["id"] == "attestation.untrusted" and "Sigstore" in finding["message"]
+    # The key that signed the envelope inside is not asked: a Sigstore line is checked for its identity only.
+    code, bundle = accept(cli, example, attestation, keys.public)
+    assert code == 1 and "attestation.untrusted" in [f["id"] for f in bundle["findings"]]
+
+
+def test_sigstore_attestation_flags(cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path) -> None:
+    out = tmp_path / "a.jsonl"
+    code, _, err = cli("verify", example, "--attest", out, "--attest-sigstore", "--attest-key", keys.private)
+    assert code == 2 and "keyless" in err
+    code, _, err = cli("verify", example, "--attest-sigstore")
+    assert code == 2 and "--attest OUT" in err
+    out.write_text("")
+    code, _, err = cli("verify", example, "--require-attestation", out, "--sigstore-identity", "me")
+    assert code == 2 and "--sigstore-issuer" in err
