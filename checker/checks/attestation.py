@@ -23,7 +23,8 @@ def attestation_stage(ctx: Context) -> Iterator[Finding]:
         yield F.error(F.ATTESTATION_UNTRUSTED, str(exc))
         return
     if not statements:
-        yield F.error(F.ATTESTATION_UNTRUSTED, f"none of the {count} attestations in {path.name} is signed by {_whom(trust)}")
+        msg = f"none of the {count} attestations in {path.name} is signed by {_whom(trust)}"
+        yield F.error(F.ATTESTATION_UNTRUSTED, msg)
         return
     digest = (ctx.digest or "").removeprefix("sha256:")
     mine = [s for s in statements if digest and any(_sha256(x) == digest for x in s.get("subject") or [])]

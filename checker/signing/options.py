@@ -109,6 +109,8 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
 def signing_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `Options` fields of the signature and attestation flags."""
     _check_attest(args)
+    if args.attest is not None and getattr(args, "shard", None) is not None:
+        raise UsageError("--attest attests the whole bundle's verdict: not with --shard (merge the shards first)")
     attesting = args.require_attestation is not None
     if attesting:
         if args.trusted_key is None and not args.trusted_certificate and not args.sigstore_identity:
@@ -120,6 +122,8 @@ def signing_options(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError("--sigstore-identity needs --sigstore-issuer")
         if not args.require_attestation.is_file():
             raise UsageError(f"no such file: {args.require_attestation}")
+        if args.attest is not None and not args.rerun:
+            raise UsageError("--attest with --require-attestation attests a comparison not run here: add --rerun")
     elif args.rerun:
         raise UsageError("--rerun needs --require-attestation FILE: it re-runs the comparison an attestation judged")
     trust = trust_from(args)

@@ -127,6 +127,14 @@ def test_attestation_options_need_their_keys(cli: Cli, example: Path, tmp_path: 
     (tmp_path / "a.jsonl").write_text("")
     code, _, err = cli("verify", example, "--require-attestation", tmp_path / "a.jsonl")
     assert code == 2 and "--trusted-key" in err
+    code, _, err = cli("verify", example, "--attest", tmp_path / "b.jsonl", "--attest-key", tmp_path / "a.jsonl",
+                       "--shard", "1/2")  # fmt: skip
+    assert code == 2 and "--shard" in err
+    attested = ["--require-attestation", tmp_path / "a.jsonl", "--trusted-key", tmp_path / "a.jsonl"]
+    code, _, err = cli(
+        "verify", example, *attested, "--attest", tmp_path / "b.jsonl", "--attest-key", tmp_path / "a.jsonl"
+    )
+    assert code == 2 and "--rerun" in err
 
 
 class SessionCount:
