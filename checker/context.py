@@ -49,7 +49,8 @@ class Options:
     find_links: list[str] = field(default_factory=list)  # wheelhouses for the runtime environments
     trust: Trust | None = None  # --require-signature: whom bundle.sig must come from
     attestation: Path | None = None  # --require-attestation FILE: accepted on it, the comparison not run
-    attestation_key: Path | None = None  # the public key the attestation must be signed with
+    attestation_trust: Trust | None = None  # the key or CA certificates the attestation must be signed by
+    rerun_attested: bool = False  # --rerun: the comparison runs too and its verdict must be the attested one
     platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class
     opt_levels: list[str] = field(default_factory=list)  # --opt-levels: each judged (else runtime.optimization_levels)
     gain_budget_s: float = 1.0  # per variant: how long the paired timing may run (0: no timing)
@@ -107,6 +108,8 @@ class Context:
     placement: list[dict[str, Any]] = field(default_factory=list)  # placement and runtimes stages: per provider
     usability: list[dict[str, Any]] = field(default_factory=list)  # placement stage: NNAPI/CoreML offline coverage
     validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
+    # The predicate of the trusted attestation the bundle was accepted on (attestation stage), for --rerun.
+    attested: dict[str, Any] | None = None
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
     resolved: dict[str, Path] = field(default_factory=dict)  # bundle-relative path -> real path (Context.resolve)
     real_steps: dict[str, str] = field(default_factory=dict)  # the same for each folder on the way (resolve_under)

@@ -74,6 +74,7 @@ ATTESTATION_UNTRUSTED = "attestation.untrusted"
 ATTESTATION_SUBJECT = "attestation.subject"
 ATTESTATION_FAILED = "attestation.failed"
 ATTESTATION_ACCEPTED = "attestation.accepted"
+ATTESTATION_RERUN_DIFFERS = "attestation.rerun_differs"
 
 # The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,
 # with a note, so that no check has to count characters and no report breaks its own schema.

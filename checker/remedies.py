@@ -144,6 +144,9 @@ REMEDIES: dict[str, Remedy] = {
     F.ATTESTATION_SUBJECT: _fixed("get the attestation made for this very bundle, or verify it in full without one"),
     F.ATTESTATION_FAILED: _fixed("do not ship this bundle: the attested verification failed"),
     F.ATTESTATION_ACCEPTED: _fixed("nothing to do: run without --require-attestation to judge the bundle again"),
+    F.ATTESTATION_RERUN_DIFFERS: _fixed(
+        "do not ship on this attestation: this machine judges the comparison otherwise; find why (runtime, CPU) first"
+    ),
     F.SIGNATURE_MISSING: _fixed("sign the bundle with `checker sign` before it is shipped"),
     F.SIGNATURE_UNTRUSTED: _fixed("get the bundle from its publisher again, or trust the key that signed it"),
     F.SIGNATURE_PATH: _fixed("do not trust this signature: sign the bundle again with `checker sign`"),

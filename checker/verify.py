@@ -14,7 +14,7 @@ from checker import __version__
 from checker import findings as F
 from checker.bundle.layout import MANIFEST_NAMES
 from checker.bundle.opening import is_archive, open_bundle
-from checker.checks.attestation import attestation_stage
+from checker.checks.attestation import attestation_stage, rerun_stage
 from checker.checks.cases import cases_stage, shard_stage
 from checker.checks.comparison import compare_stage
 from checker.checks.completeness import completeness_stage
@@ -109,6 +109,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     range_stage,
     fidelity_stage,
     compare_stage,
+    rerun_stage,
     gain_stage,
     placement_stage,
     runtimes_stage,

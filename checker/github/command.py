@@ -59,6 +59,13 @@ def _add_run(sub: Any) -> None:
         "--compare-to", dest="compare_to", help="a base report's path, or base (verify the pull request's base commit)"
     )
     p.add_argument("--runtimes", help="onnxruntime releases to verify in as well (each a --runtime SPEC)")
+    p.add_argument(
+        "--attest",
+        action="store_const",
+        const=True,
+        help="also write the verdict as a signed attestation (the key from INPUT_ATTEST_KEY only)",
+    )
+    p.add_argument("--attestation", help="where --attest writes it (default: checker-attestation.intoto.jsonl)")
     p.add_argument("--dry-run", action="store_true", help="send no write to GitHub; print what would be sent")
     p.set_defaults(func=cmd_run)
 
@@ -91,7 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from checker.github.reportfile import read_reports
 
     inputs = ("mode", "bundles", "comment", "fail_on", "report", "args", "compare_to", "runtimes")
-    ours = ("pr_number", "comment_key", "comment_mode", "hide_when_passing")
+    ours = ("pr_number", "comment_key", "comment_mode", "hide_when_passing", "attest", "attestation")
     overrides = {k: getattr(args, k) for k in (*inputs, *ours)}
     try:
         config = Config.from_env(os.environ, dry_run=args.dry_run or None, **overrides)
@@ -104,19 +111,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     needs_api = config.mode != "verify-only" and config.comment != "never"
     notes: list[str] = []
     report: dict[str, Any] | None = None
+    attestation = ""
     try:
         if config.mode == "comment-only":  # a glob (reports/*.json) joins the matrix jobs' reports into one
             report = read_reports(config.report, untrusted=True)
         else:
             report, skipped = _verify(config)
             notes.append(skipped)
+            attestation = _attest(config, report)
     except Error as exc:  # a bad input or report: still a summary, outputs, and no stale verdict left behind
         sys.stderr.write(f"checker: {printable(str(exc))}\n")
         client = _client(config) if needs_api else None
         published = not_verified(config, str(exc), client, "")
     else:
         client = _client(config) if needs_api else None
-        published = publish(config, report, config.report, client, notes)
+        published = publish(config, report, config.report, client, notes, attestation)
     _print(published.lines)
     _print_planned(config, client)
     # A bug in a stage still leaves a report (an internal.error finding naming the stage), posted as usual.
@@ -168,6 +177,15 @@ def _verify(config: Config) -> tuple[dict[str, Any], str]:
         _compare(config, event, report)
     Path(config.report).write_text(render("json", report), encoding="utf-8")
     return report, resolved.note()
+
+
+def _attest(config: Config, report: dict[str, Any]) -> str:
+    from checker.github.run import attest
+
+    written = attest(config, report)
+    if written:
+        _print([f"Attestation of {len(report.get('bundles') or [])} bundle(s) written to {printable(written)}"])
+    return written
 
 
 def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:

@@ -81,6 +81,9 @@ class Config:
     hide_when_passing: bool = False
     compare_to: str = ""  # a base report's path, or "base" (verify the pull request's base commit)
     runtimes: str = ""  # --runtime SPECs, space or newline separated
+    attest: bool = False  # also write the verdict as a signed attestation (checker verify --attest)
+    attest_key: Secret | None = field(default=None, repr=False)  # its PEM key, from a secret; never on disk
+    attestation: str = "checker-attestation.intoto.jsonl"  # where the attestation is written
     dry_run: bool = False
     timeout: float = 15.0
 
@@ -91,6 +94,10 @@ class Config:
             if value not in allowed:
                 option = name.replace("_", "-")
                 raise UsageError(f"{option} must be one of {', '.join(allowed)}, not {value!r}")
+        if self.attest and self.attest_key is None:
+            raise UsageError("attest: true needs attest-key, the PEM key that signs the attestation (from a secret)")
+        if self.attest and self.mode == "comment-only":
+            raise UsageError("attest needs a verification: comment-only only posts reports made earlier")
         if self.repository is not None and self.repository.count("/") != 1:
             raise UsageError(f"the repository must be OWNER/NAME, not {self.repository!r}")
 
@@ -161,7 +168,8 @@ def _inputs(env: Mapping[str, str]) -> dict[str, Any]:
     """The action's inputs (INPUT_<NAME>, as the runner names them); unset or empty keeps the default."""
     names = {"mode": "MODE", "bundles": "BUNDLES", "comment": "COMMENT", "fail_on": "FAIL_ON",
              "report": "REPORT", "args": "ARGS", "comment_key": "COMMENT_KEY",
-             "comment_mode": "COMMENT_MODE", "compare_to": "COMPARE_TO", "runtimes": "RUNTIMES"}  # fmt: skip
+             "comment_mode": "COMMENT_MODE", "compare_to": "COMPARE_TO", "runtimes": "RUNTIMES",
+             "attestation": "ATTESTATION"}  # fmt: skip
     values: dict[str, Any] = {}
     for key, name in names.items():
         raw = env.get(f"INPUT_{name}")
@@ -177,6 +185,14 @@ def _inputs(env: Mapping[str, str]) -> dict[str, Any]:
         if hide not in ("true", "false"):
             raise UsageError(f"hide-when-passing must be true or false, not {hide!r}")
         values["hide_when_passing"] = hide == "true"
+    attest = (env.get("INPUT_ATTEST") or "").strip().lower()
+    if attest:
+        if attest not in ("true", "false"):
+            raise UsageError(f"attest must be true or false, not {attest!r}")
+        values["attest"] = attest == "true"
+    key = env.get("INPUT_ATTEST_KEY") or ""
+    if key.strip():
+        values["attest_key"] = Secret(key.strip() + "\n")  # a PEM block ends in a newline
     timeout = env.get("CHECKER_GITHUB_TIMEOUT")
     if timeout:
         try:

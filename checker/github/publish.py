@@ -44,6 +44,7 @@ class Published:
     lines: list[str] = field(default_factory=list)  # workflow commands and log lines, for stdout
     outcomes: list[Outcome] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    attestation: str = ""  # the attestation written (attest: true), for the step's output
 
 
 def verdict(report: Mapping[str, Any], fail_on: str) -> tuple[str, int]:
@@ -63,11 +64,16 @@ def verdict(report: Mapping[str, Any], fail_on: str) -> tuple[str, int]:
 
 
 def publish(
-    config: Config, report: Mapping[str, Any], report_path: str, client: Client | None, notes: list[str] | None = None
+    config: Config,
+    report: Mapping[str, Any],
+    report_path: str,
+    client: Client | None,
+    notes: list[str] | None = None,
+    attestation: str = "",
 ) -> Published:
     status, failed = verdict(report, config.fail_on)
     code = 1 if failed and config.fail_on != "never" else 0
-    result = Published(code, status, failed)
+    result = Published(code, status, failed, attestation=attestation)
     event = _event(config, result)
     found = report.get("context")
     context: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -160,6 +166,7 @@ def _finish(config: Config, report_path: str, result: Published, url: str) -> No
             "report": report_path,
             "failed": str(result.failed),
             "comment-url": url,
+            "attestation": result.attestation,
         }
         write_outputs(config.output, outputs)
 

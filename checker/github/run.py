@@ -136,6 +136,20 @@ def context(config: Config, event: Event) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
+def attest(config: Config, report: dict[str, Any]) -> str:
+    """With `attest: true`, the report's verdict written as a signed attestation (as `checker verify --attest`
+    writes it), signed with the attest-key input held in memory only; returns the path written, else ""."""
+    if not config.attest or config.attest_key is None:
+        return ""
+    # The attestation code needs cryptography: loaded only when the action attests.
+    from checker.signing.attest import write_attestations
+    from checker.signing.dsse import EnvelopeSigner
+
+    out = Path(config.attestation)
+    write_attestations(report, out, EnvelopeSigner(config.attest_key.reveal().encode("utf-8")))
+    return config.attestation
+
+
 def _split(value: str, name: str) -> list[str]:
     try:
         return shlex.split(value)

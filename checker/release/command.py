@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from checker import __version__
 from checker.errors import UsageError
 from checker.reports.model import Report, not_run_line
+from checker.signing.options import add_signer_options, signer_from
 
 if TYPE_CHECKING:
     from checker.release.init import InitResult
@@ -122,6 +123,12 @@ def _add_pack(sub: Any) -> None:
         help="the archive to write (default: NAME-VERSION.tar.gz here)",
     )
     p.add_argument("--strict", action="store_true", help="warnings fail the bundle too")
+    p.add_argument(
+        "--sign",
+        action="store_true",
+        help="sign the verified bundle into bundle.sig (as `checker sign` does, with its signer flags) and pack it",
+    )
+    add_signer_options(p)
     p.set_defaults(func=cmd_pack)
 
 
@@ -176,7 +183,11 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
     if not args.path.exists():
         raise UsageError(f"no such path: {args.path}")
-    result = pack(args.path, args.output, strict=args.strict)
+    given = args.key or args.certificate or args.certificate_chain or args.sigstore
+    if given and not args.sign:
+        raise UsageError("--key, --certificate, --certificate-chain and --sigstore sign the archive: add --sign")
+    signer = signer_from(args) if args.sign else None  # a wrong signer flag is said before the verification
+    result = pack(args.path, args.output, strict=args.strict, signer=signer)
     if result.archive is None:
         sys.stdout.write(_failed_report(result, args.strict))
         why = "it fails verification (the findings above)"
@@ -184,7 +195,8 @@ def cmd_pack(args: argparse.Namespace) -> int:
             why = f"not every check ran here ({not_run_line([n.to_dict() for n in result.report.not_run])})"
         sys.stderr.write(f"checker: {args.path} was not packed: {why}\n")
         return 1
-    sys.stdout.write(f"packed {len(result.files)} files into {result.archive}\nbundle digest {result.digest}\n")
+    signed = " (signed: bundle.sig)" if args.sign else ""
+    sys.stdout.write(f"packed {len(result.files)} files into {result.archive}{signed}\nbundle digest {result.digest}\n")
     return 0
 
 

@@ -27,6 +27,7 @@ from checker.readers.digest import CHUNK, bundle_digest
 from checker.readers.digestlist import DIGEST_LIST
 from checker.reports.model import BundleReport
 from checker.signing.files import SIGNATURE
+from checker.signing.sign import Signer, sign_bundle
 from checker.verify import verify_bundle
 
 FILE_MODE = 0o644
@@ -60,8 +61,9 @@ def release_stem(data: dict[str, object]) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", stem)
 
 
-def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResult:
-    """Verify the bundle at `path` (a folder or its manifest) and, when it passes, write its archive."""
+def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Signer | None = None) -> PackResult:
+    """Verify the bundle at `path` (a folder or its manifest) and, when it passes, write its archive; with a
+    signer, the verified folder is signed first (as `checker sign` signs it) and the archive carries bundle.sig."""
     if is_archive(path):
         raise UsageError(f"{path} is an archive already; pack the bundle folder it was made from")
     manifest_path = locate(path)
@@ -75,6 +77,8 @@ def pack(path: Path, out: Path | None = None, strict: bool = False) -> PackResul
     manifest, _ = load_manifest(manifest_path)
     assert manifest is not None  # it passed verification
     root = manifest_path.parent
+    if signer is not None:
+        sign_bundle(manifest_path, signer)  # only a release that passed is signed
     stem = release_stem(manifest.data)
     named = sorted({entry.rel for entry in named_files(manifest.data, root)})
     target = out if out is not None else Path(f"{stem}.tar.gz")

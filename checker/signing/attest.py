@@ -1,24 +1,31 @@
 """The verdict as an attestation: an in-toto Statement about the bundle digest whose predicate is a
 verification summary (SLSA's Verification Summary Attestation, with the checker's figures added), signed in a
-DSSE envelope with the publisher's elliptic-curve key.
+DSSE envelope with the publisher's elliptic-curve key, alone or with its certificate chain (`dsse.py`).
 
 `checker verify --attest OUT` writes one envelope per bundle, one a line (in-toto's `.intoto.jsonl`);
 `checker verify --require-attestation FILE` accepts a bundle when a trusted envelope in FILE attests a passing
-verification of exactly its digest, without running the comparison again.
+verification of exactly its digest, without running the comparison again (or, with --rerun, runs it again and
+fails when its verdict differs from the attested one).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.errors import UsageError
 from checker.manifest.canonical import canonical_json
+from checker.signing.keyless import KeylessError, KeylessSigner, KeylessVerifier, is_sigstore_bundle, sign_keyless
+
+if TYPE_CHECKING:
+    from checker.context import Trust
+    from checker.signing.dsse import EnvelopeSigner
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -79,91 +86,114 @@ def statement(bundle: Mapping[str, Any], version: str, environment: Mapping[str,
     }
 
 
-def pae(payload_type: str, payload: bytes) -> bytes:
-    """DSSE's pre-authentication encoding: what the signature covers."""
-    kind = payload_type.encode("utf-8")
-    return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
+def sign_statement(content: Mapping[str, Any], signer: EnvelopeSigner) -> dict[str, Any]:
+    from checker.signing.dsse import sign_envelope  # cryptography, of the [sign] extra: only when attesting
+
+    return sign_envelope(PAYLOAD_TYPE, canonical_json(content).encode("utf-8"), signer)
 
 
-def _key_id(public: Any) -> str:
-    from cryptography.hazmat.primitives import serialization
-
-    der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return hashlib.sha256(der).hexdigest()
-
-
-def sign_statement(content: Mapping[str, Any], key: Path) -> dict[str, Any]:
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    try:
-        private = serialization.load_pem_private_key(key.read_bytes(), password=None)
-    except (OSError, ValueError, TypeError) as exc:
-        raise UsageError(f"--attest-key {key}: not a PEM private key ({exc})") from None
-    if not isinstance(private, ec.EllipticCurvePrivateKey):
-        raise UsageError(f"--attest-key {key}: not an elliptic-curve key")
-    payload = canonical_json(content).encode("utf-8")
-    signature = private.sign(pae(PAYLOAD_TYPE, payload), ec.ECDSA(hashes.SHA256()))
-    return {
-        "payloadType": PAYLOAD_TYPE,
-        "payload": base64.b64encode(payload).decode("ascii"),
-        "signatures": [{"keyid": _key_id(private.public_key()), "sig": base64.b64encode(signature).decode("ascii")}],
-    }
-
-
-def write_attestations(report: Mapping[str, Any], out: Path, key: Path) -> None:
+def write_attestations(report: Mapping[str, Any], out: Path, signer: EnvelopeSigner | KeylessSigner) -> None:
+    """One line per bundle: a DSSE envelope (key or certificate signer) or a Sigstore bundle holding one."""
     version, when = str(report.get("checker_version")), str(report.get("created_at"))
     environment = report.get("environment") or {}
-    envelopes = [sign_statement(statement(b, version, environment, when), key) for b in report.get("bundles") or []]
-    lines = [json.dumps(e, sort_keys=True) for e in envelopes]
+    contents = [statement(b, version, environment, when) for b in report.get("bundles") or []]
+    if isinstance(signer, KeylessSigner):
+        payloads = [canonical_json(c).encode("utf-8") for c in contents]
+        documents = sign_keyless(payloads, signer.identity_token) if payloads else []
+    else:
+        documents = [sign_statement(c, signer) for c in contents]
+    lines = [json.dumps(d, sort_keys=True) for d in documents]
     try:
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--attest {out}: cannot be written ({exc.strerror or exc})") from None
 
 
-def load_public_key(path: Path) -> Any:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    try:
-        public = serialization.load_pem_public_key(path.read_bytes())
-    except (OSError, ValueError, TypeError) as exc:
-        raise UsageError(f"--trusted-key {path}: not a PEM public key ({exc})") from None
-    if not isinstance(public, ec.EllipticCurvePublicKey):
-        raise UsageError(f"--trusted-key {path}: not an elliptic-curve key")
-    return public
-
-
-def verified_statements(path: Path, public: Any) -> tuple[list[dict[str, Any]], int]:
-    """The statements of FILE whose envelope the trusted key signed, and how many envelopes it holds."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-
+def verified_statements(path: Path, trust: Trust) -> tuple[list[dict[str, Any]], int]:
+    """The statements of FILE whose envelope the trusted key, a trusted chain or the trusted Sigstore identity
+    signed, and how many envelopes it holds."""
     try:
         if path.stat().st_size > MAX_ATTESTATION_BYTES:
             raise AttestationError(f"{path} is larger than {MAX_ATTESTATION_BYTES} bytes")
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     except (OSError, UnicodeDecodeError) as exc:
         raise AttestationError(f"{path} cannot be read ({exc})") from None
-    out = []
-    for line in lines:
+    checker = _Checker(trust)
+    found = [statement for statement in (checker.statement(line) for line in lines) if statement is not None]
+    return found, len(lines)
+
+
+class _Checker:
+    """Each line's statement when its signature is trusted; Sigstore's verifier made on the first keyless line."""
+
+    def __init__(self, trust: Trust) -> None:
+        self.trust = trust
+        self.keyless: KeylessVerifier | None = None
+
+    def statement(self, line: str) -> dict[str, Any] | None:
         try:
-            envelope = json.loads(line)
+            document = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(document, dict):
+            return None
+        if is_sigstore_bundle(document):
+            found = self._keyless(document)
+        elif self.trust.key is not None or self.trust.certificates:
+            found = self._envelope(document)
+        else:
+            found = None
+        if found is None:
+            return None
+        payload_type, payload = found
+        try:
+            content = json.loads(payload)
+        except ValueError:
+            return None
+        if payload_type != PAYLOAD_TYPE or not isinstance(content, dict):
+            return None
+        return content if content.get("predicateType") == PREDICATE_TYPE else None
+
+    def _keyless(self, document: dict[str, Any]) -> tuple[str, bytes] | None:
+        if not (self.trust.identity and self.trust.issuer):
+            return None
+        try:
+            if self.keyless is None:
+                self.keyless = KeylessVerifier(self.trust.identity, self.trust.issuer)
+            return self.keyless.payload(document)
+        except KeylessError as exc:
+            if self.keyless is None:  # the verifier itself could not be made: nothing in the file can be checked
+                raise AttestationError(str(exc)) from None
+            return None
+
+    def _envelope(self, envelope: dict[str, Any]) -> tuple[str, bytes] | None:
+        from checker.signing.dsse import EnvelopeError, pae, verify_entry  # cryptography: only when checking one
+
+        try:
             if envelope.get("payloadType") != PAYLOAD_TYPE:
-                continue
+                return None
             payload = base64.b64decode(envelope["payload"], validate=True)
-            for entry in envelope.get("signatures") or []:
-                try:
-                    sig = base64.b64decode(entry["sig"], validate=True)
-                    public.verify(sig, pae(PAYLOAD_TYPE, payload), ec.ECDSA(hashes.SHA256()))
-                except (InvalidSignature, KeyError, TypeError, ValueError, binascii.Error):
-                    continue
-                found = json.loads(payload)
-                if isinstance(found, dict) and found.get("predicateType") == PREDICATE_TYPE:
-                    out.append(found)
-                break
-        except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
-            continue
-    return out, len(lines)
+            content = json.loads(payload)
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            return None
+        when = _made_at(content) if isinstance(content, dict) else datetime.datetime.now(datetime.timezone.utc)
+        for entry in envelope.get("signatures") or []:
+            if not isinstance(entry, dict):
+                continue
+            try:
+                verify_entry(entry, pae(PAYLOAD_TYPE, payload), self.trust, when)
+            except EnvelopeError:
+                continue
+            return PAYLOAD_TYPE, payload
+        return None
+
+
+def _made_at(statement: Mapping[str, Any]) -> datetime.datetime:
+    """When the statement says it was made (a certificate must have been valid then); now when it says nothing
+    readable."""
+    text = str((statement.get("predicate") or {}).get("timeVerified") or "")
+    try:
+        when = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.datetime.now(datetime.timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.timezone.utc)

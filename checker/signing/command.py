@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from checker.reports.options import check_paths
+from checker.signing.options import add_signer_options, signer_from
 from checker.terminal import printable
 
 EXIT_PASS = 0
@@ -24,26 +24,14 @@ def register(subparsers: Any) -> None:
         "`id-token: write`, the workflow's identity).",
     )
     p.add_argument("path", type=Path, metavar="BUNDLE", help="the bundle folder or its manifest")
-    p.add_argument("--key", type=Path, metavar="KEY.pem", help="the private elliptic-curve key (PEM)")
-    p.add_argument("--certificate", type=Path, metavar="CERT.pem", help="the signing certificate of --key")
-    p.add_argument(
-        "--certificate-chain",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="CA.pem",
-        help="a certificate of the chain above --certificate (repeatable)",
-    )
-    p.add_argument("--sigstore", action="store_true", help="sign keyless with Sigstore (needs the network)")
+    add_signer_options(p)
     p.set_defaults(func=cmd_sign)
 
 
 def cmd_sign(args: argparse.Namespace) -> int:
-    from checker.signing.sign import Signer, sign_bundle  # model-signing and its crypto: not paid by --help
+    from checker.signing.sign import sign_bundle  # model-signing and its crypto: not paid by --help
 
     check_paths([str(args.path)])
-    token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
-    signer = Signer(args.key, args.certificate, list(args.certificate_chain), args.sigstore, token)
-    signed = sign_bundle(args.path, signer)
+    signed = sign_bundle(args.path, signer_from(args))
     sys.stdout.write(printable(f"signed {len(signed.files)} files into {signed.signature}") + "\n")
     return EXIT_PASS

@@ -1,8 +1,10 @@
-"""The signature and attestation options of `checker verify`: argument parsing and wiring only."""
+"""The signer options of `checker sign` and `checker pack --sign`, and the signature and attestation options of
+`checker verify`: argument parsing and wiring only."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +12,39 @@ from checker.errors import UsageError
 
 if TYPE_CHECKING:
     from checker.context import Trust
+    from checker.signing.sign import Signer
+
+
+def add_signer_options(p: argparse.ArgumentParser) -> None:
+    """The signer flags `checker sign` and `checker pack --sign` share."""
+    p.add_argument("--key", type=Path, metavar="KEY.pem", help="the private elliptic-curve key (PEM)")
+    p.add_argument("--certificate", type=Path, metavar="CERT.pem", help="the signing certificate of --key")
+    p.add_argument(
+        "--certificate-chain",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="CA.pem",
+        help="a certificate of the chain above --certificate (repeatable)",
+    )
+    p.add_argument("--sigstore", action="store_true", help="sign keyless with Sigstore (needs the network)")
+
+
+def signer_from(args: argparse.Namespace) -> Signer:
+    """The signer the flags of `add_signer_options` name; a usage error before any work when they name none."""
+    from checker.signing.sign import Signer  # model-signing's wrapper: loaded when something is signed
+
+    if args.sigstore and (args.key or args.certificate):
+        raise UsageError("--sigstore signs keyless: give it without --key and --certificate")
+    if not args.sigstore and args.key is None:
+        raise UsageError("signing needs --key KEY.pem (with --certificate for a certificate signer) or --sigstore")
+    if args.certificate is None and args.certificate_chain:
+        raise UsageError("--certificate-chain needs --certificate")
+    for path in [args.key, args.certificate, *args.certificate_chain]:
+        if path is not None and not path.is_file():
+            raise UsageError(f"no such file: {path}")
+    token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
+    return Signer(args.key, args.certificate, list(args.certificate_chain), args.sigstore, token)
 
 
 def add_verify_options(p: argparse.ArgumentParser) -> None:
@@ -39,52 +74,121 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--attest-key", type=Path, metavar="KEY.pem", help="the elliptic-curve key that signs --attest")
     p.add_argument(
+        "--attest-certificate",
+        type=Path,
+        metavar="CERT.pem",
+        help="the certificate of --attest-key, carried in the envelope",
+    )
+    p.add_argument(
+        "--attest-sigstore",
+        action="store_true",
+        help="sign --attest keyless with Sigstore (in a workflow with `id-token: write`; needs the network)",
+    )
+    p.add_argument(
+        "--attest-certificate-chain",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="CA.pem",
+        help="a certificate of the chain above --attest-certificate (repeatable)",
+    )
+    p.add_argument(
         "--require-attestation",
         type=Path,
         metavar="FILE",
-        help="accept a bundle on a trusted attestation (--trusted-key) of a passing verification of exactly its "
-        "digest, without running the comparison again",
+        help="accept a bundle on a trusted attestation (--trusted-key, --trusted-certificate or --sigstore-identity) "
+        "of a passing verification of exactly its digest, without running the comparison again",
+    )
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="with --require-attestation: run the comparison too; fail when its verdict differs from the attested one",
     )
 
 
 def signing_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `Options` fields of the signature and attestation flags."""
-    if args.attest is not None and args.attest_key is None:
-        raise UsageError("--attest needs --attest-key KEY.pem, the key that signs the attestation")
-    if args.require_attestation is not None:
-        if args.trusted_key is None:
-            raise UsageError("--require-attestation needs --trusted-key, the public key of the attestation's signer")
+    _check_attest(args)
+    if args.attest is not None and getattr(args, "shard", None) is not None:
+        raise UsageError("--attest attests the whole bundle's verdict: not with --shard (merge the shards first)")
+    attesting = args.require_attestation is not None
+    if attesting:
+        if args.trusted_key is None and not args.trusted_certificate and not args.sigstore_identity:
+            raise UsageError(
+                "--require-attestation needs --trusted-key, --trusted-certificate or --sigstore-identity: "
+                "the attestation's signer"
+            )
+        if args.sigstore_identity and not args.sigstore_issuer:
+            raise UsageError("--sigstore-identity needs --sigstore-issuer")
         if not args.require_attestation.is_file():
             raise UsageError(f"no such file: {args.require_attestation}")
+        if args.attest is not None and not args.rerun:
+            raise UsageError("--attest with --require-attestation attests a comparison not run here: add --rerun")
+    elif args.rerun:
+        raise UsageError("--rerun needs --require-attestation FILE: it re-runs the comparison an attestation judged")
+    trust = trust_from(args)
     return {
-        "trust": trust_from(args),
+        "trust": trust,
         "attestation": args.require_attestation,
-        "attestation_key": args.trusted_key if args.require_attestation is not None else None,
-        "run_comparison": args.require_attestation is None,
+        "attestation_trust": (trust or _trust(args)) if attesting else None,
+        "rerun_attested": attesting and args.rerun,
+        "run_comparison": not attesting or args.rerun,
     }
+
+
+def _check_attest(args: argparse.Namespace) -> None:
+    if args.attest is None:
+        if args.attest_key or args.attest_certificate or args.attest_certificate_chain or args.attest_sigstore:
+            raise UsageError(
+                "--attest-key, --attest-certificate and --attest-sigstore sign an attestation: add --attest OUT"
+            )
+        return
+    if args.attest_sigstore:
+        if args.attest_key or args.attest_certificate:
+            raise UsageError("--attest-sigstore signs keyless: give it without --attest-key and --attest-certificate")
+        return
+    if args.attest_key is None:
+        raise UsageError("--attest needs --attest-key KEY.pem (or --attest-sigstore), what signs the attestation")
+    if args.attest_certificate is None and args.attest_certificate_chain:
+        raise UsageError("--attest-certificate-chain needs --attest-certificate")
+    for path in [args.attest_key, args.attest_certificate, *args.attest_certificate_chain]:
+        if path is not None and not path.is_file():
+            raise UsageError(f"no such file: {path}")
 
 
 def write_attestation(args: argparse.Namespace, report: dict[str, Any]) -> None:
     if args.attest is not None:
-        from checker.signing.attest import write_attestations  # the attestation code, loaded only for --attest
+        # The attestation code and its signer, loaded only for --attest.
+        from checker.signing.attest import write_attestations
+        from checker.signing.dsse import EnvelopeSigner
+        from checker.signing.keyless import KeylessSigner
 
-        write_attestations(report, args.attest, args.attest_key)
+        if args.attest_sigstore:
+            token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
+            write_attestations(report, args.attest, KeylessSigner(token))
+            return
+        signer = EnvelopeSigner(args.attest_key, args.attest_certificate, list(args.attest_certificate_chain))
+        write_attestations(report, args.attest, signer)
 
 
 def trust_from(args: argparse.Namespace) -> Trust | None:
     """Whom `checker verify` trusts, or None when no signature is required."""
     given = args.trusted_key or args.trusted_certificate or args.sigstore_identity
     if not args.require_signature:
-        if given and not (args.require_attestation is not None and args.trusted_key and not args.trusted_certificate):
+        if given and args.require_attestation is None:
             raise UsageError(
                 "--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature "
-                "(or --trusted-key with --require-attestation)"
+                "or --require-attestation"
             )
         return None
     if not given:
         raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
     if args.sigstore_identity and not args.sigstore_issuer:
         raise UsageError("--sigstore-identity needs --sigstore-issuer")
+    return _trust(args)
+
+
+def _trust(args: argparse.Namespace) -> Trust:
     for path in [args.trusted_key, *args.trusted_certificate]:
         if path is not None and not path.is_file():
             raise UsageError(f"no such file: {path}")

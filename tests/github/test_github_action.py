@@ -22,8 +22,10 @@ from checker.reports.files import read_report
 
 SPEC_INPUTS = {"bundles", "comment", "github-token", "fail-on", "mode", "report", "args", "python-version"}
 NEW_INPUTS = {"pr-number", "comment-key", "comment-mode", "hide-when-passing"}
-ADDED_INPUTS = {"compare-to", "runtimes"}  # beyond the contract: since the base; other onnxruntime releases
+# Beyond the contract: since the base; other onnxruntime releases; the verdict as a signed attestation.
+ADDED_INPUTS = {"compare-to", "runtimes", "attest", "attest-key", "attestation"}
 SPEC_OUTPUTS = {"status", "report", "failed", "comment-url"}
+ADDED_OUTPUTS = {"attestation"}
 
 
 def assert_no_token(run: Run) -> None:
@@ -131,7 +133,7 @@ def test_verify_only_never_calls_the_api(runner: Runner, github: FakeGitHub) -> 
 
 def test_action_yml_keeps_the_contract() -> None:
     assert set(ACTION["inputs"]) == SPEC_INPUTS | NEW_INPUTS | ADDED_INPUTS
-    assert set(ACTION["outputs"]) == SPEC_OUTPUTS
+    assert set(ACTION["outputs"]) == SPEC_OUTPUTS | ADDED_OUTPUTS
     assert ACTION["runs"]["using"] == "composite"
     assert ACTION["branding"]["icon"] and ACTION["branding"]["color"]
     for step in ACTION["runs"]["steps"]:

@@ -75,6 +75,7 @@ def test_a_failing_report_comments_annotates_summarises_and_fails(
         "report": "checker-report.json",
         "failed": "1",
         "comment-url": github.ours(2)[0]["html_url"],
+        "attestation": "",  # attest is off
     }
 
 

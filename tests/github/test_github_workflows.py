@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
@@ -31,8 +32,8 @@ def test_the_docs_hold_the_copy_paste_workflows() -> None:
     workflows = [YAML(typ="safe").load(text) for text in doc_workflows()]
     triggers = [w.get("on") for w in workflows]
     # The plain case, the fork pair, a matrix, runtimes x shards, platforms, a release on tags, compare-to base
-    # and the artifact pair.
-    assert len(workflows) == 10
+    # the artifact pair, and the attestation attached to the run and the release.
+    assert len(workflows) == 11
     assert any(isinstance(t, dict) and "workflow_run" in t for t in triggers)
     assert any(isinstance(t, dict) and t.get("push", {}).get("tags") for t in triggers)
     assert any("matrix" in job.get("strategy", {}) for w in workflows for job in w["jobs"].values())
@@ -55,6 +56,18 @@ def test_the_docs_hold_the_copy_paste_workflows() -> None:
     ]
     assert {"ubuntu-24.04-arm", "ubuntu-24.04"} <= {leg.get("runner") for leg in legs}
     assert any(s.get("args") == "--platform ${{ matrix.platform }}" for s in steps)
+    # The attestation: the action writes it, upload-artifact takes it from the action's output, and the job
+    # that attaches it to the release may write contents.
+    (attesting,) = [j for w in workflows for j in w["jobs"].values() if any(s.get("attest") for s in steps_of(j))]
+    assert attesting["permissions"] == {"contents": "write"}
+    uploads = [s for s in attesting["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert uploads[0]["with"]["path"] == "${{ steps.check.outputs.attestation }}"
+    assert any("gh release upload" in str(s.get("run", "")) for s in attesting["steps"])
+
+
+def steps_of(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `with:` of each step of a job."""
+    return [step.get("with", {}) for step in job.get("steps", [])]
 
 
 def test_every_workflow_starts_with_no_permissions_and_pins_actions() -> None:

@@ -7,6 +7,7 @@ import base64
 import json
 import subprocess
 import sys
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,3 +125,60 @@ def test_trust_options_without_require_signature_are_a_usage_error(cli: Cli, exa
     assert code == 2 and "--require-signature" in err
     code, _, err = cli("verify", example, "--require-signature")
     assert code == 2 and "--trusted-key" in err
+
+
+def _repack(archive: Path, out: Path, change: Callable[[Path], Any]) -> Path:
+    """The archive unpacked, changed and packed again, as someone between the publisher and the device would."""
+    folder = out.parent / "unpacked"
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder, filter="data")
+    (top,) = folder.iterdir()
+    change(top)
+    with tarfile.open(out, "w:gz") as tar:
+        tar.add(top, arcname=top.name)
+    return out
+
+
+def test_pack_sign_ships_a_signed_archive_and_tampering_with_it_fails(
+    cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path
+) -> None:
+    archive = tmp_path / "m.tar.gz"
+    code, out, err = cli("pack", example, "-o", archive, "--sign", "--key", keys.private)
+    assert code == 0 and "(signed: bundle.sig)" in out, err
+    with tarfile.open(archive) as tar:
+        assert "mobilenet-tiny-1.0.0/bundle.sig" in tar.getnames()
+    assert verify(cli, archive, "--trusted-key", keys.public) == (0, [])
+
+    def edit(top: Path) -> None:
+        (top / "labels.txt").write_text("cat\n")
+
+    tampered = _repack(archive, tmp_path / "tampered.tar.gz", edit)
+    code, found = verify(cli, tampered, "--trusted-key", keys.public)
+    assert code == 1 and [(f["id"], f["file"]) for f in found] == [("signature.file_changed", "labels.txt")]
+
+
+def test_pack_sign_with_a_certificate_is_trusted_through_its_ca(cli: Cli, example: Path, tmp_path: Path) -> None:
+    chain = certificate_chain(tmp_path / "pki")
+    archive = tmp_path / "m.tar.gz"
+    signer = ["--key", chain.key, "--certificate", chain.certificate, "--certificate-chain", chain.ca]
+    code, _, err = cli("pack", example, "-o", archive, "--sign", *signer)
+    assert code == 0, err
+    assert verify(cli, archive, "--trusted-certificate", chain.ca) == (0, [])
+
+
+def test_pack_signer_flags_are_checked_before_the_work(cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path) -> None:
+    archive = tmp_path / "m.tar.gz"
+    code, _, err = cli("pack", example, "-o", archive, "--key", keys.private)
+    assert code == 2 and "--sign" in err
+    code, _, err = cli("pack", example, "-o", archive, "--sign")
+    assert code == 2 and "--key" in err
+    code, _, err = cli("pack", example, "-o", archive, "--sign", "--key", tmp_path / "absent.pem")
+    assert code == 2 and "absent.pem" in err
+    assert not archive.exists() and not (example / "bundle.sig").exists()
+
+
+def test_a_failing_bundle_is_neither_signed_nor_packed(cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path) -> None:
+    (example / "labels.txt").write_text("cat\n")  # no longer the locked file: the bundle fails
+    archive = tmp_path / "m.tar.gz"
+    code, _, _ = cli("pack", example, "-o", archive, "--sign", "--key", keys.private)
+    assert code == 1 and not archive.exists() and not (example / "bundle.sig").exists()
