@@ -137,7 +137,7 @@ class _Raw:
 
 def _compare(ctx: Context, raw: _Raw, target: str, rebuilt: np.ndarray, stored: np.ndarray) -> Iterator[Finding]:
     tolerance = raw.source.tolerance
-    diff = difference(rebuilt, stored, tolerance, first=raw.kind.tokens)
+    diff = difference(rebuilt, stored, tolerance, first=raw.kind.tokens, relative=raw.kind.relative_tolerance)
     if diff is None:
         return
     search = raw.kind.explain(raw.source, target, stored, tolerance)

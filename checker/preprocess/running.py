@@ -103,7 +103,7 @@ def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: boo
     if source is None:
         kind = inputs.kind(name)
         raise Error(
-            f"input '{name}' has preprocessing kind {kind!r}; only image, text and audio (with `steps`) "
-            "inputs are rebuilt"
+            f"input '{name}' has preprocessing kind {kind!r}; only image, text, tabular and audio (with "
+            "`steps`) inputs are rebuilt"
         )
     return source.build()

@@ -24,6 +24,7 @@ class Alternative:
     build: Callable[[], np.ndarray]
     tolerance: float
     also: tuple[int, str] | None = None  # one of a run of equivalent edits (Neighbour.also)
+    relative: bool = False  # the tolerance is relative to the stored value's magnitude (tabular features)
 
 
 # Past this, an explanation search gives up and says where the tensors differ.
@@ -70,7 +71,7 @@ class _Clock:
         finally:
             if len(sys.modules) > modules:
                 self.deadline += time.monotonic() - started
-        return tensor.shape == stored.shape and difference(tensor, stored, alt.tolerance, first) is None
+        return tensor.shape == stored.shape and difference(tensor, stored, alt.tolerance, first, alt.relative) is None
 
 
 def _also(alt: Alternative, pending: Iterator[Alternative], stored: np.ndarray, first: bool, clock: _Clock) -> str:
