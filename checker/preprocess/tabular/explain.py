@@ -21,7 +21,7 @@ from checker.preprocess.tabular.source import TabularSource, arrange
 from checker.preprocess.tabular.spec import Column, MinMax, OneHot, Ordinal, Standard, TabularSpec
 
 MAX_ALTERNATIVES = 64
-MAX_SUSPECTS = 12  # columns (or categories of one column) whose pairs are tried: 66 pairs at most
+MAX_SUSPECTS = 10  # the categories of one column whose pairs are tried: 45 pairs at most
 
 UNEXPLAINED = (
     "no single usual mistake explains it (two columns swapped, a column left out or an unlisted one put in, "
@@ -50,9 +50,9 @@ class _Edits:
         return Alternative(description, lambda: self.src.tensor(spec), self.spec.tolerance, relative=True)
 
     def all(self) -> Iterator[Alternative]:
+        yield from self.scalers()
         yield from self.swapped_columns()
         yield from self.swapped_categories()
-        yield from self.scalers()
         yield from self.left_out()
         yield from self.put_in()
 
@@ -66,41 +66,49 @@ class _Edits:
             over = ~(diff <= self.spec.tolerance * np.maximum(1.0, np.abs(self.stored)))
         return np.asarray(over.any(axis=0))
 
-    def bad_columns(self) -> list[int]:
+    def bad_columns(self) -> list[int] | None:
+        """The columns whose features differ from the stored ones; None when the widths differ."""
         bad = self.bad_features()
         if bad is None:
-            return list(range(len(self.spec.columns)))
+            return None
         return [i for i in range(len(self.spec.columns)) if bad[self.starts[i] : self.starts[i + 1]].any()]
 
     def swapped_columns(self) -> Iterator[Alternative]:
-        cols = self.spec.columns
-        for i, j in combinations(self.bad_columns()[:MAX_SUSPECTS], 2):
+        """A swap moves two columns and keeps the width: tried only when at most two columns differ."""
+        bad, cols = self.bad_columns(), self.spec.columns
+        if bad is None or not 1 <= len(bad) <= 2:
+            return
+        pairs = [tuple(bad)] if len(bad) == 2 else [tuple(sorted((bad[0], k))) for k in range(len(cols)) if k != bad[0]]
+        for i, j in pairs[:MAX_ALTERNATIVES]:
             order = list(cols)
             order[i], order[j] = order[j], order[i]
             words = f"when `{cols[i].name}` and `{cols[j].name}` are swapped in `columns`"
             yield self.alt(words, self.spec.with_columns(order))
 
     def swapped_categories(self) -> Iterator[Alternative]:
-        bad = self.bad_features()
-        for i in self.bad_columns():
-            column = self.spec.columns[i]
-            t = column.transform
-            if not isinstance(t, (Ordinal, OneHot)):
-                continue
-            if isinstance(t, OneHot) and bad is not None:
-                block = bad[self.starts[i] : self.starts[i + 1]]
-                suspects = [k for k in range(t.width) if block[k]]
-            else:
-                suspects = list(range(len(t.categories)))
-            for a, b in combinations(suspects[:MAX_SUSPECTS], 2):
-                cats = list(t.categories)
-                cats[a], cats[b] = cats[b], cats[a]
-                words = (
-                    f"when `{t.categories[a]}` and `{t.categories[b]}` are swapped in the categories of "
-                    f"`{column.name}` ({t.key})"
-                )
-                changed = replace(column, transform=replace(t, categories=tuple(cats)))
-                yield self.alt(words, self._with_column(i, changed))
+        """Two categories swapped change one column: tried only when one categorical column differs."""
+        bad, features = self.bad_columns(), self.bad_features()
+        if bad is None or len(bad) != 1 or features is None:
+            return
+        (i,) = bad
+        column = self.spec.columns[i]
+        t = column.transform
+        if not isinstance(t, (Ordinal, OneHot)):
+            return
+        if isinstance(t, OneHot):
+            block = features[self.starts[i] : self.starts[i + 1]]
+            suspects = [k for k in range(t.width) if block[k]]
+        else:
+            suspects = list(range(len(t.categories)))
+        for a, b in combinations(suspects[:MAX_SUSPECTS], 2):
+            cats = list(t.categories)
+            cats[a], cats[b] = cats[b], cats[a]
+            words = (
+                f"when `{t.categories[a]}` and `{t.categories[b]}` are swapped in the categories of "
+                f"`{column.name}` ({t.key})"
+            )
+            changed = replace(column, transform=replace(t, categories=tuple(cats)))
+            yield self.alt(words, self._with_column(i, changed))
 
     def _with_column(self, i: int, column: Column) -> TabularSpec:
         cols = list(self.spec.columns)
