@@ -4,6 +4,7 @@ mistake named by its one edit."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +216,49 @@ def test_categories_match_scikit_learns_order() -> None:
     assert list(ct.named_transformers_["band"].categories_[0]) == HUE_BANDS
     assert list(ct.named_transformers_["age"].categories_[0]) == VINTAGE
     assert len(WINE.feature_names) == 13
+
+
+def parquet_bundle(root: Path, pipeline: Any) -> Path:
+    """Two cases whose raw rows are Parquet files (two: one case alone draws a coverage warning)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frames = {"odd": wine_frame().iloc[1::9], "even": wine_frame().iloc[::9]}
+    cases = [
+        Case(k, f, f[NAMES].to_numpy().astype(np.float32), pipeline, f[NAMES].to_numpy()) for k, f in frames.items()
+    ]
+    prep = {"kind": "tabular", "columns": [{"name": n, "dtype": "float32"} for n in NAMES]}
+    root = write_tabular_bundle(root, to_onnx(pipeline, 13), prep, cases, NAMES)
+    text = (root / "bundle.yaml").read_text()
+    for name, frame in frames.items():
+        pq.write_table(pa.Table.from_pandas(frame[NAMES], preserve_index=False), root / "cases" / f"{name}.parquet")
+        (root / "cases" / f"{name}.csv").unlink()
+        text = text.replace(f"cases/{name}.csv", f"cases/{name}.parquet")
+    (root / "bundle.yaml").write_text(text)
+    return root
+
+
+def test_parquet_case_is_rebuilt(tmp_path: Path, pipeline: Any) -> None:
+    pytest.importorskip("pyarrow")
+    root = parquet_bundle(tmp_path, pipeline)
+    bundle = verify(root, strict=True)
+    assert bundle["status"] == "pass" and bundle["not_run"] == [], bundle["findings"]
+    text = (root / "bundle.yaml").read_text().replace("name: ash\n", "name: ashes\n")
+    (root / "bundle.yaml").write_text(text)
+    finding, _ = fidelity(verify(root))
+    assert "odd.parquet has no column 'ashes'" in finding["message"]
+
+
+def test_parquet_without_pyarrow_is_a_check_not_run(
+    tmp_path: Path, pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pyarrow")
+    root = parquet_bundle(tmp_path, pipeline)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as on a machine without the [tabular] extra
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    bundle = verify(root)
+    assert bundle["status"] == "pass" and errors(bundle) == []
+    assert [n["check"] for n in bundle["not_run"]] == ["tabular fidelity"]
+    assert "[tabular]" in bundle["not_run"][0]["reason"]
+    strict = verify(root, strict=True)
+    assert strict["status"] == "fail" and errors(strict) == []  # failed for the check that could not run
