@@ -78,7 +78,7 @@ def test_bounds_refuse_before_the_work(tmp_path: Path, monkeypatch: pytest.Monke
     # A line of a million empty fields is refused by its length, before the csv module makes it a list.
     with pytest.raises(PreprocessError, match="line 2 is longer than"):
         rebuild(write(tmp_path, "a,b,c\n" + "," * (rows_module.MAX_LINE_CHARS + 1) + "\n"))
-    with pytest.raises(PreprocessError, match="field larger than field limit|a field longer than"):
+    with pytest.raises(PreprocessError, match=r"field larger than field limit|a field longer than"):
         rebuild(write(tmp_path, "a,b,c\n" + "9" * (rows_module.MAX_FIELD_CHARS + 1) + ",1,1\n"))
     monkeypatch.setattr(rows_module, "MAX_ROWS", 3)
     with pytest.raises(PreprocessError, match="line 5: more than 3 rows"):
@@ -124,9 +124,7 @@ def test_bad_blocks_are_refused(columns: list[dict[str, Any]], message: str) -> 
 
 
 def test_block_fill_is_checked_against_each_column() -> None:
-    with pytest.raises(
-        PreprocessError, match="the fill value of column 'a': 'zero' is not a finite number|fill value of column 'a'"
-    ):
+    with pytest.raises(PreprocessError, match=r"the fill value of column 'a'"):
         TabularSpec.from_manifest({"kind": "tabular", "columns": [{"name": "a"}], "missing": "zero"})
 
 
@@ -142,7 +140,7 @@ def test_parquet_rows_read_like_csv(tmp_path: Path) -> None:
     with pytest.raises(PreprocessError, match=r"rows.parquet row 2, column 'a': the cell is missing"):
         rebuild(tmp_path / "rows.parquet")
     (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
-    with pytest.raises(PreprocessError, match="bad.parquet is not a readable Parquet file"):
+    with pytest.raises(PreprocessError, match=r"bad\.parquet is not a readable Parquet file"):
         rebuild(tmp_path / "bad.parquet")
 
 
