@@ -36,8 +36,10 @@ MAPPED = {
     # (below) is accepted, so one that calls a function is refused.
     ("sklearn.preprocessing._function_transformer", "FunctionTransformer"),
 }
-MAPPED_NAMES = ("ColumnTransformer", "Pipeline", "StandardScaler", "MinMaxScaler", "RobustScaler", "MaxAbsScaler")
-MAPPED_NAMES += ("OneHotEncoder", "OrdinalEncoder", "SimpleImputer", "passthrough")
+MAPPED_NAMES = (
+    "ColumnTransformer, Pipeline, StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler, OneHotEncoder, "
+    "OrdinalEncoder, SimpleImputer, passthrough"
+)
 # How skops builds a node: plain data, arrays and objects of the types above. A function, a method, a partial
 # or a constructor call from the file (FunctionNode, MethodNode, ReduceNode, ...) is never accepted.
 LOADERS = {
@@ -92,8 +94,7 @@ def _check_types(path: Path, name: str) -> None:
     refused = sorted({f"{m}.{c}" + _loader_words(lo) for m, c, lo in _types(schema, 0) if not _allowed(m, c, lo)})
     if refused:
         raise PreprocessError(
-            f"{name} holds {', '.join(refused[:5])}, which the skops import does not map; it maps "
-            + ", ".join(MAPPED_NAMES)
+            f"{name} holds {', '.join(refused[:5])}, which the skops import does not map; it maps " + MAPPED_NAMES
         )
 
 
