@@ -150,3 +150,11 @@ def test_parquet_without_pyarrow_is_an_extra(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(MissingExtra, match=r"pyarrow is not installed.*\[tabular\]"):
         rebuild(raw)
+
+
+def test_rows_times_features_are_bounded_before_the_matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.preprocess.tabular import build
+
+    monkeypatch.setattr(build, "MAX_VALUES", 8)
+    with pytest.raises(PreprocessError, match=r"3 rows of 3 features would make 9 values; at most 8"):
+        rebuild(write(tmp_path, "a,b,c\n" + "1,2,1\n" * 3))

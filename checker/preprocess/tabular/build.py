@@ -16,8 +16,17 @@ TRUE = ("true", "1", "yes")
 FALSE = ("false", "0", "no")
 
 
+# The feature matrix of one raw file, as float64: 2^24 values are 128 MiB (2^16 rows of 256 features).
+MAX_VALUES = 1 << 24
+
+
 def features(spec: TabularSpec, table: Table) -> np.ndarray:
     """The rows x features matrix, float64; a listed column the file lacks is an error naming it."""
+    if table.rows * spec.width > MAX_VALUES:
+        raise PreprocessError(
+            f"{table.name}: {table.rows} rows of {spec.width} features would make {table.rows * spec.width} "
+            f"values; at most {MAX_VALUES}"
+        )
     blocks = [column_features(c, table) for c in spec.columns]
     return np.concatenate(blocks, axis=1) if blocks else np.zeros((table.rows, 0))
 
