@@ -262,3 +262,41 @@ def test_parquet_without_pyarrow_is_a_check_not_run(
     assert "[tabular]" in bundle["not_run"][0]["reason"]
     strict = verify(root, strict=True)
     assert strict["status"] == "fail" and errors(strict) == []  # failed for the check that could not run
+
+
+def test_application_scaling_before_a_graph_that_scales_is_named(tmp_path: Path, pipeline: Any) -> None:
+    """The application standardizes the rows and the graph (StandardScaler inside) does it again."""
+    frame = wine_frame()
+    stored = pipeline.steps[0][1].transform(frame[NAMES].to_numpy()).astype(np.float32)
+    prep = {"kind": "tabular", "columns": [{"name": n, "dtype": "float64"} for n in NAMES]}
+    case = Case("rows", frame, stored, pipeline, frame[NAMES].to_numpy())
+    (finding,) = fidelity(verify(write_tabular_bundle(tmp_path, to_onnx(pipeline, 13), prep, [case], NAMES)))
+    message = finding["message"]
+    assert "with `standard` added on 13 unscaled columns, fitted from the case's 178 rows" in message
+    assert "the graph scales this input too, with the ai.onnx.ml Scaler" in message and "applied twice" in message
+
+
+def explained(columns: list[dict[str, Any]], stored: np.ndarray, raw: Path) -> str | None:
+    from checker.preprocess.tabular.kind import KIND
+
+    spec = KIND.parse({"kind": "tabular", "columns": columns}, raw.parent)
+    target = Target("features", 0, "float64", None, ["batch", stored.shape[1]])
+    source = KIND.open(spec, [target], raw, raw.name, raw.parent)
+    return KIND.explain(source, "features", stored, spec.tolerance).found
+
+
+def test_min_max_dropped_or_doubled_is_named(tmp_path: Path) -> None:
+    from sklearn.preprocessing import MinMaxScaler
+    from tabkit import write_csv
+
+    frame = wine_frame().iloc[::6]
+    raw = write_csv(tmp_path / "rows.csv", frame, NAMES)
+    scaler = MinMaxScaler().fit(WINE.data)
+    columns = [
+        {"name": n, "dtype": "float64", "min_max": {"min": float(lo), "max": float(hi)}}
+        for n, lo, hi in zip(NAMES, scaler.data_min_, scaler.data_max_)
+    ]
+    once = scaler.transform(frame[NAMES].to_numpy())
+    assert explained(columns, frame[NAMES].to_numpy(), raw) == "without every `min_max`"
+    assert explained(columns, scaler.transform(once), raw) == "with every scaler (`standard`, `min_max`) applied twice"
+    assert explained(columns, once, raw) is None  # the declared columns reproduce it: no edit does
