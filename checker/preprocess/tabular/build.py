@@ -4,6 +4,7 @@ refused, its one transform applied in float64, the columns side by side in the d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,20 +21,20 @@ FALSE = ("false", "0", "no")
 MAX_VALUES = 1 << 24
 
 
-def features(spec: TabularSpec, table: Table) -> np.ndarray:
-    """The rows x features matrix, float64; a listed column the file lacks is an error naming it."""
+Values = Callable[[Column, Table], list[Value]]
+
+
+def features(spec: TabularSpec, table: Table, values: Values | None = None) -> np.ndarray:
+    """The rows x features matrix, float64; a listed column the file lacks is an error naming it. `values`
+    parses a column's cells (a source passes its cache, so the explanations parse each column once)."""
     if table.rows * spec.width > MAX_VALUES:
         raise PreprocessError(
             f"{table.name}: {table.rows} rows of {spec.width} features would make {table.rows * spec.width} "
             f"values; at most {MAX_VALUES}"
         )
-    blocks = [column_features(c, table) for c in spec.columns]
+    parse = values or column_values
+    blocks = [encoded(c, parse(c, table), table) for c in spec.columns]
     return np.concatenate(blocks, axis=1) if blocks else np.zeros((table.rows, 0))
-
-
-def column_features(column: Column, table: Table) -> np.ndarray:
-    values = column_values(column, table)
-    return encoded(column, values, table)
 
 
 def column_values(column: Column, table: Table) -> list[Value]:

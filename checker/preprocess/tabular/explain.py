@@ -16,9 +16,8 @@ import numpy as np
 
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.search import Alternative
-from checker.preprocess.tabular.build import column_values
 from checker.preprocess.tabular.source import TabularSource, arrange
-from checker.preprocess.tabular.spec import Column, MinMax, OneHot, Ordinal, Standard, TabularSpec
+from checker.preprocess.tabular.spec import Column, Fill, MinMax, OneHot, Ordinal, Standard, TabularSpec
 
 MAX_ALTERNATIVES = 64
 MAX_SUSPECTS = 10  # the categories of one column whose pairs are tried: 45 pairs at most
@@ -160,7 +159,7 @@ class _Edits:
         for c in self.spec.columns:
             if c.transform is None and c.dtype in ("float64", "float32", "int64"):
                 try:
-                    x = np.asarray([float(v) for v in column_values(c, self.src.table)])
+                    x = np.asarray([float(v) for v in self.src.values(c, self.src.table)])
                 except PreprocessError:
                     return None
                 std = float(x.std())
@@ -211,7 +210,8 @@ class _Edits:
         for name in self.src.table.header:
             if name in listed:
                 continue
-            extra = Column(name, "float64", None, self.spec.missing)
+            fill = self.spec.missing if isinstance(self.spec.missing.value, (int, float)) else Fill()
+            extra = Column(name, "float64", None, fill)
             where = f"before `{cols[at].name}`" if at < len(cols) else "at the end"
             spec = self.spec.with_columns([*cols[:at], extra, *cols[at:]])
             yield self.alt(f"with the file's unlisted column `{name}` put in `columns` {where}", spec)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -10,9 +10,9 @@ import numpy as np
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.kind import Target
 from checker.preprocess.layout import cast, numpy_dtype
-from checker.preprocess.tabular.build import features
+from checker.preprocess.tabular.build import column_values, features
 from checker.preprocess.tabular.rows import Table
-from checker.preprocess.tabular.spec import TabularSpec
+from checker.preprocess.tabular.spec import Column, TabularSpec, Value
 
 
 @dataclass
@@ -20,6 +20,14 @@ class TabularSource:
     spec: TabularSpec
     table: Table
     target: Target
+    # A column's parsed cells by what parsing depends on: every alternative of an explanation reuses them.
+    _parsed: dict[tuple[str, str, Any], list[Value]] = field(default_factory=dict)
+
+    def values(self, column: Column, table: Table) -> list[Value]:
+        key = (column.name, column.dtype, column.missing)
+        if key not in self._parsed:
+            self._parsed[key] = column_values(column, table)
+        return self._parsed[key]
 
     @property
     def tolerance(self) -> float:
@@ -27,7 +35,7 @@ class TabularSource:
 
     def matrix(self, spec: TabularSpec | None = None) -> np.ndarray:
         """The rows x features matrix, in float64, before the input's dtype."""
-        return features(spec or self.spec, self.table)
+        return features(spec or self.spec, self.table, self.values)
 
     def tensor(self, spec: TabularSpec | None = None) -> np.ndarray:
         return arrange(self.matrix(spec), self.target)
