@@ -120,3 +120,31 @@ def test_import_errors_reach_the_command_line_without_a_traceback(tmp_path: Path
     (tmp_path / "bad.skops").write_bytes(b"not a zip")
     code, _, err = cli("preprocess", "--import", "skops", str(tmp_path / "bad.skops"))
     assert code in (1, 2) and "bad.skops is not a skops file" in err and "Traceback" not in err
+
+
+def imported_bundle(root: Path, model: Any) -> Path:
+    """A bundle whose tabular block imports `model` (saved with skops in the bundle) instead of listing columns."""
+    ct, classifier, frame = column_transformer(missing_every=7)
+    rows = frame.iloc[::5]
+    stored = ct.transform(rows).astype(np.float32)
+    case = Case("rows", rows, stored, make_pipeline(ct, classifier), rows)
+    block = {"kind": "tabular", "import": {"format": "skops", "path": "preprocessing.skops"}}
+    root = write_tabular_bundle(root, to_onnx(classifier, 16), block, [case], list(frame.columns))
+    sio.dump(model if model is not None else make_pipeline(ct, classifier), root / "preprocessing.skops")
+    return root
+
+
+def test_a_bundle_may_import_its_fitted_column_transformer(tmp_path: Path, cli: Cli) -> None:
+    root = imported_bundle(tmp_path, None)
+    code, report, _ = cli("verify", str(root), "--format", "json")
+    assert code == 0, report
+    assert '"inputs.fidelity"' not in report and '"bundle.unlisted"' not in report
+
+
+def test_an_imported_file_with_a_function_is_one_fidelity_error(tmp_path: Path, cli: Cli) -> None:
+    frame = __import__("tabkit").wine_frame()
+    hostile = ColumnTransformer([("log", FunctionTransformer(np.log1p), NAMES)]).fit(frame)
+    root = imported_bundle(tmp_path, hostile)
+    code, report, _ = cli("verify", str(root), "--format", "json")
+    assert code == 1
+    assert "preprocessing.skops holds numpy.log1p (a function node)" in report and '"inputs.fidelity"' in report

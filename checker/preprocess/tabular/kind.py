@@ -10,6 +10,7 @@ import numpy as np
 from checker.preprocess.kind import ImpliedRange, Target
 from checker.preprocess.search import Search, explain
 from checker.preprocess.tabular.explain import UNEXPLAINED, tabular_alternatives
+from checker.preprocess.tabular.files import read_block
 from checker.preprocess.tabular.rows import read_table
 from checker.preprocess.tabular.source import TabularSource
 from checker.preprocess.tabular.spec import TabularSpec
@@ -23,7 +24,7 @@ class TabularKind:
     unexplained = UNEXPLAINED
 
     def parse(self, prep: dict[str, Any], root: Path) -> TabularSpec:
-        return TabularSpec.from_manifest(prep)
+        return TabularSpec.from_manifest(read_block(prep, root))
 
     def rebuilds(self, spec: TabularSpec) -> bool:
         return True
