@@ -74,7 +74,9 @@ class _Run:
             stored = case.inputs.get(target)
             # A stored tensor of another dtype kind (strings) is the cases check's to report.
             if stored is not None and stored.dtype.kind in "biuf":
-                diff = difference(tensor, stored, source.tolerance, first=raw.kind.tokens)
+                diff = difference(
+                    tensor, stored, source.tolerance, first=raw.kind.tokens, relative=raw.kind.relative_tolerance
+                )
                 if diff is not None:
                     differing[target] = (diff, stored)
         yield from _grouped(self.ctx, raw, self.inputs.source_name(name), differing)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker.context import Case, Context
 from checker.preprocess.errors import PreprocessError
+from checker.readers.graphinfo import scaled_inputs
 
 if TYPE_CHECKING:
     from checker.preprocess.rebuild import Inputs
@@ -19,7 +20,9 @@ def prepared(ctx: Context) -> Inputs:
         from checker.preprocess.rebuild import Inputs
 
         entries = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
-        ctx.preprocessing = Inputs(entries, ctx.root)
+        # What the graph scales itself tells a tabular explanation that a declared scaler is applied twice.
+        scaled = scaled_inputs(ctx.graph) if ctx.graph is not None else {}
+        ctx.preprocessing = Inputs(entries, ctx.root, scaled)
     return ctx.preprocessing
 
 

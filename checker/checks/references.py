@@ -19,7 +19,7 @@ def references_stage(ctx: Context) -> Iterator[Finding]:
 
 
 # A preprocessing kind that makes one sort of tensor; `custom` and `derived` may make any.
-_KIND_MEANING = {"image": "image", "text": "text", "audio": "audio"}
+_KIND_MEANING = {"image": "image", "text": "text", "audio": "audio", "tabular": "tabular"}
 
 
 def _consistent_inputs(ctx: Context) -> Iterator[Finding]:

@@ -13,7 +13,7 @@ from typing import Any
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "preprocess",
-        help="write the tensor a raw image or text becomes with a bundle's declared preprocessing",
+        help="write the tensor a raw image, text, audio or table becomes with a bundle's declared preprocessing",
         description="Apply an input's declared preprocessing to a raw file and write the tensor. With an "
         ".npz output, a text input also writes the inputs derived from it (attention_mask, token_type_ids).",
     )
@@ -30,8 +30,9 @@ def register(subparsers: Any) -> None:
         dest="import_file",
         nargs=2,
         metavar=("FORMAT", "FILE"),
-        help="print the steps an Albumentations (A.save) or OpenVINO Accuracy Checker pipeline file becomes "
-        "(FORMAT: albumentations or openvino), to paste into a manifest",
+        help="print the steps an Albumentations (A.save) or OpenVINO Accuracy Checker pipeline file becomes, or "
+        "the tabular columns a fitted scikit-learn ColumnTransformer saved with skops becomes (FORMAT: "
+        "albumentations, openvino or skops), to paste into a manifest",
     )
     p.set_defaults(func=cmd_preprocess)
 

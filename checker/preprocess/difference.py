@@ -25,16 +25,23 @@ class Difference:
         return self.rebuilt_shape == self.stored_shape
 
 
-def difference(rebuilt: np.ndarray, stored: np.ndarray, tolerance: float, first: bool = False) -> Difference | None:
-    """None when every element agrees within `tolerance`; else the largest difference (or the first, for
-    token ids, where the first disagreement is what a reader needs)."""
+def difference(
+    rebuilt: np.ndarray, stored: np.ndarray, tolerance: float, first: bool = False, relative: bool = False
+) -> Difference | None:
+    """None when every element agrees within `tolerance` (times max(1, |stored|) when `relative`, as tabular
+    features of any magnitude are compared); else the largest difference (or the first, for token ids, where
+    the first disagreement is what a reader needs)."""
     shapes = (tuple(int(d) for d in rebuilt.shape), tuple(int(d) for d in stored.shape))
     if shapes[0] != shapes[1]:
         return Difference(*shapes)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(rebuilt.astype(np.float64) - stored.astype(np.float64))
     diff[np.isnan(diff)] = np.inf  # NaN in the stored tensor is never a match
-    over = diff > tolerance
+    if relative:
+        with np.errstate(invalid="ignore", over="ignore"):
+            over = diff > tolerance * np.maximum(1.0, np.abs(stored.astype(np.float64)))
+    else:
+        over = diff > tolerance
     count = int(np.count_nonzero(over))
     if count == 0:
         return None

@@ -1,8 +1,8 @@
 """The one face every input kind shows the stages: parse a block, open a raw file, rebuild its tensors, the
 value range the preprocessing implies, and the one-edit explanation of a stored tensor that differs.
 
-Each kind lives in its own package (image/, audio/, text/) and exposes one KIND of this shape, looked up by
-`kind:` in kinds.KINDS. A new kind (tabular, say) is a package with its KIND and one entry there.
+Each kind lives in its own package (image/, audio/, text/, tabular/) and exposes one KIND of this shape, looked up by
+`kind:` in kinds.KINDS. A new kind is a package with its KIND and one entry there.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class Target:
     layout: str | None
     shape: Any
     field: str = "ids"  # for text: which encoding array it holds
+    scaled_in_graph: str | None = None  # what in the graph scales this input itself (an ai.onnx.ml Scaler, ...)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Kind(Protocol):
     name: str
     tokens: bool  # its tensors are token ids: compared exactly, and counted as tokens in a message
     implies_range: bool  # its blocks can imply a value range (the ranges stage parses no other)
+    relative_tolerance: bool  # its tolerance is times max(1, |stored|) per value (tabular features)
     unexplained: str  # what a message says when no single edit explains a difference
 
     def parse(self, prep: dict[str, Any], root: Path) -> Any:

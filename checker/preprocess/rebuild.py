@@ -24,6 +24,7 @@ class Inputs:
 
     entries: list[dict[str, Any]]
     root: Path
+    scaled_in_graph: dict[str, str] = field(default_factory=dict)  # input -> what in the graph scales it
     _specs: dict[str, Any] = field(default_factory=dict)  # input name -> its parsed block, or the error
 
     def entry(self, name: str) -> dict[str, Any] | None:
@@ -46,7 +47,7 @@ class Inputs:
         return source
 
     def spec(self, name: str) -> Any:
-        """The parsed block of an image, audio or text input; the same error again for one that failed."""
+        """The parsed block of an image, audio, text or tabular input; the same error again for one that failed."""
         if name not in self._specs:
             try:
                 self._specs[name] = self._parse(name)
@@ -88,6 +89,7 @@ class Inputs:
             e.get("layout"),
             e.get("shape"),
             text_field,
+            self.scaled_in_graph.get(name),
         )
 
     def text_targets(self, source: str, only: str | None = None) -> list[Target]:

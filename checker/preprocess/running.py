@@ -15,6 +15,7 @@ from checker.manifest.load import load_manifest
 from checker.preprocess.image.importers import FORMATS, read_pipeline
 from checker.preprocess.rebuild import Inputs, open_source
 from checker.preprocess.showsteps import show_steps
+from checker.preprocess.tabular.skops_import import import_skops
 from checker.terminal import printable
 
 
@@ -79,12 +80,25 @@ def _show_steps(bundle: Path) -> int:
 
 
 def _import(fmt: str, path: Path) -> int:
-    if fmt not in FORMATS:
-        raise UsageError(f"--import FORMAT is {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt not in (*FORMATS, "skops"):
+        raise UsageError(f"--import FORMAT is {fmt!r}; expected one of {', '.join((*FORMATS, 'skops'))}")
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
+    if fmt == "skops":
+        return _import_skops(path)
     steps = read_pipeline(fmt, path, path.name)
     lines = [f"# {path.name} ({fmt}) as steps", "steps:", *(f"  - {step.words()}" for step in steps)]
+    sys.stdout.write("".join(printable(line) + "\n" for line in lines))
+    return 0
+
+
+def _import_skops(path: Path) -> int:
+    """A fitted ColumnTransformer's tabular block, as YAML to paste under an input's `preprocessing`."""
+    import yaml
+
+    block, notes = import_skops(path, path.name)
+    text = yaml.safe_dump({"preprocessing": block}, sort_keys=False, default_flow_style=None, width=120)
+    lines = [f"# {path.name} (skops) as a tabular block", *(f"# {note}" for note in notes), *text.splitlines()]
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
     return 0
 
@@ -103,7 +117,7 @@ def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: boo
     if source is None:
         kind = inputs.kind(name)
         raise Error(
-            f"input '{name}' has preprocessing kind {kind!r}; only image, text and audio (with `steps`) "
-            "inputs are rebuilt"
+            f"input '{name}' has preprocessing kind {kind!r}; only image, text, tabular and audio (with "
+            "`steps`) inputs are rebuilt"
         )
     return source.build()

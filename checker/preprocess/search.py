@@ -28,6 +28,7 @@ class Alternative:
     description: str  # completes "the stored tensor matches the declared preprocessing ..."
     build: Callable[[], np.ndarray]
     tolerance: float
+    relative: bool = False  # the tolerance is relative to the stored value's magnitude (tabular features)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ class _Clock:
         finally:
             if len(sys.modules) > modules:
                 self.deadline += time.process_time() - started
-        if tensor.shape != stored.shape or difference(tensor, stored, alt.tolerance, first) is not None:
+        if tensor.shape != stored.shape or difference(tensor, stored, alt.tolerance, first, alt.relative) is not None:
             return None
         with np.errstate(invalid="ignore", over="ignore"):
             gap = np.abs(tensor.astype(np.float64) - stored.astype(np.float64))

@@ -141,3 +141,39 @@ def external_refs(model: Any) -> Iterator[ExternalRef | str]:
 def opsets(model: Any) -> dict[str, int]:
     """Domain -> opset version; the default domain is reported as 'ai.onnx'."""
     return {(o.domain or "ai.onnx"): int(o.version) for o in model.opset_import}
+
+
+# Ops that pass a tensor on unchanged in value before it is scaled (skl2onnx casts a double input first).
+_PASS_THROUGH = ("Cast", "Identity", "Reshape", "Flatten")
+
+
+def scaled_inputs(model: Any) -> dict[str, str]:
+    """Graph inputs that the graph scales itself, each with what does it: an `ai.onnx.ml` Scaler node, or a
+    Sub or Div by a constant (an exported StandardScaler), reached directly or through a cast or reshape.
+    A tabular input's declared `standard` on such an input applies the scaler a second time."""
+    constants = {t.name for t in model.graph.initializer}
+    constants.update(o for n in model.graph.node if n.op_type == "Constant" for o in n.output)
+    consumers: dict[str, list[Any]] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    out: dict[str, str] = {}
+    for spec in graph_inputs(model):
+        found = _scaler_after(spec.name, consumers, constants, depth=0)
+        if found is not None:
+            out[spec.name] = found
+    return out
+
+
+def _scaler_after(name: str, consumers: dict[str, list[Any]], constants: set[str], depth: int) -> str | None:
+    for node in consumers.get(name, []):
+        if node.op_type == "Scaler" and node.domain == "ai.onnx.ml":
+            return f"the ai.onnx.ml Scaler node '{node.name or node.output[0]}'"
+        by_constant = len(node.input) == 2 and node.input[0] == name and node.input[1] in constants
+        if node.op_type in ("Sub", "Div") and by_constant:
+            return f"the {node.op_type} by a constant '{node.name or node.output[0]}'"
+        if node.op_type in _PASS_THROUGH and depth < 4:
+            found = _scaler_after(node.output[0], consumers, constants, depth + 1)
+            if found is not None:
+                return found
+    return None

@@ -94,7 +94,7 @@ def _add_case(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=FILE",
-        help="the application input (image, text) an input tensor is made from",
+        help="the application input (image, text, audio, CSV or Parquet rows) an input tensor is made from",
     )
     p.add_argument("--tag", action="append", default=[], help="a tag; `edge` marks an awkward case")
     p.add_argument(

@@ -161,6 +161,9 @@ def _preprocessing_todo(meaning: str) -> list[str]:
         "text": "{kind: text, tokenizer: tokenizer.json, max_length: 128, padding: max_length, truncation: true}",
         "audio": "{kind: audio, sample_rate: 16000, channels: 1, steps: [{decode: {library: soundfile}}, "
         "{mix: mono}, {resample: {rate: 16000}}]}",
+        "tabular": "{kind: tabular, columns: [{name: age, dtype: float64, standard: {mean: 41.2, std: 12.9}}, "
+        "{name: colour, dtype: string, one_hot: {categories: [red, green]}}]}  (or: checker preprocess --import "
+        "skops FILE)",
     }
     example = examples.get(meaning, "{kind: custom, description: how the application makes this tensor}")
     lines = [f"{TODO}preprocessing: how an application input becomes this tensor, e.g.", f"  preprocessing: {example}"]

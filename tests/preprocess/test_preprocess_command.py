@@ -73,7 +73,7 @@ def test_an_archived_bundle(bundle: Path, tmp_path: Path) -> None:
     [
         ("pixels", CHELSEA, "no input 'pixels' (its inputs: image, input_ids, mask, wave)"),
         ("image", Path("/nonexistent/cat.png"), "no such file"),
-        ("wave", CHELSEA, "kind 'audio'; only image, text and audio (with `steps`) inputs are rebuilt"),
+        ("wave", CHELSEA, "kind 'audio'; only image, text, tabular and audio (with `steps`) inputs are rebuilt"),
         ("image", Path(__file__), "cannot be decoded as an image"),
     ],
 )

@@ -18,6 +18,7 @@ from checker.preprocess.search import Search, explain
 class AudioKind:
     name = "audio"
     tokens = False
+    relative_tolerance = False
     implies_range = True
     unexplained = UNEXPLAINED
 

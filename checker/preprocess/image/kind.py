@@ -22,6 +22,7 @@ from checker.preprocess.search import UNEXPLAINED, Search, explain
 class ImageKind:
     name = "image"
     tokens = False
+    relative_tolerance = False
     implies_range = True
     unexplained = UNEXPLAINED
 

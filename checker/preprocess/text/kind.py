@@ -17,6 +17,7 @@ from checker.preprocess.text.spec import TextSpec
 class TextKind:
     name = "text"
     tokens = True
+    relative_tolerance = False
     implies_range = False
     unexplained = UNEXPLAINED
 
