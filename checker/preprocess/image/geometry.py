@@ -48,8 +48,10 @@ def resize_size(r: Resize, h0: int, w0: int) -> tuple[int, int]:
         return h, max(1, min(high, max(min_w, low)))
     h, w = _computed(r, h0, w0)
     if r.multiple_of is not None and r.size is None:
-        n = r.multiple_of
-        h, w = (max(n, rounded(Fraction(side, n), r.rounding) * n) for side in (h, w))
+        # n * max(1, m(s / n)), m rounding the exact quotient: Python's round(s / 32) is half-even on it, as
+        # an integer over a power of two is exact in float64
+        n, m = r.multiple_of, r.multiple_of_rounding or r.rounding
+        h, w = (rounded(Fraction(side, n), m) * n for side in (h, w))
     return h, w
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from checker.preprocess.bounds import MAX_OUTPUT_PIXELS, check_size
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image import geometry as geo
+from checker.preprocess.image.condition import When
 from checker.preprocess.image.decode import Decoded
 from checker.preprocess.image.resample import opencv, pillow, resize_with
 from checker.preprocess.image.steps import (
@@ -172,6 +173,8 @@ def _per_image(state: Pixels, each: Callable[[np.ndarray], np.ndarray]) -> Pixel
 @REGISTRY.register_kernel(Resize)
 def _resize_kernel(step: Resize, state: Pixels, _: Decoded, __: bool) -> Pixels:
     def each(img: np.ndarray) -> np.ndarray:
+        if _skipped(step.when, img):
+            return img
         size = geo.resize_size(step, *img.shape[:2])
         check_size(size, "resize", img.shape[2])
         return resize_with(img, size, step.library, step.filter_name, step.antialias)
@@ -182,6 +185,8 @@ def _resize_kernel(step: Resize, state: Pixels, _: Decoded, __: bool) -> Pixels:
 @REGISTRY.register_kernel(Crop)
 def _crop_kernel(step: Crop, state: Pixels, _: Decoded, __: bool) -> Pixels:
     def each(img: np.ndarray) -> np.ndarray:
+        if _skipped(step.when, img):
+            return img
         if step.center is not None:
             check_size(step.center, "crop", img.shape[2])
         return geo.crop(img, step)
@@ -192,11 +197,18 @@ def _crop_kernel(step: Crop, state: Pixels, _: Decoded, __: bool) -> Pixels:
 @REGISTRY.register_kernel(Pad)
 def _pad_kernel(step: Pad, state: Pixels, _: Decoded, __: bool) -> Pixels:
     def each(img: np.ndarray) -> np.ndarray:
+        if _skipped(step.when, img):
+            return img
         _check_values(step.value, img.shape[2], "pad.value")
         check_size(geo.pad_amounts(step, *img.shape[:2]), "pad", img.shape[2])
         return geo.pad(img, step)
 
     return _per_image(state, each)
+
+
+def _skipped(when: When | None, img: np.ndarray) -> bool:
+    """Whether a conditional step passes `img` (H x W x C) on unchanged: its `when` does not hold."""
+    return when is not None and not when.holds(*img.shape[:2])
 
 
 def _check_batch(repeat: int, size: tuple[int, ...]) -> None:
