@@ -53,8 +53,10 @@ def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) ->
     batch = _stored_batch(src, stored)
     where = "" if src.spec.steps is not None else _SHORTHAND_NOTE
 
+    size = _spatial(src, stored)
+
     def build(steps: tuple[Step, ...]) -> Callable[[], np.ndarray]:
-        return lambda: src.build_steps(steps)
+        return lambda: src.build_steps(steps, size)
 
     for n in neighbours(declared, src.decoded.orientation, batch):
         yield Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit, n.also)

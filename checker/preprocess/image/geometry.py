@@ -95,6 +95,17 @@ def _clamp(value: int, low: int | None, high: int | None) -> int:
     return value
 
 
+def crop_box(c: Crop, h: int, w: int) -> tuple[int, int, int, int] | None:
+    """(top, left, height, width) the crop cuts from an h x w image; None when it would pad or reach out."""
+    if c.box is not None:
+        top, left, ch, cw = c.box
+        return c.box if top + ch <= h and left + cw <= w else None
+    ch, cw = c.center or (h, w)
+    if ch > h or cw > w:
+        return None
+    return _offset(h - ch, c.offset_rounding), _offset(w - cw, c.offset_rounding), ch, cw
+
+
 def crop(img: np.ndarray, c: Crop) -> np.ndarray:
     """The crop step on H x W x C pixels."""
     h, w = img.shape[:2]

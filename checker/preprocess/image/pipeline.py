@@ -94,20 +94,95 @@ def run(
     """The tensor `decoded` becomes: `steps` in order, then the input's `layout` (unless a step arranged it)
     and its `dtype`."""
     np_dtype = numpy_dtype(dtype)
+    steps = crops_first(steps)
     done, state = memo.get(steps) if memo is not None else (0, None)
     in_place = memo is None  # a memo keeps every step's pixels, so none may be overwritten
-    for i in range(done, len(steps)):
-        state = apply(steps[i], state, decoded, in_place)
-        if i == 0 and float64:
+    i = done
+    while i < len(steps):
+        fused = _decode_cropped(steps, i, decoded)
+        if fused is not None:
+            state, i = fused, i + 1  # the crop was applied with the decode
+        else:
+            state = apply(steps[i], state, decoded, in_place)
+        if float64 and (i == 0 or fused is not None):
             state = replace(state, float_dtype=np.float64)
         if memo is not None:
             memo.put(steps[: i + 1], state)
+        i += 1
     if state is None:
         raise PreprocessError("the step list is empty")
     tensor = state.array if state.layout is not None else arrange(state, layout)
     if np_dtype.kind == "f":
         return tensor.astype(np_dtype, copy=False)  # no copy when the steps made this dtype already
     return cast(tensor, np_dtype)
+
+
+# Steps that change each pixel by its own value alone (and never the size): a crop, which only selects pixels,
+# gives the same tensor before them as after them, and costs far less before them on a large image.
+_PER_PIXEL = (Convert, Scale, Normalize, Cast)
+
+
+def crops_first(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """`steps` in the order they are run: each crop that pads nothing moved before the per-pixel steps just
+    before it, so that a 50-megapixel photograph is cut to the crop before it is converted or made float. The
+    tensor is the same: those steps act on each pixel alone, and the crop's size and `when` do not depend on
+    values. A crop that may pad is left in place, its fill being in the units of its place."""
+    out = list(steps)
+    for i in range(1, len(out)):
+        step = out[i]
+        if not isinstance(step, Crop) or step.pad_if_smaller is not None:
+            continue
+        j = i
+        while j > 1 and isinstance(out[j - 1], _PER_PIXEL):
+            out[j - 1], out[j] = out[j], out[j - 1]
+            j -= 1
+    return tuple(out)
+
+
+def _decode_cropped(steps: tuple[Step, ...], i: int, decoded: Decoded) -> Pixels | None:
+    """A Pillow decode and the crop after it as one: the file's own pixels cut first, then converted to the
+    mode (each pixel alone), so a grey 50-megapixel file never becomes a 150 MB RGB array for a 32 x 32 crop.
+    None where they cannot be fused (the crop would pad, or Pillow does not decode)."""
+    if i != 0 or len(steps) < 2 or not isinstance(steps[0], Decode) or not isinstance(steps[1], Crop):
+        return None
+    step, crop = steps[0], steps[1]
+    if step.library != "pillow" or step.alpha is not None:
+        return None
+    im = decoded.upright if step.applies_exif else decoded.stored
+    w, h = im.size
+    box = geo.crop_box(crop, h, w)
+    if box is None or (crop.when is not None and not crop.when.holds(h, w)):
+        return None
+    top, left, ch, cw = box
+    _check_size_of(crop, (ch, cw))
+    return decode_step(step, replace(decoded, upright=im.crop((left, top, left + cw, top + ch)), stored=None))
+
+
+def planned_size(steps: tuple[Step, ...], decoded: Decoded) -> tuple[int, int] | None:
+    """The height and width `steps` make of `decoded`, from the sizes alone (no pixel is touched); None when a
+    step cannot say (it would fail: the run says why)."""
+    first = steps[0] if steps and isinstance(steps[0], Decode) else Decode()
+    im = decoded.upright if first.applies_exif else decoded.stored
+    w, h = im.size
+    try:
+        for step in steps:
+            when = getattr(step, "when", None)
+            if when is not None and not when.holds(h, w):
+                continue
+            if isinstance(step, Resize):
+                h, w = geo.resize_size(step, h, w)
+            elif isinstance(step, Crop):
+                h, w = step.center or (step.box[2:] if step.box is not None else (h, w))
+            elif isinstance(step, Pad):
+                h, w = geo.pad_amounts(step, h, w)
+    except PreprocessError:
+        return None
+    return h, w
+
+
+def _check_size_of(crop: Crop, size: tuple[int, int]) -> None:
+    if crop.center is not None:
+        check_size(size, "crop", 3)
 
 
 def apply(step: Step, state: Pixels | None, decoded: Decoded, in_place: bool = False) -> Pixels:
@@ -233,7 +308,8 @@ def decode_step(step: Decode, decoded: Decoded) -> Pixels:
 
 
 def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
-    im = decoded.upright if step.applies_exif else decoded.stored
+    # a decode fused with its crop has only the cut pixels, as `upright` (already turned as the decode says)
+    im = decoded.upright if step.applies_exif or decoded.stored is None else decoded.stored
     mode = "L" if step.mode == "L" else "RGB"
     try:
         if step.alpha is not None and ("A" in im.getbands() or "transparency" in im.info):
@@ -286,6 +362,7 @@ def reversed_channels(arr: np.ndarray) -> np.ndarray:
 
 
 _LUMA = {"RGB": (0.299, 0.587, 0.114), "BGR": (0.114, 0.587, 0.299)}
+_LUMA_BAND = 1 << 20  # pixels converted at a time
 
 
 def _convert(state: Pixels, step: Convert) -> Pixels:
@@ -310,9 +387,14 @@ def _pillow_luma(arr: np.ndarray, order: str) -> np.ndarray:
     """Pillow's convert("L"): ITU-R 601-2 luma in 16-bit fixed point, rounded, for 8-bit pixels."""
     rgb = arr if order == "RGB" else arr[..., ::-1]
     if arr.dtype == np.uint8:
-        r, g, b = (rgb[..., i].astype(np.uint32) for i in range(3))
-        grey = (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16
-        return grey.astype(np.uint8)[..., None]
+        # in bands of rows: four uint32 work arrays of a whole 50-megapixel image would take over 3 GB
+        out = np.empty((*rgb.shape[:-1], 1), np.uint8)
+        flat_in, flat_out = rgb.reshape(-1, 3), out.reshape(-1)
+        for start in range(0, len(flat_in), _LUMA_BAND):
+            band = flat_in[start : start + _LUMA_BAND].astype(np.uint32)
+            grey = (band[:, 0] * 19595 + band[:, 1] * 38470 + band[:, 2] * 7471 + 0x8000) >> 16
+            flat_out[start : start + _LUMA_BAND] = grey
+        return out
     weights = np.asarray(_LUMA["RGB"], dtype=np.float32)
     return (rgb.astype(np.float32) @ weights)[..., None]
 
