@@ -14,12 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from prepkit import bundle_maker
+from prepkit import bundle_maker, photo
 
 from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
 from checker.preprocess.errors import PreprocessError
+from checker.preprocess.image.build import build_decoded
 from checker.preprocess.image.decode import MAX_PIXELS, decode
+from checker.preprocess.image.kind import KIND as IMAGE
 from checker.preprocess.image.pipeline import run
 from checker.preprocess.image.steps import parse_steps
 
@@ -67,6 +69,43 @@ def test_a_crop_of_a_large_grey_image_costs_the_crop(large_grey: Path) -> None:
     used = peak(lambda: out.append(run(parse_steps(STEPS), decoded, "NCHW", "float32")))
     assert used < 16 * MIB, f"{used / MIB:.0f} MiB"  # was 335 MiB: the 150 MB RGB array and its copies
     np.testing.assert_allclose(out[0], expected(large_grey), rtol=0, atol=1e-6)
+
+
+# The shipped example's own preprocessing (examples/mobilenet-tiny), in its shorthand fields.
+EXAMPLE = {
+    "kind": "image",
+    "color": "RGB",
+    "resize": {"mode": "shorter_side", "size": 36, "interpolation": "bilinear"},
+    "crop": {"mode": "center", "size": [32, 32]},
+    "scale": 1 / 255,
+    "mean": MEAN,
+    "std": STD,
+}
+
+
+def test_the_examples_resize_of_a_large_grey_image_runs_on_its_one_band(large_grey: Path) -> None:
+    decoded = decode(large_grey, large_grey.name)
+    spec = IMAGE.parse(EXAMPLE, large_grey.parent)
+    out: list[np.ndarray] = []
+    used = peak(lambda: out.append(build_decoded(spec, decoded, "NCHW", "float32")))
+    # was 335 MiB; the grey band is 50 MB, and Pillow hands it to NumPy through a bytes copy
+    assert used < 128 * MIB, f"{used / MIB:.0f} MiB"
+    with Image.open(large_grey) as im:  # what Pillow makes of the RGB image, the band repeated
+        rgb = np.asarray(im.convert("RGB").resize((36, 37), Image.Resampling.BILINEAR), np.float64)
+    want = ((rgb[2:34, 2:34] / 255 - MEAN) / STD).transpose(2, 0, 1)[None]
+    np.testing.assert_allclose(out[0], want, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("filt", ["bilinear", "nearest", "bicubic", "lanczos", "box", "hamming"])
+def test_a_grey_file_resized_as_rgb_is_pillows_rgb_resize(filt: str) -> None:
+    grey = photo("camera.png")  # 512 x 512, stored grey
+    steps = [{"decode": {"mode": "RGB"}}, {"resize": {"size": [45, 70], "filter": filt}}, {"pad": {"to": [48, 72]}}]
+    out = run(parse_steps(steps), decode(grey, grey.name), "HWC", "uint8")
+    with Image.open(grey) as im:
+        assert im.mode == "L"
+        want = np.asarray(im.convert("RGB").resize((70, 45), getattr(Image.Resampling, filt.upper())))
+    np.testing.assert_array_equal(out[1:46, 1:71], want)
+    assert not out[0].any() and not out[:, 0].any()
 
 
 def test_explaining_a_mismatch_on_a_large_image_stays_bounded(large_grey: Path, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.preprocess.bounds import MAX_OUTPUT_PIXELS, check_size
+from checker.preprocess.bounds import MAX_IMAGE_BYTES, MAX_OUTPUT_PIXELS, check_size
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image import geometry as geo
 from checker.preprocess.image.condition import When
@@ -100,8 +100,12 @@ def run(
     i = done
     while i < len(steps):
         fused = _decode_cropped(steps, i, decoded)
+        grey = None if fused is not None else _grey_first(steps, i, decoded, in_place)
         if fused is not None:
             state, i = fused, i + 1  # the crop was applied with the decode
+        elif grey is not None:
+            state, i = grey  # the geometry steps after the decode ran on the grey pixels
+            fused = state
         else:
             state = apply(steps[i], state, decoded, in_place)
         if float64 and (i == 0 or fused is not None):
@@ -156,6 +160,48 @@ def _decode_cropped(steps: tuple[Step, ...], i: int, decoded: Decoded) -> Pixels
     top, left, ch, cw = box
     _check_size_of(crop, (ch, cw))
     return decode_step(step, replace(decoded, upright=im.crop((left, top, left + cw, top + ch)), stored=None))
+
+
+# The modes of a file whose RGB is one grey value repeated: Pillow's convert("RGB") copies L into each band.
+_GREY_MODES = ("L", "LA", "1")
+
+
+def _per_band(step: Step) -> bool:
+    """A geometry step that treats each band alike with one value for all: run on one grey band and then
+    repeated, it makes what it makes of three equal bands (Pillow resamples each band with the same integer
+    kernel)."""
+    if isinstance(step, Resize):
+        return step.library == "pillow"
+    if isinstance(step, Crop):
+        return step.pad_if_smaller is None or len(step.pad_if_smaller) == 1
+    if isinstance(step, Pad):
+        return len(step.value) == 1
+    return False
+
+
+def _grey_first(steps: tuple[Step, ...], i: int, decoded: Decoded, in_place: bool) -> tuple[Pixels, int] | None:
+    """A grey file decoded as RGB or BGR, with the geometry that follows run on its one band before the band is
+    repeated: a 50-megapixel grey photograph resized to 36 pixels is never three bands of 50 megapixels. The
+    tensor is the same (convert("RGB") of L repeats the band; `_per_band` steps treat equal bands alike). Returns
+    the pixels and the index of the last step run; None where this does not apply."""
+    if i != 0 or not steps or not isinstance(steps[0], Decode):
+        return None
+    step = steps[0]
+    if step.library != "pillow" or step.alpha is not None or step.mode == "L":
+        return None
+    im = decoded.upright if step.applies_exif else decoded.stored
+    last = 0
+    while last + 1 < len(steps) and _per_band(steps[last + 1]):
+        last += 1
+    if last == 0 or im.mode not in _GREY_MODES:
+        return None
+    planned = planned_size(steps[: last + 1], decoded)
+    if planned is None or planned[0] * planned[1] * 3 * 4 > MAX_IMAGE_BYTES:
+        return None  # the usual run says what fails, or refuses the size, step by step
+    state = decode_step(replace(step, mode="L"), decoded)
+    for k in range(1, last + 1):
+        state = apply(steps[k], state, decoded, in_place)
+    return Pixels(np.repeat(state.array, 3, axis=-1), step.mode, owned=True), last
 
 
 def planned_size(steps: tuple[Step, ...], decoded: Decoded) -> tuple[int, int] | None:
