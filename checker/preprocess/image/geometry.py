@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.image.steps import Crop, Pad, Resize
+from checker.preprocess.image.steps import Crop, Pad, Resize, Step
 
 Number = Fraction | float
 
@@ -199,3 +199,22 @@ def pad(img: np.ndarray, p: Pad) -> np.ndarray:
     canvas = _canvas((th, tw, img.shape[2]), img.dtype, p.value)
     canvas[top : top + h, left : left + w] = img
     return canvas
+
+
+def planned_size(steps: tuple[Step, ...], h: int, w: int) -> tuple[int, int] | None:
+    """The height and width `steps` make of an h x w image, from the sizes alone; None when a step cannot say
+    (it would fail: running it says why)."""
+    try:
+        for step in steps:
+            when = getattr(step, "when", None)
+            if when is not None and not when.holds(h, w):
+                continue
+            if isinstance(step, Resize):
+                h, w = resize_size(step, h, w)
+            elif isinstance(step, Crop):
+                h, w = step.center or (step.box[2:] if step.box is not None else (h, w))
+            elif isinstance(step, Pad):
+                h, w = pad_amounts(step, h, w)
+    except PreprocessError:
+        return None
+    return h, w

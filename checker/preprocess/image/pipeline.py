@@ -208,22 +208,8 @@ def planned_size(steps: tuple[Step, ...], decoded: Decoded) -> tuple[int, int] |
     """The height and width `steps` make of `decoded`, from the sizes alone (no pixel is touched); None when a
     step cannot say (it would fail: the run says why)."""
     first = steps[0] if steps and isinstance(steps[0], Decode) else Decode()
-    im = decoded.upright if first.applies_exif else decoded.stored
-    w, h = im.size
-    try:
-        for step in steps:
-            when = getattr(step, "when", None)
-            if when is not None and not when.holds(h, w):
-                continue
-            if isinstance(step, Resize):
-                h, w = geo.resize_size(step, h, w)
-            elif isinstance(step, Crop):
-                h, w = step.center or (step.box[2:] if step.box is not None else (h, w))
-            elif isinstance(step, Pad):
-                h, w = geo.pad_amounts(step, h, w)
-    except PreprocessError:
-        return None
-    return h, w
+    w, h = (decoded.upright if first.applies_exif else decoded.stored).size
+    return geo.planned_size(steps, h, w)
 
 
 def _check_size_of(crop: Crop, size: tuple[int, int]) -> None:
