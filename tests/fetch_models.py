@@ -34,6 +34,10 @@ class Source:
 MODELS = {
     # Silero VAD: 16 kHz speech activity, [batch, 576] samples with a recurrent state (1.3 MB).
     "silero_vad_16k_op15.onnx": Shipped("silero-vad==6.2.3", "silero_vad/data/silero_vad_16k_op15.onnx"),
+    # PP-OCRv4's text detector (DB, 4.7 MB): [1, 3, H, W] with H and W any multiple of 32.
+    "ch_PP-OCRv4_det_infer.onnx": Shipped(
+        "rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"
+    ),
 }
 
 SOURCES = {
@@ -47,6 +51,10 @@ SOURCES = {
         "rapidocr_onnxruntime",
         ("config.yaml", "models/ch_ppocr_mobile_v2.0_cls_infer.onnx", "models/ch_PP-OCRv4_det_infer.onnx"),
     ),
+    # PaddleOCR's own preprocessing operators (ppocr/data/imaug/operators.py: DetResizeForTest, NormalizeImage,
+    # ToCHWImage), the reference for its text detector; the package downloads its models at run time, so its
+    # wheel holds none.
+    "paddleocr-2.8.1": Source("paddleocr==2.8.1", "paddleocr"),
 }
 
 

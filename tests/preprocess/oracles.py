@@ -129,3 +129,46 @@ def opencv_lanczos(path: Path, size: int = 32) -> np.ndarray:
     img = cv2.resize(img, (size, size), interpolation=cv2.INTER_LANCZOS4)
     img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
     return (img.astype(np.float32) / 255.0).transpose(2, 0, 1)[None]
+
+
+PADDLEOCR = "paddleocr-2.8.1"
+# PaddleOCR's text detector as its tools/infer/predict_det.py builds it from utility.py's defaults
+# (det_limit_side_len 960, det_limit_type max), the image read by cv2.imread (BGR).
+PADDLE_DET_OPS = (
+    ("DetResizeForTest", {"limit_side_len": 960, "limit_type": "max"}),
+    (
+        "NormalizeImage",
+        {"std": [0.229, 0.224, 0.225], "mean": [0.485, 0.456, 0.406], "scale": "1./255.", "order": "hwc"},
+    ),
+    ("ToCHWImage", {}),
+)
+
+
+def paddleocr_operators() -> ModuleType:
+    """ppocr/data/imaug/operators.py of the pinned wheel, loaded alone: the package's `__init__` imports paddle.
+
+    The file's `import six` is a Python 2 shim that none of the detector's operators calls; where six is not
+    installed, an empty module stands for it so that the file's own code can be imported."""
+    path = package(PADDLEOCR) / "paddleocr" / "ppocr" / "data" / "imaug" / "operators.py"
+    name = "paddleocr_imaug_operators"
+    if name not in sys.modules:
+        if importlib.util.find_spec("six") is None:
+            sys.modules.setdefault("six", ModuleType("six"))
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
+
+
+def paddleocr_detector(path: Path) -> np.ndarray:
+    """PaddleOCR's `TextDetector` input: cv2.imread, then DetResizeForTest (zeros to 32 x 32 bottom and right
+    when h + w < 64; shrink only when the longer side exceeds 960; sides rounded to multiples of 32),
+    NormalizeImage (ImageNet's RGB constants on the BGR array, as PaddleOCR applies them), ToCHWImage, a batch
+    of one (TextDetector.__call__'s np.expand_dims)."""
+    operators = paddleocr_operators()
+    data: dict[str, Any] = {"image": cv2.imdecode(np.fromfile(path, dtype=np.uint8), cv2.IMREAD_COLOR)}
+    for op_name, params in PADDLE_DET_OPS:
+        data = getattr(operators, op_name)(**params)(data)
+    return np.expand_dims(data["image"], axis=0).astype(np.float32)

@@ -54,8 +54,10 @@ def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) ->
     batch = _stored_batch(src, stored)
     where = "" if src.spec.steps is not None else _SHORTHAND_NOTE
 
+    size = _spatial(src, stored)
+
     def build(steps: tuple[Step, ...]) -> Callable[[], np.ndarray]:
-        return lambda: src.build_steps(steps)
+        return lambda: src.build_steps(steps, size)
 
     origins = src.spec.origins
     unsaid: list[Alternative] = []

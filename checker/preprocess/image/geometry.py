@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.image.steps import Crop, Pad, Resize
+from checker.preprocess.image.steps import Crop, Pad, Resize, Step
 
 Number = Fraction | float
 
@@ -48,8 +48,10 @@ def resize_size(r: Resize, h0: int, w0: int) -> tuple[int, int]:
         return h, max(1, min(high, max(min_w, low)))
     h, w = _computed(r, h0, w0)
     if r.multiple_of is not None and r.size is None:
-        n = r.multiple_of
-        h, w = (max(n, rounded(Fraction(side, n), r.rounding) * n) for side in (h, w))
+        # n * max(1, m(s / n)), m rounding the exact quotient: Python's round(s / 32) is half-even on it, as
+        # an integer over a power of two is exact in float64
+        n, m = r.multiple_of, r.multiple_of_rounding or r.rounding
+        h, w = (rounded(Fraction(side, n), m) * n for side in (h, w))
     return h, w
 
 
@@ -91,6 +93,17 @@ def _clamp(value: int, low: int | None, high: int | None) -> int:
     if high is not None:
         value = min(high, value)
     return value
+
+
+def crop_box(c: Crop, h: int, w: int) -> tuple[int, int, int, int] | None:
+    """(top, left, height, width) the crop cuts from an h x w image; None when it would pad or reach out."""
+    if c.box is not None:
+        top, left, ch, cw = c.box
+        return c.box if top + ch <= h and left + cw <= w else None
+    ch, cw = c.center or (h, w)
+    if ch > h or cw > w:
+        return None
+    return _offset(h - ch, c.offset_rounding), _offset(w - cw, c.offset_rounding), ch, cw
 
 
 def crop(img: np.ndarray, c: Crop) -> np.ndarray:
@@ -186,3 +199,22 @@ def pad(img: np.ndarray, p: Pad) -> np.ndarray:
     canvas = _canvas((th, tw, img.shape[2]), img.dtype, p.value)
     canvas[top : top + h, left : left + w] = img
     return canvas
+
+
+def planned_size(steps: tuple[Step, ...], h: int, w: int) -> tuple[int, int] | None:
+    """The height and width `steps` make of an h x w image, from the sizes alone; None when a step cannot say
+    (it would fail: running it says why)."""
+    try:
+        for step in steps:
+            when = getattr(step, "when", None)
+            if when is not None and not when.holds(h, w):
+                continue
+            if isinstance(step, Resize):
+                h, w = resize_size(step, h, w)
+            elif isinstance(step, Crop):
+                h, w = step.center or (step.box[2:] if step.box is not None else (h, w))
+            elif isinstance(step, Pad):
+                h, w = pad_amounts(step, h, w)
+    except PreprocessError:
+        return None
+    return h, w

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from checker.preprocess.image.condition import When
 from checker.preprocess.image.steps import (
     ARITHMETICS,
     FILTERS,
@@ -127,10 +128,12 @@ def _convert(step: Convert, _: int, __: int | None) -> Iterator[tuple[Step, str]
 
 @REGISTRY.register_changes(Resize)
 def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    yield from _conditions(step)
     if step.ppocr_line is None and step.size is None:
         for rounding in ROUNDINGS:
             if rounding != step.rounding:
                 yield _changed(step, "rounding", rounding)
+        yield from _multiples(step)
     # A manifest that leaves `library` out (Pillow) most likely forgot the application's library; one that names
     # a library most likely has its filter or antialias wrong, which another library may happen to match too.
     if step.library == "pillow":
@@ -143,6 +146,56 @@ def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         for arithmetic in ARITHMETICS:
             if arithmetic != step.arithmetic:
                 yield _changed(step, "arithmetic", arithmetic)
+
+
+# The strides detectors and vision transformers round their sides to, tried on a resize that rounds to none.
+STRIDES = (32, 16, 64, 8, 14)
+
+
+def _multiples(step: Resize) -> Iterator[tuple[Step, str]]:
+    """Another rounding of the multiple; or, for a resize to no multiple, a multiple of a usual stride (32 with
+    each rounding, since Python's `round` is half-even where the step's own rounding may not be)."""
+    if step.multiple_of is not None:
+        current = step.multiple_of_rounding or step.rounding
+        for other in ROUNDINGS:
+            if other != current:
+                yield _changed(step, "multiple_of_rounding", other, current)
+        return
+    for n in STRIDES:
+        choices: tuple[str | None, ...] = (None, *ROUNDINGS) if n == STRIDES[0] else (None,)
+        for rounding in choices:
+            if rounding == step.rounding:
+                continue
+            changed = replace(step, multiple_of=n, multiple_of_rounding=rounding)
+            said = f"multiple_of: {n}" + ("" if rounding is None else f", multiple_of_rounding: {rounding}")
+            yield changed, f"when `resize` has `{said}` (the manifest has no multiple_of)"
+
+
+def _conditions(step: Resize | Crop | Pad) -> Iterator[tuple[Step, str]]:
+    """The one-edit changes of a step's `when` (each limit ±1, each strictness switched, each comparison
+    dropped); for a resize without one, its own target as the limit: only larger images shrunk, or only smaller
+    ones enlarged (PaddleOCR's detector shrinks only an image whose longer side exceeds 960)."""
+    if step.when is None:
+        for when in _resize_limits(step) if isinstance(step, Resize) else ():
+            changed = replace(step, when=when)
+            yield changed, f"when `{step.name}` has `when: {when.words()}` (the manifest has none: it always runs)"
+        return
+    for edit in step.when.edits():
+        changed = replace(step, when=edit)
+        if edit is None:
+            yield changed, f"when `{step.name}` has no `when` (the manifest has {step.when.words()}): it always runs"
+        else:
+            yield changed, f"when `{step.name}` has `when: {edit.words()}` (the manifest has {step.when.words()})"
+
+
+def _resize_limits(step: Resize) -> Iterator[When]:
+    for measure, target in (("longer_side", step.longer_side), ("shorter_side", step.shorter_side)):
+        if target is not None:
+            yield When(((measure, "gt", target),))
+            yield When(((measure, "lt", target),))
+    for measure, target in (("height", step.height), ("width", step.width)):
+        if target is not None:
+            yield When(((measure, "gt", target),))
 
 
 def _other_libraries(step: Resize) -> Iterator[tuple[Step, str]]:
@@ -171,6 +224,7 @@ def _own_filters(step: Resize) -> Iterator[tuple[Step, str]]:
 
 @REGISTRY.register_changes(Crop)
 def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    yield from _conditions(step)
     if step.center is not None:
         other = "half_even" if step.offset_rounding == "floor" else "floor"
         changed, description = _changed(step, "offset_rounding", other)
@@ -184,6 +238,7 @@ def _crop(step: Crop, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
 
 @REGISTRY.register_changes(Pad)
 def _pad(step: Pad, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    yield from _conditions(step)
     for position in POSITIONS:
         if position != step.position:
             yield _changed(step, "position", position)
@@ -236,6 +291,11 @@ def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Ne
             if to != mode:
                 added_c = Convert(to)
                 yield Neighbour(f"with `{added_c.words()}` added after decode", (steps[0], added_c, *steps[1:]))
+    stride = next((s.multiple_of for s in steps if isinstance(s, Resize) and s.multiple_of is not None), None)
+    if Pad not in kinds and stride is not None:
+        # a detector whose sides are multiples of a stride pads a smaller image up to one stride first
+        added_p = Pad(at_least=(stride, stride), position="top_left")
+        yield Neighbour(f"with `{added_p.words()}` added after decode", (steps[0], added_p, *steps[1:]))
     if Batch not in kinds and stored_batch is not None and stored_batch > 1:
         at = next((i for i, s in enumerate(steps) if isinstance(s, Layout)), len(steps))
         added_b = Batch(stored_batch)

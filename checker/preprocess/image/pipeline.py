@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from checker.preprocess.bounds import MAX_OUTPUT_PIXELS, check_size
+from checker.preprocess.bounds import MAX_IMAGE_BYTES, MAX_OUTPUT_PIXELS, check_size
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image import geometry as geo
+from checker.preprocess.image.condition import When
 from checker.preprocess.image.decode import Decoded
 from checker.preprocess.image.resample import opencv, pillow, resize_with
 from checker.preprocess.image.steps import (
@@ -93,20 +94,127 @@ def run(
     """The tensor `decoded` becomes: `steps` in order, then the input's `layout` (unless a step arranged it)
     and its `dtype`."""
     np_dtype = numpy_dtype(dtype)
+    steps = crops_first(steps)
     done, state = memo.get(steps) if memo is not None else (0, None)
     in_place = memo is None  # a memo keeps every step's pixels, so none may be overwritten
-    for i in range(done, len(steps)):
-        state = apply(steps[i], state, decoded, in_place)
-        if i == 0 and float64:
+    i = done
+    while i < len(steps):
+        fused = _decode_cropped(steps, i, decoded)
+        grey = None if fused is not None else _grey_first(steps, i, decoded, in_place)
+        if fused is not None:
+            state, i = fused, i + 1  # the crop was applied with the decode
+        elif grey is not None:
+            state, i = grey  # the geometry steps after the decode ran on the grey pixels
+            fused = state
+        else:
+            state = apply(steps[i], state, decoded, in_place)
+        if float64 and (i == 0 or fused is not None):
             state = replace(state, float_dtype=np.float64)
         if memo is not None:
             memo.put(steps[: i + 1], state)
+        i += 1
     if state is None:
         raise PreprocessError("the step list is empty")
     tensor = state.array if state.layout is not None else arrange(state, layout)
     if np_dtype.kind == "f":
         return tensor.astype(np_dtype, copy=False)  # no copy when the steps made this dtype already
     return cast(tensor, np_dtype)
+
+
+# Steps that change each pixel by its own value alone (and never the size): a crop, which only selects pixels,
+# gives the same tensor before them as after them, and costs far less before them on a large image.
+_PER_PIXEL = (Convert, Scale, Normalize, Cast)
+
+
+def crops_first(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """`steps` in the order they are run: each crop that pads nothing moved before the per-pixel steps just
+    before it, so that a 50-megapixel photograph is cut to the crop before it is converted or made float. The
+    tensor is the same: those steps act on each pixel alone, and the crop's size and `when` do not depend on
+    values. A crop that may pad is left in place, its fill being in the units of its place."""
+    out = list(steps)
+    for i in range(1, len(out)):
+        step = out[i]
+        if not isinstance(step, Crop) or step.pad_if_smaller is not None:
+            continue
+        j = i
+        while j > 1 and isinstance(out[j - 1], _PER_PIXEL):
+            out[j - 1], out[j] = out[j], out[j - 1]
+            j -= 1
+    return tuple(out)
+
+
+def _decode_cropped(steps: tuple[Step, ...], i: int, decoded: Decoded) -> Pixels | None:
+    """A Pillow decode and the crop after it as one: the file's own pixels cut first, then converted to the
+    mode (each pixel alone), so a grey 50-megapixel file never becomes a 150 MB RGB array for a 32 x 32 crop.
+    None where they cannot be fused (the crop would pad, or Pillow does not decode)."""
+    if i != 0 or len(steps) < 2 or not isinstance(steps[0], Decode) or not isinstance(steps[1], Crop):
+        return None
+    step, crop = steps[0], steps[1]
+    if step.library != "pillow" or step.alpha is not None:
+        return None
+    im = decoded.upright if step.applies_exif else decoded.stored
+    w, h = im.size
+    box = geo.crop_box(crop, h, w)
+    if box is None or (crop.when is not None and not crop.when.holds(h, w)):
+        return None
+    top, left, ch, cw = box
+    _check_size_of(crop, (ch, cw))
+    return decode_step(step, replace(decoded, upright=im.crop((left, top, left + cw, top + ch)), stored=None))
+
+
+# The modes of a file whose RGB is one grey value repeated: Pillow's convert("RGB") copies L into each band.
+_GREY_MODES = ("L", "LA", "1")
+
+
+def _per_band(step: Step) -> bool:
+    """A geometry step that treats each band alike with one value for all: run on one grey band and then
+    repeated, it makes what it makes of three equal bands (Pillow resamples each band with the same integer
+    kernel)."""
+    if isinstance(step, Resize):
+        return step.library == "pillow"
+    if isinstance(step, Crop):
+        return step.pad_if_smaller is None or len(step.pad_if_smaller) == 1
+    if isinstance(step, Pad):
+        return len(step.value) == 1
+    return False
+
+
+def _grey_first(steps: tuple[Step, ...], i: int, decoded: Decoded, in_place: bool) -> tuple[Pixels, int] | None:
+    """A grey file decoded as RGB or BGR, with the geometry that follows run on its one band before the band is
+    repeated: a 50-megapixel grey photograph resized to 36 pixels is never three bands of 50 megapixels. The
+    tensor is the same (convert("RGB") of L repeats the band; `_per_band` steps treat equal bands alike). Returns
+    the pixels and the index of the last step run; None where this does not apply."""
+    if i != 0 or not steps or not isinstance(steps[0], Decode):
+        return None
+    step = steps[0]
+    if step.library != "pillow" or step.alpha is not None or step.mode == "L":
+        return None
+    im = decoded.upright if step.applies_exif else decoded.stored
+    last = 0
+    while last + 1 < len(steps) and _per_band(steps[last + 1]):
+        last += 1
+    if last == 0 or im.mode not in _GREY_MODES:
+        return None
+    planned = planned_size(steps[: last + 1], decoded)
+    if planned is None or planned[0] * planned[1] * 3 * 4 > MAX_IMAGE_BYTES:
+        return None  # the usual run says what fails, or refuses the size, step by step
+    state = decode_step(replace(step, mode="L"), decoded)
+    for k in range(1, last + 1):
+        state = apply(steps[k], state, decoded, in_place)
+    return Pixels(np.repeat(state.array, 3, axis=-1), step.mode, owned=True), last
+
+
+def planned_size(steps: tuple[Step, ...], decoded: Decoded) -> tuple[int, int] | None:
+    """The height and width `steps` make of `decoded`, from the sizes alone (no pixel is touched); None when a
+    step cannot say (it would fail: the run says why)."""
+    first = steps[0] if steps and isinstance(steps[0], Decode) else Decode()
+    w, h = (decoded.upright if first.applies_exif else decoded.stored).size
+    return geo.planned_size(steps, h, w)
+
+
+def _check_size_of(crop: Crop, size: tuple[int, int]) -> None:
+    if crop.center is not None:
+        check_size(size, "crop", 3)
 
 
 def apply(step: Step, state: Pixels | None, decoded: Decoded, in_place: bool = False) -> Pixels:
@@ -172,6 +280,8 @@ def _per_image(state: Pixels, each: Callable[[np.ndarray], np.ndarray]) -> Pixel
 @REGISTRY.register_kernel(Resize)
 def _resize_kernel(step: Resize, state: Pixels, _: Decoded, __: bool) -> Pixels:
     def each(img: np.ndarray) -> np.ndarray:
+        if _skipped(step.when, img):
+            return img
         size = geo.resize_size(step, *img.shape[:2])
         check_size(size, "resize", img.shape[2])
         return resize_with(img, size, step.library, step.filter_name, step.antialias)
@@ -182,6 +292,8 @@ def _resize_kernel(step: Resize, state: Pixels, _: Decoded, __: bool) -> Pixels:
 @REGISTRY.register_kernel(Crop)
 def _crop_kernel(step: Crop, state: Pixels, _: Decoded, __: bool) -> Pixels:
     def each(img: np.ndarray) -> np.ndarray:
+        if _skipped(step.when, img):
+            return img
         if step.center is not None:
             check_size(step.center, "crop", img.shape[2])
         return geo.crop(img, step)
@@ -192,11 +304,18 @@ def _crop_kernel(step: Crop, state: Pixels, _: Decoded, __: bool) -> Pixels:
 @REGISTRY.register_kernel(Pad)
 def _pad_kernel(step: Pad, state: Pixels, _: Decoded, __: bool) -> Pixels:
     def each(img: np.ndarray) -> np.ndarray:
+        if _skipped(step.when, img):
+            return img
         _check_values(step.value, img.shape[2], "pad.value")
         check_size(geo.pad_amounts(step, *img.shape[:2]), "pad", img.shape[2])
         return geo.pad(img, step)
 
     return _per_image(state, each)
+
+
+def _skipped(when: When | None, img: np.ndarray) -> bool:
+    """Whether a conditional step passes `img` (H x W x C) on unchanged: its `when` does not hold."""
+    return when is not None and not when.holds(*img.shape[:2])
 
 
 def _check_batch(repeat: int, size: tuple[int, ...]) -> None:
@@ -221,7 +340,8 @@ def decode_step(step: Decode, decoded: Decoded) -> Pixels:
 
 
 def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
-    im = decoded.upright if step.applies_exif else decoded.stored
+    # a decode fused with its crop has only the cut pixels, as `upright` (already turned as the decode says)
+    im = decoded.upright if step.applies_exif or decoded.stored is None else decoded.stored
     mode = "L" if step.mode == "L" else "RGB"
     try:
         if step.alpha is not None and ("A" in im.getbands() or "transparency" in im.info):
@@ -274,6 +394,7 @@ def reversed_channels(arr: np.ndarray) -> np.ndarray:
 
 
 _LUMA = {"RGB": (0.299, 0.587, 0.114), "BGR": (0.114, 0.587, 0.299)}
+_LUMA_BAND = 1 << 20  # pixels converted at a time
 
 
 def _convert(state: Pixels, step: Convert) -> Pixels:
@@ -298,9 +419,14 @@ def _pillow_luma(arr: np.ndarray, order: str) -> np.ndarray:
     """Pillow's convert("L"): ITU-R 601-2 luma in 16-bit fixed point, rounded, for 8-bit pixels."""
     rgb = arr if order == "RGB" else arr[..., ::-1]
     if arr.dtype == np.uint8:
-        r, g, b = (rgb[..., i].astype(np.uint32) for i in range(3))
-        grey = (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16
-        return grey.astype(np.uint8)[..., None]
+        # in bands of rows: four uint32 work arrays of a whole 50-megapixel image would take over 3 GB
+        out = np.empty((*rgb.shape[:-1], 1), np.uint8)
+        flat_in, flat_out = rgb.reshape(-1, 3), out.reshape(-1)
+        for start in range(0, len(flat_in), _LUMA_BAND):
+            band = flat_in[start : start + _LUMA_BAND].astype(np.uint32)
+            grey = (band[:, 0] * 19595 + band[:, 1] * 38470 + band[:, 2] * 7471 + 0x8000) >> 16
+            flat_out[start : start + _LUMA_BAND] = grey
+        return out
     weights = np.asarray(_LUMA["RGB"], dtype=np.float32)
     return (rgb.astype(np.float32) @ weights)[..., None]
 

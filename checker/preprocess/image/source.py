@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image.build import build_decoded
 from checker.preprocess.image.decode import Decoded
-from checker.preprocess.image.pipeline import Memo, run
+from checker.preprocess.image.pipeline import Memo, planned_size, run
 from checker.preprocess.image.spec import ImageSpec
 from checker.preprocess.image.steps import Step
 from checker.preprocess.kind import Target
@@ -38,6 +39,13 @@ class ImageSource:
         tensor = build_decoded(spec or self.spec, self.decoded, self.layout, self.target.dtype, memo)
         return {self.target.name: tensor}
 
-    def build_steps(self, steps: tuple[Step, ...]) -> np.ndarray:
-        """The tensor a variation of the declared step list makes (as precisely as the declared one)."""
+    def build_steps(self, steps: tuple[Step, ...], size: tuple[int, int] | None = None) -> np.ndarray:
+        """The tensor a variation of the declared step list makes (as precisely as the declared one). With
+        `size`, the stored tensor's height and width: a variation whose sizes alone say it makes another size is
+        refused before it touches a pixel (left without its crop, a 50-megapixel image would be made float whole
+        for nothing)."""
+        if size is not None:
+            planned = planned_size(steps, self.decoded)
+            if planned is not None and planned != size:
+                raise PreprocessError(f"these steps make a {planned[0]}x{planned[1]} image, not {size[0]}x{size[1]}")
         return run(steps, self.decoded, self.layout, self.target.dtype, self.memo, float64=self.spec.steps is None)

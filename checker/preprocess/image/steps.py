@@ -14,6 +14,7 @@ import numpy as np
 
 from checker.preprocess import fields as f
 from checker.preprocess.errors import PreprocessError
+from checker.preprocess.image.condition import When, parse_when
 from checker.preprocess.registry import Registry
 
 MODES = ("RGB", "BGR", "L")
@@ -73,6 +74,8 @@ def _short(value: Any) -> str:
         return "null"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_short(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, When):
+        return value.words()
     return str(value)
 
 
@@ -114,12 +117,15 @@ class Step:
         return r
 
     def params(self) -> dict[str, Any]:
-        """The parameters as written (defaults left out unless the step has no other)."""
+        """The parameters as written (defaults left out unless the step has no other); a condition first, as
+        it reads: `pad: {when: {sum_of_sides: {lt: 64}}, at_least: [32, 32]}`."""
         out = {}
         for fld in fields(self):  # type: ignore[arg-type]
             value = getattr(self, fld.name)
             if value is not None and value != fld.default:
                 out[fld.name] = value
+        if "when" in out:
+            out = {"when": out.pop("when"), **out}
         return out
 
     def words(self) -> str:
@@ -136,6 +142,8 @@ class Step:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, When):
+        return value.mapping()
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -166,9 +174,11 @@ _RESIZE_KEYS = (
     "rounding",
     "arithmetic",
     "multiple_of",
+    "multiple_of_rounding",
     "filter",
     "library",
     "antialias",
+    "when",
 )
 _LIMITS = {"shorter_side": ("max_longer",), "height": ("min_width", "max_width"), "width": ("min_height", "max_height")}
 
@@ -186,6 +196,10 @@ def _geometry(geometry: str, value: Any, where: str) -> Any:
         _known(d, ("height", "min_width"), where)
         return f.side(d.get("height"), f"{where}.height"), f.side(d.get("min_width"), f"{where}.min_width")
     return f.side(value, where)
+
+
+def _when(d: dict[str, Any], where: str) -> When | None:
+    return None if d.get("when") is None else parse_when(d["when"], f"{where}.when")
 
 
 def _offset(value: Any, where: str) -> int:
@@ -269,9 +283,11 @@ class Resize(Step):
     rounding: str = "half_up"
     arithmetic: str = "exact"
     multiple_of: int | None = None
+    multiple_of_rounding: str | None = None  # None: the step's `rounding`
     filter: str = ""  # "" means the library's default
     library: str = "pillow"
     antialias: bool = True
+    when: When | None = None  # run only on an image whose size satisfies it
     name = "resize"
 
     @property
@@ -309,14 +325,20 @@ class Resize(Step):
         multiple = d.get("multiple_of")
         if multiple is not None and geometry in ("size", "ppocr_line"):
             raise PreprocessError(f"{where}.multiple_of does not go with {geometry}, which gives the size itself")
+        if "multiple_of_rounding" in d and multiple is None:
+            raise PreprocessError(f"{where}.multiple_of_rounding needs multiple_of")
         return Resize(
             **kwargs,
             rounding=f.choice(d, "rounding", ROUNDINGS, "half_up", where),
             arithmetic=f.choice(d, "arithmetic", ARITHMETICS, "exact", where),
             multiple_of=None if multiple is None else f.side(multiple, f"{where}.multiple_of"),
+            multiple_of_rounding=None
+            if d.get("multiple_of_rounding") is None
+            else f.choice(d, "multiple_of_rounding", ROUNDINGS, "half_up", where),
             filter="" if "filter" not in d else filt,
             library=library,
             antialias=antialias,
+            when=_when(d, where),
         )
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
@@ -332,12 +354,13 @@ class Crop(Step):
     box: tuple[int, int, int, int] | None = None
     offset_rounding: str = "floor"
     pad_if_smaller: tuple[float, ...] | None = None
+    when: When | None = None
     name = "crop"
 
     @classmethod
     def parse(cls, value: Any, where: str) -> Crop:
         d = f.mapping(value, where)
-        _known(d, ("center", "box", "offset_rounding", "pad_if_smaller"), where)
+        _known(d, ("center", "box", "offset_rounding", "pad_if_smaller", "when"), where)
         if ("center" in d) == ("box" in d):
             raise PreprocessError(f"{where} needs exactly one of center: [h, w] or box: [top, left, h, w]")
         fill = d.get("pad_if_smaller")
@@ -345,14 +368,17 @@ class Crop(Step):
         pad_fill = None if fill is None else f.numbers(fill, f"{where}.pad_if_smaller")
         if "center" in d:
             return Crop(
-                center=f.size_hw(d["center"], f"{where}.center"), offset_rounding=rounding, pad_if_smaller=pad_fill
+                center=f.size_hw(d["center"], f"{where}.center"),
+                offset_rounding=rounding,
+                pad_if_smaller=pad_fill,
+                when=_when(d, where),
             )
         box = d["box"]
         if not isinstance(box, list) or len(box) != 4:
             raise PreprocessError(f"{where}.box is {box!r}; expected [top, left, height, width]")
         top, left = (_offset(v, f"{where}.box") for v in box[:2])
         h, w = (f.side(v, f"{where}.box") for v in box[2:])
-        return Crop(box=(top, left, h, w), offset_rounding=rounding, pad_if_smaller=pad_fill)
+        return Crop(box=(top, left, h, w), offset_rounding=rounding, pad_if_smaller=pad_fill, when=_when(d, where))
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return r if self.pad_if_smaller is None else r.including(self.pad_if_smaller)
@@ -367,6 +393,7 @@ class Pad(Step):
     odd: str = "end"
     mode: str = "constant"
     value: tuple[float, ...] = (0.0,)
+    when: When | None = None
     name = "pad"
 
     def params(self) -> dict[str, Any]:
@@ -380,7 +407,7 @@ class Pad(Step):
     @classmethod
     def parse(cls, value: Any, where: str) -> Pad:
         d = f.mapping(value, where)
-        _known(d, ("to", "at_least", "multiple_of", "position", "odd", "mode", "value"), where)
+        _known(d, ("to", "at_least", "multiple_of", "position", "odd", "mode", "value", "when"), where)
         given = [k for k in ("to", "at_least", "multiple_of") if k in d]
         if len(given) != 1:
             raise PreprocessError(f"{where} needs exactly one of to, at_least, multiple_of")
@@ -389,6 +416,7 @@ class Pad(Step):
             odd=f.choice(d, "odd", ("end", "start"), "end", where),
             mode=f.choice(d, "mode", PAD_MODES, "constant", where),
             value=f.numbers(d.get("value", 0), f"{where}.value"),
+            when=_when(d, where),
         )
         if "to" in d:
             return replace(common, to=f.size_hw(d["to"], f"{where}.to"))
