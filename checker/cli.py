@@ -164,17 +164,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def _fail_on_loosened(report: Report) -> None:
     """A `rules.loosened` error on each bundle whose rules its changes say were loosened since the base."""
-    from checker.reports.diff import loosened_finding
+    from checker.reports.diff import head_failed, loosened_finding
     from checker.reports.model import mappings
 
     entries = {str(e.get("path")): e for e in mappings((report.changes or {}).get("bundles"))}
     for bundle in report.bundles:
         entry = entries.get(bundle.path)
-        found = loosened_finding(entry, bundle.manifest_file) if entry else None
-        if found is not None:
-            bundle.add([found])
-            if isinstance(entry.get("status"), dict):
-                entry["status"]["head"] = bundle.status(report.strict)
+        if entry is None or (found := loosened_finding(entry, bundle.manifest_file)) is None:
+            continue
+        bundle.add([found])
+        head_failed(entry)
 
 
 def internal_errors(report: Report) -> list[Finding]:

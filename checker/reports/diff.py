@@ -378,14 +378,18 @@ def fail_on_loosened(report: dict[str, Any]) -> None:
     entries = {str(e.get("path")): e for e in _dicts(_mapping(report.get("changes")).get("bundles"))}
     for bundle in report.get("bundles") or []:
         entry = entries.get(str(bundle.get("path"))) if isinstance(bundle, dict) else None
-        found = loosened_finding(entry, _str(bundle.get("manifest"))) if entry else None
-        if found is None:
+        if entry is None or (found := loosened_finding(entry, _str(bundle.get("manifest")))) is None:
             continue
         bundle.setdefault("findings", []).append(found.to_dict())
-        bundle["status"] = "fail"
-        if isinstance(entry.get("status"), dict):
-            entry["status"]["head"] = "fail"
-        report["status"] = "fail"
+        bundle["status"] = report["status"] = "fail"
+        head_failed(entry)
+
+
+def head_failed(entry: Mapping[str, Any]) -> None:
+    """The change entry's head verdict, once a rules.loosened error failed the bundle."""
+    status = entry.get("status")
+    if isinstance(status, dict):
+        status["head"] = "fail"
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
