@@ -65,8 +65,8 @@ def verdict(report: Mapping[str, Any], fail_on: str) -> tuple[str, int]:
 def publish(
     config: Config, report: Mapping[str, Any], report_path: str, client: Client | None, notes: list[str] | None = None
 ) -> Published:
-    status, failed = verdict(report, config.fail_on)
-    code = 1 if failed and config.fail_on != "never" else 0
+    status, failed = verdict(report, config.fail_level)
+    code = 1 if failed and config.fail_level != "never" else 0
     result = Published(code, status, failed)
     event = _event(config, result)
     found = report.get("context")
