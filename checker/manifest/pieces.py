@@ -19,7 +19,7 @@ from typing import Any
 from checker.manifest.named import named_files
 
 
-def _piece_of(keys: tuple[str | int, ...]) -> str | None:
+def piece_of(keys: tuple[str | int, ...]) -> str | None:
     """Which piece the manifest field at `keys` belongs to."""
     head = keys[0] if keys else None
     if head == "graph":
@@ -72,7 +72,7 @@ def piece_digests(data: Mapping[str, Any], root: Path, file_digests: Mapping[str
     count as absent)."""
     files: dict[str, dict[str, str | None]] = {}
     for entry in named_files(dict(data), root):
-        piece = _piece_of(entry.keys)
+        piece = piece_of(entry.keys)
         if piece is not None:
             files.setdefault(piece, {})[entry.rel] = file_digests.get(entry.rel)
     out = {}
