@@ -22,6 +22,7 @@ import numpy as np
 from checker.compare.ruleset import RuleSet, judge_set, parse_entries
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, run_case
 from checker.context import Case, Context
+from checker.diagnose.quiet import quietly
 from checker.diagnose.search import Step, search, setting_changes
 from checker.errors import BundleError
 from checker.reports.model import RuleResult
@@ -115,7 +116,7 @@ def quantizer(tool: str) -> Callable[..., Any]:
         )
     import onnxruntime.quantization as q
 
-    function: Callable[..., Any] = getattr(q, name)
+    function: Callable[..., Any] = quietly(getattr(q, name))  # its own log lines stay off the screen
     return function
 
 
