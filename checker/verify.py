@@ -292,7 +292,7 @@ def unrooted(findings: list[Finding], root: Path) -> list[Finding]:
     """The findings with this machine's absolute paths taken out of their messages: a library's message
     (onnxruntime's `Load model from /home/runner/work/…/model.onnx failed`) names the file bundle-relative,
     else workspace-relative, else under `~`. The action posts these messages in a public comment."""
-    cuts = [(str(root.resolve()) + os.sep, ""), (os.getcwd() + os.sep, ""), (str(Path.home()) + os.sep, "~/")]
+    cuts = [(str(root.resolve()) + os.sep, ""), (str(Path.cwd()) + os.sep, ""), (str(Path.home()) + os.sep, "~/")]
     cuts = sorted((c for c in cuts if len(c[0]) > 1), key=lambda c: len(c[0]), reverse=True)
 
     def clean(text: str) -> str:
