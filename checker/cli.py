@@ -131,6 +131,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_output(args)
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
+    if args.fail_on_loosened and args.compare_to is None:
+        raise UsageError("--fail-on-loosened needs --compare-to: the loosening is measured against the base report")
     base = None
     if args.compare_to is not None:  # read before the work: a base that is no report stops the run at once
         from checker.reports.files import read_report  # loaded here: a plain run reads no report file
@@ -141,6 +143,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from checker.reports.diff import diff
 
         report.changes = diff(base, report.to_dict())
+        if args.fail_on_loosened:
+            _fail_on_loosened(report)
     try:
         emit_report(args, report.to_dict())
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
@@ -156,6 +160,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
             sys.stderr.write(str(finding.details.get("traceback", finding.message)))
         return EXIT_INTERNAL
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
+
+
+def _fail_on_loosened(report: Report) -> None:
+    """A `rules.loosened` error on each bundle whose rules its changes say were loosened since the base."""
+    from checker.reports.diff import head_failed, loosened_finding
+    from checker.reports.model import mappings
+
+    entries = {str(e.get("path")): e for e in mappings((report.changes or {}).get("bundles"))}
+    for bundle in report.bundles:
+        entry = entries.get(bundle.path)
+        if entry is None or (found := loosened_finding(entry, bundle.manifest_file)) is None:
+            continue
+        bundle.add([found])
+        head_failed(entry)
 
 
 def internal_errors(report: Report) -> list[Finding]:

@@ -299,7 +299,25 @@ def _verify(path: Path, options: Options, run: _Run) -> None:
         if manifest is None:
             return
         run.ctx = Context(opened.root, manifest, options)
-        _run(run.ctx, run, schema_ok=not found)
+        try:
+            _run(run.ctx, run, schema_ok=not found)
+        finally:
+            run.findings = unrooted(run.findings, opened.root)
+
+
+def unrooted(findings: list[Finding], root: Path) -> list[Finding]:
+    """The findings with this machine's absolute paths taken out of their messages: a library's message
+    (onnxruntime's `Load model from /home/runner/work/…/model.onnx failed`) names the file bundle-relative,
+    else workspace-relative, else under `~`. The action posts these messages in a public comment."""
+    cuts = [(str(root.resolve()) + os.sep, ""), (str(Path.cwd()) + os.sep, ""), (str(Path.home()) + os.sep, "~/")]
+    cuts = sorted((c for c in cuts if len(c[0]) > 1), key=lambda c: len(c[0]), reverse=True)
+
+    def clean(text: str) -> str:
+        for prefix, put in cuts:
+            text = text.replace(prefix, put)
+        return text
+
+    return [f if clean(f.message) == f.message else dataclasses.replace(f, message=clean(f.message)) for f in findings]
 
 
 def _stage_name(stage: Stage) -> str:

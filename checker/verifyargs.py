@@ -46,6 +46,11 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         metavar="BASE.json",
         help="a JSON report of the same bundles on the base branch: add what changed since it",
     )
+    p.add_argument(
+        "--fail-on-loosened",
+        action="store_true",
+        help="with --compare-to: fail a bundle whose rules are looser than the base's (rules.loosened)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
         "--case-timeout",

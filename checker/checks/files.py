@@ -13,6 +13,7 @@ from checker.findings import Finding
 from checker.manifest.canonical import field_digests, field_keys, is_field
 from checker.manifest.load import field_path
 from checker.manifest.named import Named, named_files
+from checker.manifest.pieces import piece_of
 from checker.manifest.schema import SCHEMA_FILE
 from checker.readers.digest import bundle_digest, sha256_files
 from checker.readers.digestlist import DIGEST_LIST, DigestList, read_digest_list
@@ -60,13 +61,23 @@ def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | N
         is_file = path.is_file()
     except (BundlePathError, OSError) as exc:  # OSError: a name the file system refuses (too long, no access)
         ctx.unusable.add(entry.rel)
+        _not_present(ctx, entry)
         why = exc if isinstance(exc, BundlePathError) else f"'{entry.rel}' cannot be looked up ({exc.strerror})"
         return F.error(F.BUNDLE_PATH, f"{field_path(entry.keys)}: {why}", **ctx.where(*entry.keys))
     if not is_file:
         ctx.unusable.add(entry.rel)
+        _not_present(ctx, entry)
         return F.error(F.FILE_MISSING, f"'{entry.rel}' {_not_a_file(path)}", **ctx.where(*entry.keys), path=entry.rel)
     present[entry.rel] = path
     return None
+
+
+def _not_present(ctx: Context, entry: Named) -> None:
+    """The piece a file that cannot be had belongs to is not present: completeness is a fact about the bundle
+    on disk, not about what the manifest declares (labels.txt deleted leaves `labels` unticked)."""
+    piece = piece_of(entry.keys)
+    if piece is not None:
+        ctx.pieces[piece] = False
 
 
 def _not_a_file(path: Path) -> str:

@@ -113,6 +113,10 @@ class Check:
     direction: str  # "max": the figure must be <= the threshold; "min": >= it
     figure: Figure
     wording: str  # how the worst case's figure reads: {v} is the figure, {t} the threshold, and the parameters
+    # Which way each parameter makes the rule easier to pass: "higher" (a max, a tolerance, a larger k),
+    # "lower" (a min), or None (a choice such as the axis, neither looser nor tighter). Every parameter of
+    # the kind is declared, so `checker report diff` can say whether an edited rule was loosened.
+    looser: dict[str, str | None]
     ranking: bool = False  # compares positions of the largest entries rather than element values
     numeric: bool = True  # needs numbers (exact also compares strings and booleans)
     optional: tuple[str, ...] = ()  # parameters taken when stated, absent from the report otherwise
@@ -267,51 +271,59 @@ def exact_figure(x: Pair, p: Params) -> float:
     return float(np.count_nonzero(x.a != x.e))
 
 
+# The parameter every rule kind shares, and which way loosens it: a smaller share of cases that must pass.
+RULE_LOOSER: dict[str, str | None] = {"min_pass_rate": "lower"}
+
 CHECKS: dict[str, Check] = {
     c.name: c
     for c in (
         Check(
             "allclose", {"atol": 1e-5, "rtol": 1e-3}, (), "atol", "max", allclose_figure,
             wording="measured atol {v:.4g} at rtol {rtol:g} (threshold atol {t:g})",
+            looser={"atol": "higher", "rtol": "higher"},
         ),
         Check(
             "max_abs", {}, ("max",), "max", "max", max_abs_figure,
-            wording="differs by up to {v:.4g} (max {t:g})",
+            wording="differs by up to {v:.4g} (max {t:g})", looser={"max": "higher"},
         ),
         Check(
             "mean_abs", {}, ("max",), "max", "max", mean_abs_figure,
-            wording="differs by {v:.4g} on average (max {t:g})",
+            wording="differs by {v:.4g} on average (max {t:g})", looser={"max": "higher"},
         ),
         Check(
             "cosine", {"min": 0.999}, (), "min", "min", cosine_figure, optional=("batch_axis",),
             wording="has a cosine similarity of {v:.6g} (min {t:g})",
+            looser={"min": "lower", "batch_axis": None},
         ),
         Check(
             "sqnr", {"min_db": 30.0}, (), "min_db", "min", sqnr_figure,
-            wording="has an SQNR of {v:.4g} dB (min {t:g} dB)",
+            wording="has an SQNR of {v:.4g} dB (min {t:g} dB)", looser={"min_db": "lower"},
         ),
         Check(
             "topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure,
             wording="agrees on the top {k} for a share of {v:.4g} of its items (min {t:g})", ranking=True,
             optional=("batch_axis",),
+            looser={"k": "higher", "axis": None, "min_agreement": "lower", "batch_axis": None},
         ),
         Check(
             "score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure,
             wording="changed the top score by {v:.4g} (max {t:g})", ranking=True,
-            optional=("batch_axis",),
+            optional=("batch_axis",), looser={"max": "higher", "axis": None, "apply": None, "batch_axis": None},
         ),
         Check(
             "accuracy", {"k": 1, "axis": -1}, ("min",), "min", "min", task_figure, ranking=True, task=True,
             wording="has a top-{k} accuracy of {v:.4g} against the labels (min {t:g})",
+            looser={"k": "higher", "axis": None, "min": "lower"},
         ),
         Check(
             "accuracy_drop", {"k": 1, "axis": -1, "relative": False}, ("max",), "max", "max", task_figure,
             ranking=True, task=True,
             wording="loses {v:.4g} of top-{k} accuracy against the labels (max {t:g})",
+            looser={"k": "higher", "axis": None, "relative": None, "max": "higher"},
         ),
         Check(
             "exact", {}, (), None, "max", exact_figure,
-            wording="differs at {v:.0f} element(s) (they must be equal)", numeric=False,
+            wording="differs at {v:.0f} element(s) (they must be equal)", numeric=False, looser={},
         ),
     )
 }  # fmt: skip

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.compare.quiet import quietly
 from checker.context import Case
 from checker.errors import BundleError
 
@@ -36,7 +37,7 @@ def quantizer(tool: str) -> Callable[..., Any]:
         )
     import onnxruntime.quantization as q
 
-    function: Callable[..., Any] = getattr(q, name)
+    function: Callable[..., Any] = quietly(getattr(q, name))  # its own log lines stay off the screen
     return function
 
 

@@ -89,6 +89,9 @@ def session_options(options: Mapping[str, Any]) -> ort.SessionOptions:
     """onnxruntime.SessionOptions from the manifest's `runtime.session_options` (validated by the schema)."""
     import onnxruntime as ort
 
+    # A session's own severity does not cover what onnxruntime logs while it loads the graph (a
+    # CleanUnusedInitializersAndNodeArgs warning): that goes to the default logger, quietened here too.
+    ort.set_default_logger_severity(_QUIET)
     so = ort.SessionOptions()
     so.log_severity_level = _QUIET
     level = options.get("graph_optimization_level", "all")

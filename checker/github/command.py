@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checker.errors import Error
+from checker.errors import Error, UsageError
 from checker.findings import INTERNAL_ERROR
 from checker.github.annotations import inert
 from checker.github.config import COMMENT, COMMENT_MODES, FAIL_ON, MODES, Config
@@ -46,7 +46,11 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--mode", choices=MODES, help="verify (default), verify-only or comment-only")
     p.add_argument("--bundles", help="paths or globs of bundles, space or newline separated")
     p.add_argument("--comment", choices=COMMENT, help="when to write the pull-request comment")
-    p.add_argument("--fail-on", dest="fail_on", choices=FAIL_ON, help="what fails the step")
+    p.add_argument(
+        "--fail-on",
+        dest="fail_on",
+        help=f"what fails the step: {', '.join(FAIL_ON)}, optionally with loosened (a rule looser than the base's)",
+    )
     p.add_argument("--report", help="the JSON report to write (verify) or read (comment-only)")
     p.add_argument("--args", help="extra `checker verify` options, e.g. --args='--run-validation'")
     p.add_argument("--pr-number", dest="pr_number", type=int, help="the pull request, for events that name none")
@@ -158,6 +162,8 @@ def _verify(config: Config) -> tuple[dict[str, Any], str]:
     from checker.render import render
     from checker.verify import verify_paths
 
+    if config.fails_on_loosened and not config.compare_to:
+        raise UsageError("fail-on: loosened needs compare-to: a loosened rule is one looser than the base's")
     options = verify_options(config)
     resolved = resolve_bundles(config.bundles)
     for path, why in resolved.skipped:
@@ -193,7 +199,7 @@ def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
     import shlex
 
     from checker.github.base import base_report
-    from checker.reports.diff import diff
+    from checker.reports.diff import diff, fail_on_loosened
 
     try:
         base = base_report(config, event, shlex.split(config.bundles), shlex.split(config.args))
@@ -201,6 +207,8 @@ def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
         _print([f"::warning title=compare-to::No comparison with the base: {exc}"])
         return
     report["changes"] = diff(base, report)
+    if config.fails_on_loosened:
+        fail_on_loosened(report)
 
 
 # ----- checker github comment

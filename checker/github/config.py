@@ -16,7 +16,8 @@ from checker.errors import UsageError
 
 MODES = ("verify", "verify-only", "comment-only")
 COMMENT = ("always", "on-failure", "never")
-FAIL_ON = ("error", "warning", "never")
+FAIL_ON = ("error", "warning", "never")  # what fails the step: one of these,
+FAIL_ON_ALSO = ("loosened",)  # and, beside error or warning, a rule loosened since the base (compare-to)
 COMMENT_MODES = ("update", "recreate", "minimize-old")
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -88,7 +89,7 @@ class Config:
     timeout: float = 15.0
 
     def __post_init__(self) -> None:
-        choices = (("mode", MODES), ("comment", COMMENT), ("fail_on", FAIL_ON), ("comment_mode", COMMENT_MODES))
+        choices = (("mode", MODES), ("comment", COMMENT), ("comment_mode", COMMENT_MODES))
         for name, allowed in choices:
             value = getattr(self, name)
             if value not in allowed:
@@ -98,8 +99,19 @@ class Config:
             raise UsageError("attest: true needs attest-key, the PEM key that signs the attestation (from a secret)")
         if self.attest and self.mode == "comment-only":
             raise UsageError("attest needs a verification: comment-only only posts reports made earlier")
+        _fail_on_words(self.fail_on)
         if self.repository is not None and self.repository.count("/") != 1:
             raise UsageError(f"the repository must be OWNER/NAME, not {self.repository!r}")
+
+    @property
+    def fail_level(self) -> str:
+        """error, warning or never: what of the findings fails the step (`loosened` alone keeps error)."""
+        return next((w for w in _fail_on_words(self.fail_on) if w in FAIL_ON), "error")
+
+    @property
+    def fails_on_loosened(self) -> bool:
+        """fail-on names `loosened`: a rule looser than the base's fails its bundle (rules.loosened)."""
+        return "loosened" in _fail_on_words(self.fail_on)
 
     @property
     def owner_repo(self) -> tuple[str, str]:
@@ -162,6 +174,19 @@ class Config:
         known = {f.name for f in fields(cls)}
         values.update({k: v for k, v in overrides.items() if v is not None and k in known})
         return cls(**values)
+
+
+def _fail_on_words(value: str) -> list[str]:
+    """fail-on's words: at most one of error, warning and never, and `loosened` beside error or warning."""
+    words = value.replace(",", " ").split()
+    allowed = (*FAIL_ON, *FAIL_ON_ALSO)
+    levels = [w for w in words if w in FAIL_ON]
+    if not words or any(w not in allowed for w in words) or len(levels) > 1 or (levels == ["never"] and len(words) > 1):
+        raise UsageError(
+            f"fail-on must be one of {', '.join(FAIL_ON)}, optionally with loosened (error loosened, warning "
+            f"loosened, or loosened alone), not {value!r}"
+        )
+    return words
 
 
 def _inputs(env: Mapping[str, str]) -> dict[str, Any]:

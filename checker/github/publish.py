@@ -71,8 +71,8 @@ def publish(
     notes: list[str] | None = None,
     attestation: str = "",
 ) -> Published:
-    status, failed = verdict(report, config.fail_on)
-    code = 1 if failed and config.fail_on != "never" else 0
+    status, failed = verdict(report, config.fail_level)
+    code = 1 if failed and config.fail_level != "never" else 0
     result = Published(code, status, failed, attestation=attestation)
     event = _event(config, result)
     found = report.get("context")

@@ -117,7 +117,7 @@ def verify_options(config: Config) -> Options:
     except SystemExit:  # argparse's own exits (an abbreviation of --help): never a green step
         raise UsageError("args: not a set of checker verify options") from None
     options = options_from_args(args)
-    options.strict = options.strict or config.fail_on == "warning"
+    options.strict = options.strict or config.fail_level == "warning"
     for spec in config.runtimes.split():
         options.runtimes.append(_runtime_spec(spec))
     return options

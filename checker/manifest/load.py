@@ -326,9 +326,33 @@ def read_text(path: Path) -> tuple[str | None, list[Finding]]:
             return None, [F.error(F.MANIFEST_PARSE, f"{name} is {size} bytes; at most {MAX_MANIFEST_BYTES}", name)]
         return path.read_bytes().decode("utf-8").removeprefix("\ufeff"), []  # utf-8-sig's codec is Python
     except UnicodeDecodeError as exc:
-        return None, [F.error(F.MANIFEST_PARSE, f"{name} is not UTF-8 text ({exc.reason})", name)]
+        return None, [_not_utf8(name, exc)]
     except OSError as exc:
         return None, [F.error(F.MANIFEST_PARSE, f"{name} cannot be read ({exc.strerror})", name)]
+
+
+def _not_utf8(name: str, exc: UnicodeDecodeError) -> Finding:
+    """Where the first byte that is not UTF-8 sits, by line and column, so an editor can go to it."""
+    before = exc.object[: exc.start]
+    line = before.count(b"\n") + 1
+    column = exc.start - (before.rfind(b"\n") + 1) + 1
+    byte = exc.object[exc.start]
+    msg = f"{name} is not UTF-8 text: byte 0x{byte:02x} at line {line}, column {column} ({exc.reason})"
+    return F.error(F.MANIFEST_PARSE, msg, name, line)
+
+
+def json_syntax(text: str, name: str) -> list[Finding]:
+    """A `.json` manifest is JSON, read strictly (no trailing comma, no comment, no single quotes): one
+    finding at the line and column of the first error. Line marks then come from the YAML reader, which
+    reads valid JSON to the same data."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        return [F.error(F.MANIFEST_PARSE, msg, name, exc.lineno)]
+    except RecursionError:
+        return [F.error(F.MANIFEST_PARSE, f"nested more than {MAX_DEPTH} levels deep", name)]
+    return []
 
 
 def load_manifest(path: Path, round_trip: bool = False) -> tuple[Manifest | None, list[Finding]]:
@@ -340,6 +364,8 @@ def load_manifest(path: Path, round_trip: bool = False) -> tuple[Manifest | None
     """
     text, found = read_text(path)
     if text is None:
+        return None, found
+    if path.suffix.lower() == ".json" and (found := json_syntax(text, path.name)):
         return None, found
     tree, found = (parse_text if round_trip else parse_marked)(text, path.name)
     if tree is None:

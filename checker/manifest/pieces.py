@@ -3,6 +3,9 @@
 Two reports of the same bundle say which pieces changed by comparing these (`checker report diff`). A
 piece's digest covers its manifest fields as canonical JSON and the sha256 of every file named under
 them, so an edited label file and an edited `labels:` block both change `labels`.
+
+The rules (`comparison.rules`, each variant's `rules` and `drift_rules`) have a digest of their own, `rules`,
+beside the seven pieces: a loosened threshold is a change to the rules, not to the graph or the cases.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 from checker.manifest.named import named_files
 
 
-def _piece_of(keys: tuple[str | int, ...]) -> str | None:
+def piece_of(keys: tuple[str | int, ...]) -> str | None:
     """Which piece the manifest field at `keys` belongs to."""
     head = keys[0] if keys else None
     if head == "graph":
@@ -31,13 +34,19 @@ def _piece_of(keys: tuple[str | int, ...]) -> str | None:
     }.get(str(head))
 
 
+RULES = "rules"  # the digest beside the pieces that covers every rule
+RULE_KEYS = ("rules", "drift_rules")  # a variant's fields that are rules
+
+
 def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
     graph = data.get("graph") if isinstance(data.get("graph"), Mapping) else {}
     assert isinstance(graph, Mapping)
+    variants = _list(data.get("variants"))
+    comparison = data.get("comparison")
     return {
         "graph": {
             "graph": {k: v for k, v in graph.items() if k != "external_data"},
-            "variants": data.get("variants"),
+            "variants": [_without(v, *RULE_KEYS) for v in variants] if "variants" in data else None,
             "inputs": [_without(i, "preprocessing") for i in _list(data.get("inputs"))],
             "outputs": [_without(o, "labels") for o in _list(data.get("outputs"))],
         },
@@ -46,17 +55,24 @@ def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
             i.get("preprocessing") if isinstance(i, Mapping) else None for i in _list(data.get("inputs"))
         ],
         "labels": [o.get("labels") if isinstance(o, Mapping) else None for o in _list(data.get("outputs"))],
-        "comparison_inputs": data.get("comparison"),
+        "comparison_inputs": _without(comparison, "rules") if comparison is not None else None,
         "runtime": data.get("runtime"),
         "validation_command": data.get("validation"),
+        RULES: {
+            "comparison": comparison.get("rules") if isinstance(comparison, Mapping) else None,
+            "variants": [
+                {k: v.get(k) for k in ("name", *RULE_KEYS)} if isinstance(v, Mapping) else None for v in variants
+            ],
+        },
     }
 
 
 def piece_digests(data: Mapping[str, Any], root: Path, file_digests: Mapping[str, str]) -> dict[str, str]:
-    """piece -> "sha256:..." over its manifest fields and its files' digests (missing files count as absent)."""
+    """piece (and `rules`) -> "sha256:..." over its manifest fields and its files' digests (missing files
+    count as absent)."""
     files: dict[str, dict[str, str | None]] = {}
     for entry in named_files(dict(data), root):
-        piece = _piece_of(entry.keys)
+        piece = piece_of(entry.keys)
         if piece is not None:
             files.setdefault(piece, {})[entry.rel] = file_digests.get(entry.rel)
     out = {}
@@ -70,5 +86,5 @@ def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _without(value: object, key: str) -> object:
-    return {k: v for k, v in value.items() if k != key} if isinstance(value, Mapping) else value
+def _without(value: object, *keys: str) -> object:
+    return {k: v for k, v in value.items() if k not in keys} if isinstance(value, Mapping) else value

@@ -37,10 +37,10 @@ def _side(ctx: Context, value: Any, where: tuple[str | int, ...]) -> tuple[dict[
     """One side of a case (inputs or expected): a name -> .npy mapping, or one .npz."""
     if isinstance(value, str):
         path = _usable(ctx, value)
-        return load_npz(path), [value]
+        return load_npz(path, value), [value]
     arrays = {}
     for name, rel in value.items():
-        arrays[name] = load_npy(_usable(ctx, rel))
+        arrays[name] = load_npy(_usable(ctx, rel), rel)
     return arrays, list(value.values())
 
 

@@ -46,23 +46,33 @@ UNREADABLE = (
 )
 
 
-def _check_size(path: Path) -> int:
+def _check_size(path: Path, shown: str | None = None) -> int:
     try:
         size = regular_size(path)
     except OSError as exc:
-        raise TensorFileError(f"{path.name} cannot be read ({exc.strerror})") from exc
+        raise TensorFileError(f"{shown or path.name} cannot be read ({exc.strerror})") from exc
     if size > MAX_TENSOR_FILE_BYTES:
-        raise TensorFileError(f"{path.name} is {size} bytes; at most {MAX_TENSOR_FILE_BYTES} per tensor file")
+        raise TensorFileError(f"{shown or path.name} is {size} bytes; at most {MAX_TENSOR_FILE_BYTES} per tensor file")
     return size
 
 
-def load_npy(path: Path) -> np.ndarray:
+def reason(exc: BaseException) -> str:
+    """Why NumPy could not read a file, in words: a damaged header fails in Python's tokenizer or parser,
+    whose raw exception (`('EOF in multi-line statement', (3, 0))`) says nothing to the reader."""
+    if isinstance(exc, TokenError | SyntaxError):
+        return "its header is not the Python literal a .npy header is (damaged or cut short)"
+    return str(exc) or type(exc).__name__
+
+
+def load_npy(path: Path, shown: str | None = None) -> np.ndarray:
+    """The array in a .npy file; `shown` is how messages name the file (its bundle-relative path)."""
     import numpy as np
 
-    size = _check_size(path)
+    what = shown or path.name
+    size = _check_size(path, what)
     try:
         with path.open("rb") as fh:
-            header = _check_header(fh, size, path.name)
+            header = _check_header(fh, size, what)
             count = math.prod(header.shape)
             order: Literal["C", "F"] = "F" if header.fortran else "C"
             array: np.ndarray
@@ -77,7 +87,7 @@ def load_npy(path: Path) -> np.ndarray:
                     raise EOFError("the file ends before its data")
                 array = np.frombuffer(data, header.dtype, count).reshape(header.shape, order=order)
     except UNREADABLE as exc:
-        raise TensorFileError(f"{path.name} is not a readable .npy file without pickles ({exc})") from exc
+        raise TensorFileError(f"{what} is not a readable .npy file without pickles: {reason(exc)}") from exc
     return native(array)
 
 
@@ -86,18 +96,20 @@ def native(array: np.ndarray) -> np.ndarray:
     return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
 
 
-def load_npz(path: Path) -> dict[str, np.ndarray]:
+def load_npz(path: Path, shown: str | None = None) -> dict[str, np.ndarray]:
+    """The arrays in an .npz file; `shown` is how messages name the file (its bundle-relative path)."""
     import zipfile
 
-    _check_size(path)
+    what = shown or path.name
+    _check_size(path, what)
     try:
         with zipfile.ZipFile(path) as zf:
-            infos = _check_npz_members(zf, path.name)
-            return {info.filename.removesuffix(".npy"): native(_npz_member(zf, info, path.name)) for info in infos}
+            infos = _check_npz_members(zf, what)
+            return {info.filename.removesuffix(".npy"): native(_npz_member(zf, info, what)) for info in infos}
     except TensorFileError:
         raise
     except (*UNREADABLE, zipfile.BadZipFile) as exc:
-        raise TensorFileError(f"{path.name} is not a readable .npz file without pickles ({exc})") from exc
+        raise TensorFileError(f"{what} is not a readable .npz file without pickles: {reason(exc)}") from exc
 
 
 def _check_npz_members(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:

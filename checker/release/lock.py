@@ -36,7 +36,8 @@ def lock(path: Path) -> LockResult:
     manifest_path = _manifest_path(path)
     manifest, found = load_manifest(manifest_path, round_trip=True)
     if manifest is None or found:
-        return LockResult(False, [f.message for f in found] or ["the manifest cannot be read"])
+        where = [f"{manifest_path}" + (f":{f.line}" if f.line else "") for f in found]  # an editor's file:line
+        return LockResult(False, [f"{w}: {f.message}" for w, f in zip(where, found)] or ["the manifest cannot be read"])
     root = manifest_path.parent
     files, problems = _resolve(manifest, root)
     if problems:

@@ -11,7 +11,7 @@ from checker.render.links import repo_path
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
 from checker.render.runtimes import runtime_table
 from checker.render.slices import rule_scope
-from checker.reports.diff import changed_rules
+from checker.reports.diff import changed_rules, rule_name
 from checker.terminal import printable
 
 if TYPE_CHECKING:
@@ -64,6 +64,9 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     noun = "bundle passes" if total - failed == 1 else "bundles pass"
     head = f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')}){_not_run(bundles)}"
     ordered = [b for b in bundles if b.get("status") == "fail"] + [b for b in bundles if b.get("status") != "fail"]
+    loosened = [item for e in changes.values() for item in _seq(e.get("loosened")) if isinstance(item, str)]
+    if loosened:  # what a reviewer asks first: was a check weakened to get green?
+        head += "\n" + paint("loosened since the base: ", "fail") + "; ".join(loosened)
     blocks = [head, *(_bundle(b, paint, changes.get(str(b.get("path")))) for b in ordered)]
     blocks += [f"removed since the base: {e.get('path')}" for e in changes.values() if e.get("state") == "removed"]
     return "\n\n".join(blocks) + "\n"
@@ -130,6 +133,14 @@ def _since_base(change: dict[str, Any]) -> list[str]:
             facts.append(f"cases {key}: " + ", ".join(str(c) for c in _seq(cases.get(key))[:10]))
     lines = ["  since the base: " + ("; ".join(facts) if facts else "no change in pieces, figures or findings")]
     for rule in changed_rules(change):
+        edits = [
+            f"{e.get('param')} {_fmt(e.get('base'))} -> {_fmt(e.get('head'))} ({e.get('effect')})"
+            for e in _seq(rule.get("edits"))
+            if isinstance(e, dict)
+        ]
+        if edits or rule.get("rule") in ("added", "removed"):
+            what = ", ".join(edits) if edits else f"{rule.get('rule')} ({rule.get('effect')})"
+            lines.append(f"    {rule_name(rule)}: {what}")
         delta = rule.get("delta")
         shown = f" ({delta:+.4g})" if isinstance(delta, (int, float)) and not isinstance(delta, bool) else ""
         crossed = f", {rule['crossed']}" if rule.get("crossed") else ""

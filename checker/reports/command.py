@@ -34,6 +34,11 @@ def register(subparsers: Any) -> None:
     )
     d.add_argument("base", type=Path, metavar="BASE.json")
     d.add_argument("head", type=Path, metavar="HEAD.json")
+    d.add_argument(
+        "--fail-on-loosened",
+        action="store_true",
+        help="fail a bundle whose rules are looser than the base's (a rules.loosened error)",
+    )
     add_report_options(d)
     d.set_defaults(func=cmd_diff)
 
@@ -58,11 +63,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     # Loaded here, as merging is: the schema's validator is nothing `checker --help` needs.
-    from checker.reports.diff import diff
+    from checker.reports.diff import diff, fail_on_loosened
     from checker.reports.files import read_report
 
     check_output(args)
     base, head = read_report(args.base, untrusted=True), read_report(args.head, untrusted=True)
     head["changes"] = diff(base, head)
+    if args.fail_on_loosened:
+        fail_on_loosened(head)
     args.emit(args, head)
     return EXIT_FAIL if head.get("status") == "fail" else EXIT_PASS

@@ -2,7 +2,8 @@
 
 Both reports are JSON-shaped dicts (a base report may come from a file, so nothing in it is trusted:
 anything of the wrong shape counts as absent). Bundles are matched by path, then by release name; rules
-by graph, side, output, check and parameters; findings by id, file and message (not line: an edit above
+by identity (graph, side, output, check and slice, not their parameters: an edited threshold is one rule
+whose `edits` say loosened or tightened); findings by id, file and message (not line: an edit above
 a field moves it); cases by name. The result is the report's `changes` field (schemas/report.schema.json).
 """
 
@@ -13,10 +14,13 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from checker.findings import PIECES
+from checker.compare.metrics import CHECKS, RULE_LOOSER
+from checker.findings import PIECES, RULES_LOOSENED, Finding, Severity
+from checker.manifest.pieces import RULES
 from checker.reports.model import mappings as _dicts
 
 MAX_LISTED = 200  # findings or cases listed per kind and bundle; the rest are counted
+PRINT_DIGITS = 6  # the most significant digits any rendering prints a figure with (a cosine's wording)
 
 
 def diff(base: Mapping[str, Any], head: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,6 +68,7 @@ def _bundle(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> dict[str
     entry["rules"] = _rules(base, head)
     entry["findings"] = _findings(base, head)
     entry["cases"] = _cases(base, head)
+    entry["loosened"] = loosenings(entry)
     if _changed(entry):
         entry["state"] = "changed"
     return entry
@@ -84,7 +89,7 @@ def _changed(entry: Mapping[str, Any]) -> bool:
     return bool(
         status["base"] != status["head"]
         or entry["pieces"]
-        or any(r["delta"] != 0 or r["crossed"] for r in entry["rules"])
+        or any(r["moved"] or r["crossed"] or r.get("rule") for r in entry["rules"])
         or entry["findings"]["new"]
         or entry["findings"]["resolved"]
         or entry["cases"]["added"]
@@ -96,17 +101,24 @@ def _changed(entry: Mapping[str, Any]) -> bool:
 
 
 def _pieces(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
-    """The pieces whose digest differs; a report without piece digests (an older checker's) tells nothing."""
+    """The pieces (and `rules`) whose digest differs; a report without piece digests (an older checker's)
+    tells nothing. An older checker counted the rules in `graph` and `comparison_inputs`: against its report
+    those two and `rules` are not compared, rather than credit a rule's edit to the graph."""
     old, new = base.get("piece_digests"), head.get("piece_digests")
     if not (isinstance(old, Mapping) and isinstance(new, Mapping)):
         return []
-    return [p for p in PIECES if (p in old or p in new) and old.get(p) != new.get(p)]
+    names: tuple[str, ...] = (*PIECES, RULES)
+    if (RULES in old) != (RULES in new):
+        names = tuple(p for p in names if p not in ("graph", "comparison_inputs", RULES))
+    return [p for p in names if (p in old or p in new) and old.get(p) != new.get(p)]
 
 
 # ----- rules
 
 
 def _rules(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rules paired by identity (graph, side, output, check, slice), so an edited parameter is one rule that
+    changed, not one removed and one added; two rules of one identity pair in the order they are written."""
     old = dict(_rule_items(base))
     out = []
     for key, (comparison, rule) in _rule_items(head):
@@ -116,17 +128,20 @@ def _rules(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[dict[str, A
     return out
 
 
-RuleKey = tuple[str, str, str, str, str]
+RuleKey = tuple[str, str, str, str, str, int]
 
 
 def _rule_items(bundle: Mapping[str, Any]) -> list[tuple[RuleKey, tuple[Mapping[str, Any], Mapping[str, Any]]]]:
     items = []
+    seen: dict[tuple[str, ...], int] = {}
     for comparison in _dicts(bundle.get("comparisons")):
         for rule in _dicts(comparison.get("rules")):
-            params = json.dumps(rule.get("params"), sort_keys=True, default=str)
+            tags = rule.get("tags")
+            slice_ = json.dumps(sorted(str(t) for t in tags) if isinstance(tags, list) else [])
             graph, against = str(comparison.get("graph")), str(comparison.get("against"))
-            key = (graph, against, str(rule.get("output")), str(rule.get("check")), params)
-            items.append((key, (comparison, rule)))
+            identity = (graph, against, str(rule.get("output")), str(rule.get("check")), slice_)
+            seen[identity] = seen.get(identity, -1) + 1
+            items.append(((*identity, seen[identity]), (comparison, rule)))
     return items
 
 
@@ -143,7 +158,8 @@ def _rule(
     elif was is False and now is True:
         crossed = "now passes"
     threshold = _number(either.get("threshold"))
-    return {
+    delta = (after - before) if before is not None and after is not None else None
+    out: dict[str, Any] = {
         "graph": _str(comparison.get("graph")),
         "against": _str(comparison.get("against")),
         "output": _str(either.get("output")),
@@ -153,16 +169,126 @@ def _rule(
         "threshold": threshold,
         "base": before,
         "head": after,
-        "delta": (after - before) if before is not None and after is not None else None,
+        "delta": delta,
+        "moved": delta is not None and not same_figure(before, after),
         "base_passed": was,
         "head_passed": now,
         "crossed": crossed,
     }
+    tags = either.get("tags")
+    if isinstance(tags, list) and tags:
+        out["tags"] = [str(t) for t in tags]
+    line = either.get("line")
+    if isinstance(line, int) and not isinstance(line, bool):
+        out["line"] = line  # where the rule is written: the head's, or the base's for a removed one
+    if old is None or new is None:
+        out["rule"] = "added" if old is None else "removed"
+        out["effect"] = "tightened" if old is None else "loosened"
+        return out
+    edits = edited_params(str(either.get("check")), old, new)
+    if edits:
+        out["rule"] = "edited"
+        out["edits"] = edits
+        out["effect"] = _overall({str(e["effect"]) for e in edits})
+    return out
+
+
+def same_figure(a: float | None, b: float | None) -> bool:
+    """Equal as printed: a change below the figure's printing precision (cosine 0.99990368 against
+    0.99990368 - 1.3e-10) is floating-point jitter, not a change since the base."""
+    if a is None or b is None:
+        return a is b
+    return a == b or f"{a:.{PRINT_DIGITS}g}" == f"{b:.{PRINT_DIGITS}g}"
+
+
+def edited_params(check: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each parameter whose value differs, with whether the change made the rule easier to pass.
+
+    The way a parameter loosens is declared with its rule kind (compare.metrics.Check.looser); a kind or
+    parameter the registry does not know (a report of another checker) is "changed", never a guess.
+    """
+    kind = CHECKS.get(check)
+    ways = {**(kind.looser if kind else {}), **RULE_LOOSER}
+    was = {**_params(old), "min_pass_rate": old.get("min_pass_rate", 1.0)}
+    now = {**_params(new), "min_pass_rate": new.get("min_pass_rate", 1.0)}
+    edits = []
+    for name in [*was, *(k for k in now if k not in was)]:
+        before, after = was.get(name), now.get(name)
+        if before == after:
+            continue
+        edits.append({"param": name, "base": _plain(before), "head": _plain(after),
+                      "effect": _effect(ways.get(name), before, after)})  # fmt: skip
+    return edits
+
+
+def _params(rule: Mapping[str, Any]) -> dict[str, Any]:
+    params = rule.get("params")
+    return {str(k): v for k, v in params.items()} if isinstance(params, Mapping) else {}
+
+
+def _effect(way: str | None, before: object, after: object) -> str:
+    old, new = _number(before), _number(after)
+    if way is None or old is None or new is None:
+        return "changed"
+    looser = new > old if way == "higher" else new < old
+    return "loosened" if looser else "tightened"
+
+
+def _overall(effects: set[str]) -> str:
+    if "loosened" in effects:
+        return "loosened"  # a rule loosened in one parameter is looser, whatever else tightened
+    return "tightened" if effects == {"tightened"} else "changed"
+
+
+def _plain(value: object) -> object:
+    """A parameter's value as JSON keeps it (a report from a file may hold anything)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
 
 
 def _passed(rule: Mapping[str, Any] | None) -> bool | None:
     value = rule.get("passed") if rule else None
     return value if isinstance(value, bool) else None
+
+
+# ----- loosening
+
+
+def loosenings(entry: Mapping[str, Any]) -> list[str]:
+    """Every way the head's rules got easier to pass than the base's, one sentence each, for every renderer:
+    an edited parameter (`int8 logits score_drift max 0.005 → 0.05 (loosened)`), a removed rule, a removed
+    case (fewer cases to pass)."""
+    out = []
+    for rule in _dicts(entry.get("rules")):
+        name = rule_name(rule)
+        if rule.get("rule") == "removed":
+            out.append(f"{name} removed (loosened)")
+            continue
+        for edit in _dicts(rule.get("edits")):
+            if edit.get("effect") == "loosened":
+                values = f"{_value(edit.get('base'))} → {_value(edit.get('head'))}"
+                out.append(f"{name} {edit.get('param')} {values} (loosened)")
+    cases = entry.get("cases")
+    removed = [str(c) for c in cases.get("removed") or []] if isinstance(cases, Mapping) else []
+    if removed:
+        shown = ", ".join(removed[:5]) + (f" and {len(removed) - 5} more" if len(removed) > 5 else "")
+        out.append(f"{'case' if len(removed) == 1 else 'cases'} {shown} removed (loosened)")
+    return out
+
+
+def rule_name(rule: Mapping[str, Any]) -> str:
+    """graph, side, output, check and slice: what names a rule across two reports."""
+    side = " (vs baseline)" if rule.get("against") == "baseline" else ""
+    tags = rule.get("tags")
+    slice_ = f" [{', '.join(str(t) for t in tags)}]" if isinstance(tags, list) and tags else ""
+    return f"{rule.get('graph') or '?'}{side} {rule.get('output') or '?'} {rule.get('check') or '?'}{slice_}"
+
+
+def _value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return json.dumps(value) if not isinstance(value, str) else value
 
 
 # ----- findings and cases
@@ -218,11 +344,57 @@ def _number(value: object) -> float | None:
 
 
 def changed_rules(entry: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
-    """The rules of one bundle's change entry whose figure moved, or that crossed their threshold."""
+    """The rules of one bundle's change entry that were edited, added or removed, whose figure moved by more
+    than its printing shows, or that crossed their threshold."""
     for rule in _dicts(entry.get("rules")):
-        if (
-            rule.get("crossed")
-            or rule.get("delta") not in (0, 0.0, None)
-            or (rule.get("base") is None) != (rule.get("head") is None)
-        ):
+        moved = rule.get("moved")
+        if not isinstance(moved, bool):  # a report of an older checker: any delta at all
+            moved = rule.get("delta") not in (0, 0.0, None)
+        if rule.get("crossed") or rule.get("rule") or moved or (rule.get("base") is None) != (rule.get("head") is None):
             yield rule
+
+
+def loosened_finding(entry: Mapping[str, Any], manifest: str | None) -> Finding | None:
+    """With --fail-on-loosened (`fail-on: loosened`): one error for a bundle whose rules were loosened since
+    the base, so that loosening a check to get green needs someone to approve it."""
+    said = _strs(entry.get("loosened"))
+    if not said:
+        return None
+    rules = _dicts(entry.get("rules"))
+    lines = [r["line"] for r in rules if r.get("effect") == "loosened" and isinstance(r.get("line"), int)]
+    shown = "; ".join(said[:5]) + (f"; and {len(said) - 5} more" if len(said) > 5 else "")
+    return Finding(
+        RULES_LOOSENED,
+        Severity.ERROR,
+        f"the rules were loosened since the base: {shown}; --fail-on-loosened fails the check until it is approved",
+        file=manifest,
+        line=min(lines) if lines else None,
+    )
+
+
+def fail_on_loosened(report: dict[str, Any]) -> None:
+    """The report dict with a `rules.loosened` error on each bundle whose rules its `changes` say were
+    loosened, and the verdicts made to match (`checker report diff --fail-on-loosened`, the action)."""
+    entries = {str(e.get("path")): e for e in _dicts(_mapping(report.get("changes")).get("bundles"))}
+    for bundle in report.get("bundles") or []:
+        entry = entries.get(str(bundle.get("path"))) if isinstance(bundle, dict) else None
+        if entry is None or (found := loosened_finding(entry, _str(bundle.get("manifest")))) is None:
+            continue
+        bundle.setdefault("findings", []).append(found.to_dict())
+        bundle["status"] = report["status"] = "fail"
+        head_failed(entry)
+
+
+def head_failed(entry: Mapping[str, Any]) -> None:
+    """The change entry's head verdict, once a rules.loosened error failed the bundle."""
+    status = entry.get("status")
+    if isinstance(status, dict):
+        status["head"] = "fail"
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _strs(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

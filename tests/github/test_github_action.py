@@ -377,3 +377,48 @@ def test_a_bad_input_value_still_writes_the_summary_and_outputs(runner: Runner, 
         assert run.outputs["status"] == "fail" and run.outputs["failed"] == "0"
         assert "ONNX release check: not verified" in run.summary and "must be" in run.summary
     assert github.seen == []
+
+
+def loosened_pull_request(runner: Runner) -> None:
+    """models/m is the example bundle; base.json its report with the int8 score_drift max at 0.005 (failing)."""
+    from bundlekit import EXAMPLE
+
+    from checker.cli import main
+
+    bundle = runner.workspace / "models" / "m"
+    shutil.copytree(EXAMPLE, bundle)
+    manifest = bundle / "bundle.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("check: score_drift, max: 0.05,", "check: score_drift, max: 0.005,"), "utf-8")
+    assert main(["lock", str(bundle)]) == 0
+    base = runner.workspace / "base.json"
+    assert main(["verify", str(bundle), "--format", "json", "--output", str(base)]) == 1
+    for name in ("bundle.yaml", "bundle.sha256"):
+        shutil.copy(EXAMPLE / name, bundle / name)
+
+
+def visible(body: str) -> list[str]:
+    return [line for line in re.sub(r"<!--.*?-->", "", body, flags=re.S).splitlines() if line.strip()]
+
+
+def test_a_loosened_rule_is_the_first_thing_the_comment_says_and_fail_on_loosened_fails_it(
+    runner: Runner, github: FakeGitHub
+) -> None:
+    loosened_pull_request(runner)
+    said = "int8 logits score_drift max 0.005 → 0.05 (loosened)"
+    run = runner.run(bundles="models/m", compare_to="base.json")
+    assert run.code == 0, run.stderr  # off by default: said, not failed
+    for body in (github.ours(2)[0]["body"], run.summary):
+        top = visible(body)[:3]
+        assert top[0].startswith("## ✅") and any(said in line for line in top), top
+    run = runner.run(bundles="models/m", compare_to="base.json", fail_on="loosened")
+    assert run.code == 1 and run.outputs["status"] == "fail" and run.outputs["failed"] == "1", run.stderr
+    errors = [line for line in run.stdout.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 1 and "rules.loosened" in errors[0] and "line=103" in errors[0], errors
+    top = visible(github.ours(2)[0]["body"])[:3]
+    assert top[0].startswith("## ❌") and any(said in line for line in top), top
+    for bad in ("never loosened", "loose", "error warning"):
+        refused = runner.run(bundles="models/m", compare_to="base.json", fail_on=bad)
+        assert refused.code == 2 and "fail-on must be one of" in refused.stderr
+    alone = runner.run(bundles="models/m", fail_on="warning loosened")
+    assert alone.code == 2 and "fail-on: loosened needs compare-to" in alone.stderr

@@ -15,6 +15,7 @@ from checker.render.markdown.detail import Cuts, Detail, View
 from checker.render.markdown.findings import bundle_repo_path, error_list, info_list, warning_list
 from checker.render.markdown.since_base import (
     changes_by_bundle,
+    loosened_first,
     removed_since_base,
     since_base_line,
     since_base_section,
@@ -47,7 +48,7 @@ def document(
     bundles = _dicts(report.get("bundles"))
     view = View(detail, cuts, links, changes_by_bundle(report.get("changes")))
     failing = [b for b in bundles if b.get("status") == "fail"]
-    parts = [_headline(report, bundles)]
+    parts = [_headline(report, bundles), *loosened_first(view)]
     if failing:
         for i, bundle in enumerate(failing):
             if detail.full_bundles is not None and i >= detail.full_bundles:

@@ -1,5 +1,6 @@
-"""What changed since the base report (checker.reports.diff): per bundle its facts, each changed rule's base
-and head figure, new and resolved findings; and the bundles removed since.
+"""What changed since the base report (checker.reports.diff): a loosened rule first, on the line under the
+verdict; per bundle its facts, each changed rule's base and head figure, new and resolved findings; and the
+bundles removed since.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from checker.render.escape import text
 from checker.render.markdown.charts import change_chart
 from checker.render.markdown.detail import View
 from checker.render.markdown.words import count, is_number, number
-from checker.reports.diff import changed_rules
+from checker.reports.diff import changed_rules, rule_name
 from checker.reports.model import mappings as _dicts
 
 
@@ -23,6 +24,25 @@ def changes_by_bundle(value: object) -> dict[str, Mapping[str, Any]]:
 
 def _change_for(bundle: Mapping[str, Any], view: View) -> Mapping[str, Any] | None:
     return view.changes.get(str(bundle.get("path")))
+
+
+LOOSENED_SHOWN = 3  # loosenings named on the line under the verdict; the rest are counted
+
+
+def loosened_first(view: View) -> Iterator[str]:
+    """The question a release reviewer asks first, answered under the verdict: was a check weakened to get
+    green? Each loosening with its old and new value (`int8 logits score_drift max 0.005 → 0.05 (loosened)`)."""
+    several = len(view.changes) > 1
+    said = [
+        (f"{entry.get('name') or entry.get('path')}: " if several else "") + item
+        for entry in view.changes.values()
+        for item in _strs(entry.get("loosened"))
+    ]
+    if not said:
+        return
+    shown = "; ".join(text(s, 200) for s in said[:LOOSENED_SHOWN])
+    more = f"; and {len(said) - LOOSENED_SHOWN} more" if len(said) > LOOSENED_SHOWN else ""
+    yield f"**⚠️ Rules loosened since the base:** {shown}{more}"
 
 
 def since_base_line(bundles: list[Mapping[str, Any]], view: View) -> Iterator[str]:
@@ -102,14 +122,25 @@ def _change_table(rules: list[Mapping[str, Any]], entry: Mapping[str, Any]) -> I
 
 
 def _change_rule_name(rule: Mapping[str, Any]) -> str:
-    side = " (vs baseline)" if rule.get("against") == "baseline" else ""
-    return text(f"{rule.get('graph', '?')}{side} {rule.get('output', '?')} {rule.get('check', '?')}", 160)
+    """The rule, and how it was edited, added or removed since the base."""
+    edits = [
+        f"{e.get('param')} {_value(e.get('base'))} → {_value(e.get('head'))} ({e.get('effect')})"
+        for e in _dicts(rule.get("edits"))
+    ]
+    state = {"added": " (added)", "removed": " (removed, loosened)"}.get(str(rule.get("rule")), "")
+    return text(rule_name(rule) + state + (": " + ", ".join(edits) if edits else ""), 240)
+
+
+def _value(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _rule_change_text(rule: Mapping[str, Any]) -> str:
     delta = rule.get("delta")
-    change = f" ({float(delta):+.3g})" if is_number(delta) else ""
     crossed = f", {text(rule['crossed'], 20)}" if rule.get("crossed") else ""
+    if rule.get("moved") is False and rule.get("rule"):  # an edited rule measuring the same: the edit is the news
+        return f"{_change_rule_name(rule)}{crossed}"
+    change = f" ({float(delta):+.3g})" if is_number(delta) else ""
     return f"{_change_rule_name(rule)} {number(rule.get('base'))} → {number(rule.get('head'))}{change}{crossed}"
 
 

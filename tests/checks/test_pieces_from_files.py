@@ -1,0 +1,40 @@
+"""Completeness from facts: a piece whose declared file is not in the bundle is not ticked, in any renderer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from bundlekit import EXAMPLE
+
+from checker.cli import main
+
+
+def verify(bundle: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    assert main(["verify", str(bundle), "--format", fmt]) == 1
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("deleted", "piece"), [("labels.txt", "labels"), ("cases/dusk/logits.npy", "comparison_inputs")]
+)
+def test_a_deleted_file_unticks_its_piece_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], deleted: str, piece: str
+) -> None:
+    bundle = tmp_path / "m"
+    shutil.copytree(EXAMPLE, bundle)
+    (bundle / deleted).unlink()
+    report = json.loads(verify(bundle, "json", capsys))
+    pieces = report["bundles"][0]["pieces"]
+    assert pieces[piece] == "missing"
+    assert [p for p, state in pieces.items() if state == "missing"] == [piece]
+    assert any(f["id"] == "bundle.file_missing" for f in report["bundles"][0]["findings"])
+    assert f"✗ {piece}" in verify(bundle, "text", capsys)
+    markdown = verify(bundle, "markdown", capsys)
+    shown = piece.replace("_", " ")  # the Markdown checklist writes a piece's name in words
+    assert "Pieces (6 of 7 present)" in markdown and f"- [ ] {shown}: **missing**" in markdown
+    assert f"- [x] {shown}" not in markdown
+    assert f"the {piece} piece is missing" in verify(bundle, "junit", capsys)
