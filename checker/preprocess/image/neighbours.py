@@ -35,7 +35,7 @@ from checker.preprocess.image.steps import (
 )
 from checker.preprocess.registry import NO_CHANGES
 
-MAX_NEIGHBOURS = 64
+MAX_NEIGHBOURS = 96  # a conditional geometry (PP-OCR's detector) has some 70 one-edit neighbours
 
 
 @dataclass(frozen=True)
