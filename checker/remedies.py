@@ -122,16 +122,15 @@ def _diagnosis(facts: Facts) -> str:
 
 
 def _fidelity(facts: Facts) -> str:
-    explanation, raw = facts.word("explanation"), facts.word("raw")
+    explanation = facts.word("explanation")
     if explanation is None:
         return "correct the preprocessing fields if they differ from the model's, or regenerate the tensor from its raw input with `checker preprocess`"  # noqa: E501
     # The explanation says the two sides differ by one edit; which side is wrong only the author knows, and a
     # raw file that is itself the edited one (a photo saved with its channels swapped) would carry the edit
     # into a regenerated tensor, so rebuilding is the last step, not the first.
-    raw_file = f"the raw file {raw}" if raw else "the raw file"
     return (
         f"the stored tensor was made {explanation}: if the model was trained that way, declare it in the "
-        f"manifest's preprocessing; if not, check that {raw_file} is the original (not itself the edited one), "
+        "manifest's preprocessing; if not, check that the raw file is the original (not itself the edited one), "
         "then rebuild the stored tensor from it with `checker preprocess`"
     )
 

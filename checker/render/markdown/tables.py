@@ -61,7 +61,7 @@ def _rule_table(rules: list[Mapping[str, Any]]) -> Iterator[str]:
 def worst_case(rule: Mapping[str, Any]) -> str:
     """The worst case's name, or "all alike" when every case measured the same (no case is the worst)."""
     cases = rule.get("cases")
-    if isinstance(cases, Mapping) and len(cases) > 1 and len({number(v) for v in cases.values()}) == 1:
+    if isinstance(cases, Mapping) and len(cases) > 1 and len({repr(v) for v in cases.values()}) == 1:
         return "all alike"
     return text(rule.get("worst_case") or "—", 80)
 
