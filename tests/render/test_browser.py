@@ -110,6 +110,11 @@ def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(
     assert markup_shown(page.closed_text) == []
 
 
+def moved(graph: str, base: float, head: float) -> dict[str, Any]:
+    return {"graph": graph, "against": "reference", "output": "logits", "check": "score_drift", "base": base,
+            "head": head, "delta": head - base, "threshold": 0.005, "direction": "max"}  # fmt: skip
+
+
 def test_a_base_to_head_chart_is_drawn_with_its_bars_side_by_side(tmp_path: Path) -> None:
     """The one chart left: two rules moved, drawn by Mermaid as one bar per rule and side, and a threshold."""
     report: dict[str, Any] = {
@@ -121,11 +126,7 @@ def test_a_base_to_head_chart_is_drawn_with_its_bars_side_by_side(tmp_path: Path
                 {
                     "path": "models/m",
                     "state": "changed",
-                    "rules": [
-                        {"graph": g, "against": "reference", "output": "logits", "check": "score_drift",
-                         "base": b, "head": h, "delta": h - b, "threshold": 0.005, "direction": "max"}
-                        for g, b, h in (("int8", 0.004, 0.015), ("fp16", 0.001, 0.002))
-                    ],  # fmt: skip
+                    "rules": [moved(g, b, h) for g, b, h in (("int8", 0.004, 0.015), ("fp16", 0.001, 0.002))],
                 }
             ]
         },

@@ -25,8 +25,9 @@ from checker.reports.model import BundleReport, Report
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
 MEAN, STD = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
-IMAGE_PREP = {"kind": "image", "color": "RGB", "resize": {"mode": "exact", "size": [64, 64], "interpolation": "bilinear"},
-              "scale": 1 / 255, "mean": MEAN.tolist(), "std": STD.tolist()}  # fmt: skip
+RESIZE = {"mode": "exact", "size": [64, 64], "interpolation": "bilinear"}
+IMAGE_PREP = {"kind": "image", "color": "RGB", "resize": RESIZE, "scale": 1 / 255, "mean": MEAN.tolist(),
+              "std": STD.tolist()}  # fmt: skip
 IMAGE_INPUT = {"name": "pixel_values", "dtype": "float32", "shape": [1, 3, 64, 64], "layout": "NCHW",
                "preprocessing": IMAGE_PREP}  # fmt: skip
 
@@ -220,7 +221,7 @@ def test_the_base_to_head_chart_draws_base_and_head_side_by_side() -> None:
     md = render(change_report([moved("int8", 0.004, 0.015, 0.005), moved("fp16", 0.001, 0.002, 0.005)]))
     lines = chart_lines(md)
     labels = json.loads("[" + next(x for x in lines if "x-axis" in x).split("[", 1)[1].rsplit("]", 1)[0] + "]")
-    assert labels == ["base int8 score_drift", "head int8 score_drift", "base fp16 score_drift", "head fp16 score_drift"]
+    assert labels == [f"{side} {g} score_drift" for g in ("int8", "fp16") for side in ("base", "head")]
     bars = [[float(v) for v in x.split("[")[1].rstrip("]").split(",")] for x in lines if x.strip().startswith("bar")]
     # Each category has its value in one series only: no bar stands behind another.
     assert all(sum(1 for series in bars if series[i] != 0) == 1 for i in range(len(labels)))
