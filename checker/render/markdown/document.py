@@ -233,7 +233,8 @@ def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str, n
             continue
         if nested:
             yield ""
-            yield f"<details><summary>✅ {bundle_title(bundle)}: pieces, comparisons</summary>"
+            where = text(bundle.get("path") or "?", 120)
+            yield f"<details><summary>✅ {bundle_title(bundle)} — {where}: pieces, comparisons</summary>"
         else:
             yield ""
             yield f"#### ✅ {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}"
