@@ -8,22 +8,51 @@ table; a test keeps the two, and `checker/findings.py`, in step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from checker import findings as F
 
-Remedy = Callable[[Mapping[str, Any], str], str]
-"""(finding as in the report, the bundle's path) -> one sentence."""
+
+@dataclass(frozen=True)
+class Facts:
+    """What a remedy reads: the finding as in the report, the bundle's path, and the bundle's other findings
+    (a failed rule's fix reads the diagnosis the same run already made)."""
+
+    finding: Mapping[str, Any]
+    bundle: str = ""
+    others: Sequence[Mapping[str, Any]] = ()
+
+    @property
+    def details(self) -> Mapping[str, Any]:
+        found = self.finding.get("details")
+        return found if isinstance(found, Mapping) else {}
+
+    def word(self, key: str) -> str | None:
+        """A string fact of the finding, made safe to place in a sentence; None when absent or empty."""
+        value = self.details.get(key)
+        return _plain(value) if isinstance(value, str) and value else None
+
+    def diagnosis(self, variant: str) -> Mapping[str, Any] | None:
+        """The details of the diagnosis this run made of `variant`, when it made one."""
+        for other in self.others:
+            details = other.get("details")
+            if (
+                other.get("id") == F.VARIANT_DIAGNOSIS
+                and isinstance(details, Mapping)
+                and details.get("variant") == variant
+            ):
+                return details
+        return None
+
+
+Remedy = Callable[[Facts], str]
+"""The facts of one finding -> one sentence."""
 
 
 def _fixed(sentence: str) -> Remedy:
-    return lambda _finding, _bundle: sentence
-
-
-def _details(finding: Mapping[str, Any]) -> Mapping[str, Any]:
-    found = finding.get("details")
-    return found if isinstance(found, Mapping) else {}
+    return lambda _facts: sentence
 
 
 def _int(value: object) -> int | None:
@@ -41,15 +70,14 @@ def _quoted(path: str) -> str:
     return path if path and all(c.isalnum() or c in "/._-+" for c in path) else "'" + path.replace("'", "") + "'"
 
 
-def _digest(finding: Mapping[str, Any], bundle: str) -> str:
-    what = _details(finding).get("path")
-    restore = f"restore {_plain(what)}" if isinstance(what, str) else "restore the file"
-    return f"{restore}, or, if the change is intended, run `checker lock {_quoted(bundle or '.')}`"
+def _digest(facts: Facts) -> str:
+    what = facts.word("path")
+    restore = f"restore {what}" if what else "restore the file"
+    return f"{restore}, or, if the change is intended, run `checker lock {_quoted(facts.bundle or '.')}`"
 
 
-def _labels_count(finding: Mapping[str, Any], _bundle: str) -> str:
-    details = _details(finding)
-    expected, actual = _int(details.get("expected")), _int(details.get("actual"))
+def _labels_count(facts: Facts) -> str:
+    expected, actual = _int(facts.details.get("expected")), _int(facts.details.get("actual"))
     if expected is None or actual is None:
         return "make the label mapping hold one label per entry of the labelled axis"
     if actual < expected:
@@ -57,28 +85,83 @@ def _labels_count(finding: Mapping[str, Any], _bundle: str) -> str:
     return f"remove the {actual - expected} extra labels: the output has {expected} entries, the mapping {actual}"
 
 
-def _labels_order(finding: Mapping[str, Any], _bundle: str) -> str:
-    implied = _details(finding).get("implied")
+def _labels_order(facts: Facts) -> str:
+    implied = facts.details.get("implied")
     if isinstance(implied, list) and implied and all(isinstance(x, str) for x in implied):
         return "write the labels in the order the cases imply: " + _plain(", ".join(implied[:20]))
     return "put each label at the index the reference output gives its class (the finding names the swapped ones)"
 
 
-def _rule(finding: Mapping[str, Any], bundle: str) -> str:
-    details = _details(finding)
-    graph = details.get("graph")
-    worst = details.get("worst_case")
-    look = f"look at the worst case '{_plain(worst)}'" if isinstance(worst, str) else "look at the worst case"
-    if isinstance(graph, str) and graph != "baseline":
-        where = f"`checker diagnose {_quoted(bundle or '.')} --variant {_quoted(graph)}`"
+def _excluded(diagnosis: Mapping[str, Any]) -> list[str]:
+    nodes = diagnosis.get("nodes_to_exclude")
+    return [_plain(n) for n in nodes if isinstance(n, str)][:20] if isinstance(nodes, list) else []
+
+
+def _rule(facts: Facts) -> str:
+    graph, worst = facts.word("graph"), facts.word("worst_case")
+    if graph is not None and graph != "baseline":
+        diagnosis = facts.diagnosis(graph)
+        nodes = _excluded(diagnosis) if diagnosis is not None else []
+        if nodes:  # the diagnosis already ran: its answer is the fix, not a command that repeats it
+            return _exclude(nodes, diagnosis or {})
+        look = f"look at the worst case '{worst}'" if worst else "look at the worst case"
+        where = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)}`"
         return f"{look}; {where} names the node where the variant starts to diverge: change the conversion there"
+    look = f"look at the worst case '{worst}'" if worst else "look at the worst case"
     return f"{look}: the graph or its reference outputs changed; re-export the graph or regenerate the references"
 
 
-def _missing_piece(finding: Mapping[str, Any], _bundle: str) -> str:
-    piece = _details(finding).get("piece")
-    named = f"the {str(piece).replace('_', ' ')} piece" if isinstance(piece, str) else "the missing piece"
-    return f"add {named} to the manifest (docs/manifest.md says how; `checker init` drafts one from a graph)"
+def _exclude(nodes: list[str], diagnosis: Mapping[str, Any]) -> str:
+    case = diagnosis.get("case")
+    on = f" on case '{_plain(case)}'" if isinstance(case, str) else ""
+    listed = "[" + ", ".join(repr(n) for n in nodes) + "]"
+    return (
+        f"re-quantize with `nodes_to_exclude={listed}`: the diagnosis{on} found the variant leaving the baseline "
+        "there (or change the conversion of those nodes)"
+    )
+
+
+def _diagnosis(facts: Facts) -> str:
+    nodes = _excluded(facts.details)
+    if nodes:
+        return _exclude(nodes, facts.details)
+    return "change the conversion at the node named (or exclude it from quantization)"
+
+
+def _fidelity(facts: Facts) -> str:
+    explanation = facts.word("explanation")
+    if explanation is None:
+        return "correct the preprocessing fields if they differ from the model's, or regenerate the tensor from its raw input with `checker preprocess`"  # noqa: E501
+    # The explanation says the two sides differ by one edit; which side is wrong only the author knows, and a
+    # raw file that is itself the edited one (a photo saved with its channels swapped) would carry the edit
+    # into a regenerated tensor, so rebuilding is the last step, not the first.
+    return (
+        f"the stored tensor was made {explanation}: if the model was trained that way, declare it in the "
+        "manifest's preprocessing; if not, check that the raw file is the original (not itself the edited one), "
+        "then rebuild the stored tensor from it with `checker preprocess`"
+    )
+
+
+def _bundle_path(facts: Facts) -> str:
+    if facts.word("archive") is not None and facts.details.get("unreadable") is True:
+        return "the archive is damaged or cut short: pack the bundle again (`checker pack`) and upload the whole file"
+    if facts.word("archive") is not None:
+        return "pack the bundle again from its folder with `checker pack`: it holds only files, none leaving it"
+    return "name the file by a path inside the bundle: relative, no `..`, no link leaving it"
+
+
+def _dynamic_axes(facts: Facts) -> str:
+    node = facts.word("node")
+    fix = "or fix the axis in the manifest with an int"
+    if node is not None:
+        return f"re-export so that {node} keeps the batch dynamic (reshape with 0 or -1 there), {fix}"
+    return f"re-export so that no node mixes the items of a batch (each item's output must depend on it alone), {fix}"
+
+
+def _missing_piece(facts: Facts) -> str:
+    piece = facts.word("piece")
+    named = f"the {piece.replace('_', ' ')} piece" if piece else "the missing piece"
+    return f"add {named} to the manifest (`checker schema` prints its fields; `checker init` drafts one from a graph)"
 
 
 REMEDIES: dict[str, Remedy] = {
@@ -86,7 +169,7 @@ REMEDIES: dict[str, Remedy] = {
     F.MANIFEST_SCHEMA: _fixed("correct the field as the message says; `checker schema` prints every field"),
     F.MANIFEST_VERSION: _fixed("write `manifest_version: 1` as an integer, or upgrade the checker"),
     F.MISSING_PIECE: _missing_piece,
-    F.BUNDLE_PATH: _fixed("name the file by a path inside the bundle: relative, no `..`, no link leaving it"),
+    F.BUNDLE_PATH: _bundle_path,
     F.FILE_MISSING: _fixed("add the file to the bundle, or correct its path in the manifest"),
     F.DIGEST: _digest,
     F.UNLISTED: _fixed("name the file in the manifest, or remove it from the bundle folder"),
@@ -96,10 +179,7 @@ REMEDIES: dict[str, Remedy] = {
         "list every external-data file in graph.external_data and re-save the graph so each reference fits its file"
     ),
     F.GRAPH_IO: _fixed("make inputs and outputs match the graph's names, dtypes and shapes"),
-    F.GRAPH_DYNAMIC_AXES: _fixed(
-        "re-export so the node named keeps the batch dynamic (reshape with 0 or -1 there), or fix the axis in the "
-        "manifest with an int"
-    ),
+    F.GRAPH_DYNAMIC_AXES: _dynamic_axes,
     F.GRAPH_PRODUCER: _fixed("add graph.producer (tool, version, settings) so the export can be repeated"),
     F.LABELS_COUNT: _labels_count,
     F.LABELS_DUPLICATE: _fixed("make every label unique"),
@@ -113,9 +193,7 @@ REMEDIES: dict[str, Remedy] = {
     ),
     F.RUNTIME_PROVIDER: _fixed("verify on a machine with the declared execution provider, or declare the one used"),
     F.INPUTS_RANGE: _fixed("regenerate the case tensor with the declared preprocessing (`checker preprocess`)"),
-    F.INPUTS_FIDELITY: _fixed(
-        "regenerate the tensor from its raw input with `checker preprocess`, or correct the preprocessing fields"
-    ),
+    F.INPUTS_FIDELITY: _fidelity,
     F.INPUTS_NOT_REBUILT: _fixed("install the extra named (pip install 'onnx-release-checker[image,text]')"),
     F.COMPARISON_COVERAGE: _fixed("add cases for what is missing (`checker case add`), at least one edge case"),
     F.COMPARISON_CASE: _fixed("make the case's tensors match the graph's inputs and outputs (names, dtypes, shapes)"),
@@ -157,7 +235,7 @@ REMEDIES: dict[str, Remedy] = {
     F.SIGNATURE_FILE_ADDED: _fixed("remove the file added since signing, or sign the bundle again"),
     F.SIGNATURE_FILE_REMOVED: _fixed("restore the signed file, or sign the bundle again"),
     F.SIGNATURE_FILE_CHANGED: _fixed("restore the signed file, or sign the bundle again"),
-    F.VARIANT_DIAGNOSIS: _fixed("change the conversion at the node named (or exclude it from quantization)"),
+    F.VARIANT_DIAGNOSIS: _diagnosis,
     F.VALIDATION_FAILED: _fixed("run the validation command locally and fix what its output shows"),
     F.VALIDATION_NOT_RUN: _fixed("pass --run-validation, on a trusted bundle only, to run it"),
     F.STAGE_SKIPPED: _fixed("fix the errors that stopped the earlier stage; this one then runs"),
@@ -199,13 +277,14 @@ REMEDIES: dict[str, Remedy] = {
 }
 
 
-def remedy(finding: Mapping[str, Any], bundle: str = "") -> str:
-    """The next step for one finding of the report (a JSON-shaped dict); unknown ids get a general one."""
+def remedy(finding: Mapping[str, Any], bundle: str = "", others: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The next step for one finding of the report (a JSON-shaped dict), read from its facts and the bundle's
+    `others` findings; unknown ids get a general one."""
     fid = finding.get("id")
     found = REMEDIES.get(fid) if isinstance(fid, str) else None
     if found is None:
         return "see docs/findings.md for this finding id"
-    return found(finding, bundle)
+    return found(Facts(finding, bundle, others))
 
 
 def finding_ids() -> list[str]:

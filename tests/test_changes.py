@@ -21,6 +21,7 @@ from ruamel.yaml import YAML
 
 from checker.cli import main
 from checker.manifest.schema import load
+from checker.reports.diff import changed_rules
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mobilenet-tiny"
 
@@ -130,8 +131,20 @@ def test_markdown_and_text_show_the_deltas_and_a_chart(repo: Path, capsys: pytes
     row = f"| int8 logits score_drift | {old:.4g} | {new:.4g} | {new - old:+.4g} | 0.05 |"
     assert row in md
     assert "changed pieces: graph, comparison inputs" in md and "cases removed: overexposed" in md
-    chart = md[md.index("Chart: base against head") :].split("```")[1]
-    assert chart.count("\n  bar [") == 2 and "line [" in chart
+    # The chart draws the rules with an upper bound that moved, when there are two or more (one is its row).
+    run(repo, "report", "diff", "base.json", "head.json", "--format", "json")
+    entry = json.loads(capsys.readouterr().out)["changes"]["bundles"][0]
+    moved = [
+        r
+        for r in changed_rules(entry)
+        if r["direction"] == "max" and None not in (r["base"], r["head"]) and (r["threshold"] or 0) > 0
+    ]
+    if len(moved) >= 2:
+        chart = md[md.index("Chart: each changed rule at the base and at the head") :].split("```")[1]
+        assert chart.count("\n  bar [") == 4 and "line [" in chart
+        assert chart.count('"base ') == chart.count('"head ') == min(len(moved), 8)
+    else:
+        assert "```mermaid" not in md
     run(repo, "report", "diff", "base.json", "head.json")
     text = capsys.readouterr().out
     assert f"int8 logits score_drift: {old:.4g} -> {new:.4g} ({new - old:+.4g})" in text

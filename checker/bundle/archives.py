@@ -67,12 +67,14 @@ def extract(archive: Path, dest: Path) -> list[Finding]:
         unpack(archive, dest, _Budget(archive.stat().st_size))
         return []
     except _Refused as exc:
-        fid, problem = exc.fid, str(exc)
+        fid, problem, unreadable = exc.fid, str(exc), False
     except UNREADABLE as exc:
-        fid, problem = F.BUNDLE_PATH, f"cannot be read ({_why(exc)})"
+        fid, problem, unreadable = F.BUNDLE_PATH, f"cannot be read ({_why(exc)})", True
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(exist_ok=True)
-    return [F.error(fid, f"{archive.name}: archive refused: {problem}", archive.name)]
+    # The archive's name and whether it could be read at all tell the remedy it is the archive to fix.
+    message = f"{archive.name}: archive refused: {problem}"
+    return [F.error(fid, message, archive.name, archive=archive.name, unreadable=unreadable)]
 
 
 # What a corrupt, truncated, encrypted or exotic archive raises while it is read: the compressors' own errors

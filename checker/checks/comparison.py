@@ -18,7 +18,7 @@ from checker.compare.boundaries import Boundaries
 from checker.compare.determinism import REPEATED, repeat_findings
 from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
 from checker.compare.progress import Progress, for_run
-from checker.compare.ruleset import Entry, RuleSet, check_outputs, judge_set, parse_entries
+from checker.compare.ruleset import Entry, RuleSet, check_outputs, diagnosed_case, judge_set, parse_entries
 from checker.compare.session import (
     CaseRunError,
     Runtime,
@@ -393,17 +393,9 @@ def _keep_boundaries(judged: Comparison, entries: list[Entry], boundaries: Bound
             result.boundaries = {"export": pair[0].cases, "transform": pair[1].cases}
 
 
-def _worst_case(judged: list[Comparison]) -> str | None:
-    for comparison in judged:
-        for rule in comparison.rules:
-            if not rule.passed and rule.worst_case is not None:
-                return rule.worst_case
-    return None
-
-
 def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
     """Where the failed variant's tensors leave the baseline's, on its worst case."""
-    case = next((c for c in run.cases if c.name == _worst_case(judged)), None)
+    case = next((c for c in run.cases if c.name == diagnosed_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:
         return
     from checker.compare import divergence as D  # only a failed variant needs it

@@ -215,3 +215,14 @@ def nan_findings(ctx: Context, rules: RuleSet, names: Sequence[str]) -> Iterator
                 f"{len(cases)} case(s): {shown}"
             )
             yield F.error(F.COMPARISON_NAN, msg, **ctx.where(*entry.keys), graph=rules.graph, cases=cases)
+
+
+def diagnosed_case(judged: Sequence[Comparison]) -> str | None:
+    """The case a failed variant is diagnosed on: its first failing rule's worst case (its rules against the
+    reference first, then against the baseline; ties go to the earlier case). `checker verify` and
+    `checker diagnose` both pick it, so one failure gets one diagnosis."""
+    for comparison in judged:
+        for rule in comparison.rules:
+            if not rule.passed and rule.worst_case is not None:
+                return rule.worst_case
+    return None

@@ -34,7 +34,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--case",
         metavar="NAME",
-        help="the case to run (default: the one where the variant's outputs are furthest from the baseline's)",
+        help="the case to run (default: the one checker verify diagnoses, its first failing rule's worst case; "
+        "when no rule fails, the one where the variant's outputs are furthest from the baseline's)",
     )
     p.add_argument(
         "--min-db",

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from checker import findings as F
 from checker.compare import divergence as D
 from checker.compare.metrics import sqnr_db
+from checker.compare.ruleset import RuleSet, judge_set, parse_entries
+from checker.compare.ruleset import diagnosed_case as pick_case
 from checker.compare.session import (
     CaseRunError,
     Runtime,
@@ -83,14 +85,51 @@ def _session(path: Path, runtime: Runtime, model: Any) -> ort.InferenceSession:
         raise BundleError(f"onnxruntime cannot load '{path.name}': {exc}") from exc
 
 
-def furthest_case(ctx: Context, graphs: D.Graphs, paths: tuple[Path, Path], runtime: Runtime) -> Case:
-    """The case on which the variant's outputs are furthest from the baseline's (the lowest SQNR)."""
+def diagnosed_case(ctx: Context, variant: str, graphs: D.Graphs, paths: tuple[Path, Path], runtime: Runtime) -> Case:
+    """The case `checker verify` diagnoses: the worst case of the variant's first failing rule, judged here as
+    verify judges it; when no rule fails, the case on which its outputs are furthest from the baseline's."""
     base, var = _session(paths[0], runtime, graphs.baseline), _session(paths[1], runtime, graphs.variant)
+    outputs: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
+    for case in ctx.cases or []:
+        outputs[case.name] = (_outputs(var, case), _outputs(base, case))
+    named = _failing_worst(ctx, variant, outputs)
+    found = next((c for c in ctx.cases or [] if c.name == named), None)
+    return found if found is not None else _furthest(ctx, outputs)
+
+
+def _outputs(session: ort.InferenceSession, case: Case) -> dict[str, Any] | None:
+    try:
+        return run_case(session, case.inputs)
+    except CaseRunError:
+        return None
+
+
+def _failing_worst(ctx: Context, variant: str, outputs: dict[str, tuple[Any, Any]]) -> str | None:
+    """The variant's rules (against the reference, then against the baseline) judged on `outputs`."""
+    index = next((i for i, v in enumerate(ctx.data.get("variants") or []) if v.get("name") == variant), None)
+    if index is None:
+        return None
+    reference, _ = parse_entries(ctx, ("variants", index, "rules"))
+    drift, _ = parse_entries(ctx, ("variants", index, "drift_rules"))
+    sets = [
+        RuleSet(variant, "reference", reference, lambda c: c.expected, "no expected outputs", ctx.labels),
+        RuleSet(variant, "baseline", drift, lambda c: outputs[c.name][1], "no baseline output", ctx.labels),
+    ]
+    cases = [c for c in ctx.cases or [] if c.name in outputs]
+    for rules in sets:
+        for case in cases:
+            actual = outputs[case.name][0]
+            rules.add_case(case, actual, None if actual is not None else "the variant failed on this case")
+    names = [c.name for c in cases]
+    return pick_case([judge_set(ctx, rules, names)[0] for rules in sets])
+
+
+def _furthest(ctx: Context, outputs: dict[str, tuple[Any, Any]]) -> Case:
+    """The case on which the variant's outputs are furthest from the baseline's (the lowest SQNR)."""
     worst: tuple[float, Case] | None = None
     for case in ctx.cases or []:
-        try:
-            a, b = run_case(var, case.inputs), run_case(base, case.inputs)
-        except CaseRunError:
+        a, b = outputs.get(case.name, (None, None))
+        if a is None or b is None:
             continue
         shared = [k for k in b if k in a and a[k].shape == b[k].shape and a[k].dtype.kind == "f"]
         score = min((sqnr_db(a[k], b[k]) for k in shared), default=None)
@@ -109,7 +148,7 @@ def investigate(
     requantize: bool = False,
     budget_s: float = 300.0,
 ) -> dict[str, Any]:
-    """Diagnose `variant` against the baseline on `case_name`, or on the case where they differ most; with
+    """Diagnose `variant` against the baseline on `case_name`, or on the case verify diagnoses; with
     `requantize`, measure the candidate exclusions by re-running the recorded transform."""
     with prepared(path) as ctx:
         result = _diagnosis(ctx, variant, case_name, min_db)
@@ -142,7 +181,7 @@ def _diagnosis(ctx: Context, variant: str, case_name: str | None, min_db: float)
         model = _load(variant_path)
     graphs = D.Graphs(ctx.graph, baseline_path.parent, model, variant_path.parent)
     if case_name is None:
-        case = furthest_case(ctx, graphs, (baseline_path, variant_path), runtime)
+        case = diagnosed_case(ctx, variant, graphs, (baseline_path, variant_path), runtime)
     else:
         case = _named_case(ctx, case_name)
     try:

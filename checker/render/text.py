@@ -193,7 +193,7 @@ def _findings(bundle: dict[str, Any], findings: list[dict[str, Any]], paint: Pai
         sev = paint(f"{f.get('severity', ''):7}", f.get("severity", ""))
         out.append(f"  {sev} {f.get('id', ''):24} {where + '  ' if where else ''}{f.get('message', '')}")
         if f.get("severity") in ("error", "warning"):
-            out.append(f"          fix: {printable(remedy(f, str(bundle.get('path') or '')))}")
+            out.append(f"          fix: {printable(remedy(f, str(bundle.get('path') or ''), findings))}")
     return out
 
 

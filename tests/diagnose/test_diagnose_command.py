@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 from modelkit import good_and_miscalibrated_bundle
 
 from checker.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +87,25 @@ def test_start_up_imports_neither_onnx_nor_onnxruntime() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_verify_and_diagnose_diagnose_the_same_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The example's int8 with its score_drift rule tightened until it fails: its worst case by that rule is not
+    the case of the lowest SQNR, and both commands take the rule's (one failure, one diagnosis)."""
+    root = tmp_path / "b"
+    shutil.copytree(EXAMPLE, root)
+    manifest = root / "bundle.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    assert "check: score_drift, max: 0.05" in text
+    manifest.write_text(text.replace("check: score_drift, max: 0.05", "check: score_drift, max: 0.0001"), "utf-8")
+    assert main(["lock", str(root)]) == 0
+    capsys.readouterr()
+    code, report = json_out(capsys, ["verify", str(root), "--format", "json"])
+    assert code == 1
+    (b,) = report["bundles"]
+    failed = next(f for f in b["findings"] if f["id"] == "comparison.rule")
+    diagnosis = next(f for f in b["findings"] if f["id"] == "variant.diagnosis")
+    assert diagnosis["details"]["case"] == failed["details"]["worst_case"]
+    code, result = json_out(capsys, ["diagnose", str(root), "--variant", "int8", "--format", "json"])
+    assert code == 0
+    assert result["case"] == diagnosis["details"]["case"]

@@ -88,7 +88,10 @@ def test_a_failing_comment_puts_the_failing_bundle_and_its_first_fix_first(
     assert lines[heading] == "### ❌ mobilenet-tiny 1.0.0 — models/bad/bundle.yaml"  # the failing one, first
     fix = next(i for i, line in enumerate(lines) if "**Fix:**" in line)
     assert fix < 15
-    assert lines[fix - 1].startswith("1. **bundle.digest** at models/bad/bundle.yaml:36: 'labels.txt' has sha256")
+    # The fix is a paragraph of its finding's list item: in a comment, where a newline is a line break, it
+    # stays with its finding.
+    assert lines[fix - 2].startswith("1. **bundle.digest** at models/bad/bundle.yaml:36: 'labels.txt' has sha256")
+    assert lines[fix - 1] == "" and "<br>" not in md
     assert lines[fix] == "   **Fix:** restore labels.txt, or, if the change is intended, run `checker lock models/bad`"
     labels = md.index("add the 1 missing labels") if "missing labels" in md else md.index("remove the 1 extra labels")
     first_details = md.index("<details")
@@ -125,7 +128,7 @@ def test_a_passing_comment_is_at_most_six_visible_lines(
     assert len(shown) <= 6, shown
     assert shown[0] == "## ✅ ONNX release check: 1 bundle passed"
     assert "7 of 7 pieces" in shown[1] and "3 of 3 comparisons passed" in shown[1]
-    assert "```mermaid" in md and "| onnxruntime |" in md  # all there, collapsed
+    assert "| logits allclose" in md and "| onnxruntime |" in md  # all there, collapsed
     # With a comparison against a base, one more line says what changed.
     base = tmp_path / "base.json"
     verify(bundles, capsys, "models/good", "--format", "json", "--output", str(base))

@@ -67,3 +67,4 @@ class View:
     cuts: Cuts
     links: Links | None
     changes: dict[str, Mapping[str, Any]]
+    strict: bool = False  # warnings count as failures (--strict, `fail-on: warning`)

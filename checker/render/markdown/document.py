@@ -46,7 +46,7 @@ def document(
     links: Links | None = None,
 ) -> str:
     bundles = _dicts(report.get("bundles"))
-    view = View(detail, cuts, links, changes_by_bundle(report.get("changes")))
+    view = View(detail, cuts, links, changes_by_bundle(report.get("changes")), report.get("strict") is True)
     failing = [b for b in bundles if b.get("status") == "fail"]
     parts = [_headline(report, bundles), *loosened_first(view)]
     if failing:
@@ -58,11 +58,13 @@ def document(
             parts.append("\n".join(_failing_bundle(bundle, view)))
         passing = [b for b in bundles if b.get("status") != "fail"]
         if passing:
-            parts.append("\n".join(_passing_block(passing, view, f"✅ {count(len(passing), 'other bundle')} passed")))
+            summary = f"✅ {count(len(passing), 'other bundle')} passed"
+            parts.append("\n".join(_passing_block(passing, view, summary, nested=True)))
     elif bundles:
         parts.append(_passing_line(bundles, view))
         parts.extend(since_base_line(bundles, view))
-        parts.append("\n".join(_passing_block(bundles, view, "Details: pieces, comparisons and environment")))
+        summary = "Details: pieces, comparisons and environment"
+        parts.append("\n".join(_passing_block(bundles, view, summary, nested=len(bundles) > 1)))
     parts.extend(removed_since_base(view))
     if failing or not bundles:
         parts.append("\n".join(_environment(report.get("environment"))))
@@ -83,10 +85,27 @@ def _headline(report: Mapping[str, Any], bundles: list[Mapping[str, Any]]) -> st
         return f"## ⚠️ {TITLE}: no bundle was verified"
     if failed:
         line = f"## ❌ {TITLE}: {failed} of {len(bundles)} {plural(len(bundles), 'bundle')} failed"
+        line += _strict_reason(report, bundles)
     else:
         strict = " (warnings count as failures)" if report.get("strict") is True else ""
         line = f"## ✅ {TITLE}: {count(len(bundles), 'bundle')} passed{strict}"
     return line + _not_run_suffix(bundles)
+
+
+def _strict_reason(report: Mapping[str, Any], bundles: list[Mapping[str, Any]]) -> str:
+    """Why a bundle with no error failed: its warnings count as failures (--strict, `fail-on: warning`)."""
+    if report.get("strict") is not True:
+        return ""
+    failing = [b for b in bundles if b.get("status") == "fail"]
+    by_warnings = [b for b in failing if severity_count(b, "error") == 0 and severity_count(b, "warning") > 0]
+    if not by_warnings:
+        return ""
+    warnings = sum(severity_count(b, "warning") for b in by_warnings)
+    return f" because warnings count as failures ({count(warnings, 'warning')})"
+
+
+def _counted(bundle: Mapping[str, Any], view: View) -> bool:
+    return view.strict and bundle.get("status") == "fail"
 
 
 def _not_run_suffix(bundles: list[Mapping[str, Any]]) -> str:
@@ -105,8 +124,11 @@ def _not_run_suffix(bundles: list[Mapping[str, Any]]) -> str:
 def _failing_bundle(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
     yield f"### ❌ {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}"
     yield from error_list(bundle, view)
-    yield from warning_list(bundle, view, collapsed=False)
+    yield from warning_list(bundle, view, collapsed=False, counted=_counted(bundle, view))
     yield from since_base_section(bundle, view)
+    for comparison in _dicts(bundle.get("comparisons")):  # a failing rule is a reason: not folded away
+        if comparison.get("status") == "fail":
+            yield from comparison_section(comparison, view.detail, view.cuts)
     yield from _collapsed_rest(bundle, view)
 
 
@@ -133,24 +155,30 @@ def _bundle_path(bundle: Mapping[str, Any], links: Links | None) -> str:
 def _collapsed_rest(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
     pieces = _pieces(bundle)
     present = sum(1 for v in pieces.values() if v == "present")
-    comparisons = _dicts(bundle.get("comparisons"))
-    verdicts = ", ".join(f"{text(c.get('graph') or '?', 40)} {status_mark(c.get('status'))}" for c in comparisons[:8])
-    summary = f"Pieces ({present} of {len(pieces)} present)" + (f" and comparisons: {verdicts}" if verdicts else "")
+    others = [c for c in _dicts(bundle.get("comparisons")) if c.get("status") != "fail"]
+    verdicts = ", ".join(f"{comparison_name(c)} {status_mark(c.get('status'))}" for c in others[:8])
+    summary = f"Details: pieces ({present} of {len(pieces)} present)" + (f", {verdicts}" if verdicts else "")
     yield ""
     yield f"<details><summary>{summary}</summary>"
-    yield from _inner(bundle, view)
+    yield from _inner(bundle, view, failing_shown=True)
     yield ""
     yield "</details>"
 
 
-def _inner(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+def comparison_name(comparison: Mapping[str, Any]) -> str:
+    """A comparison by its graph and what it is compared against: a variant has two."""
+    return f"{text(comparison.get('graph') or '?', 40)} vs {text(comparison.get('against') or '?', 20)}"
+
+
+def _inner(bundle: Mapping[str, Any], view: View, failing_shown: bool = False) -> Iterator[str]:
     """The detail under a bundle's fold: identity, the seven pieces, notes, comparisons, validation."""
     yield ""
     yield _identity(bundle)
     yield from _checklist(_pieces(bundle))
     yield from info_list(bundle, view)
     for comparison in _dicts(bundle.get("comparisons")):
-        yield from comparison_section(comparison, view.detail, view.cuts)
+        if not (failing_shown and comparison.get("status") == "fail"):
+            yield from comparison_section(comparison, view.detail, view.cuts)
     gains = gain_sentences(bundle)
     if gains:
         yield ""
@@ -204,19 +232,30 @@ def _passing_line(bundles: list[Mapping[str, Any]], view: View) -> str:
     return f"{names}{more}" + (f" · ⚠️ {count(warnings, 'warning')}" if warnings else "")
 
 
-def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str) -> Iterator[str]:
+def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str, nested: bool) -> Iterator[str]:
+    """The passing bundles in one fold. `nested`: one click shows a line each, and a bundle's detail is a fold
+    of its own (else the one bundle's detail is the fold itself)."""
     yield f"<details><summary>{summary}</summary>"
     yield ""
-    yield _overview(bundles, view)
+    if nested:
+        yield _overview(bundles, view)
     for i, bundle in enumerate(bundles):
         if view.detail.full_bundles is not None and i >= view.detail.full_bundles:
             view.cuts.add("bundle details")
             continue
-        yield ""
-        yield f"#### ✅ {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}"
+        if nested:
+            yield ""
+            where = text(bundle.get("path") or "?", 120)
+            yield f"<details><summary>✅ {bundle_title(bundle)} — {where}: pieces, comparisons</summary>"
+        else:
+            yield ""
+            yield f"#### ✅ {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}"
         yield from warning_list(bundle, view, collapsed=False)
         yield from since_base_section(bundle, view)
         yield from _inner(bundle, view)
+        if nested:
+            yield ""
+            yield "</details>"
     yield ""
     yield "</details>"
 
@@ -270,7 +309,7 @@ def _environment(environment: object, heading: bool = False) -> Iterator[str]:
     else:
         yield "<details><summary>Environment</summary>"
     yield ""
-    yield "| | |"
+    yield "| component | version |"
     yield "| --- | --- |"
     for key in keys[:30]:
         yield f"| {text(key, 60)} | {text(environment[key], 200)} |"

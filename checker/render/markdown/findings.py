@@ -5,10 +5,11 @@ findings, each linked to its file and line when links are on.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from checker.remedies import remedy
-from checker.render.escape import text
+from checker.render.escape import shorten, text
 from checker.render.links import Links, repo_path
 from checker.render.markdown.detail import Detail, View
 from checker.render.markdown.words import code, count, spaced
@@ -22,59 +23,138 @@ def bundle_repo_path(bundle: Mapping[str, Any], file: object, links: Links | Non
 
 def error_list(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
     errors = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "error"]
-    if not errors:
-        return
-    shown = _shown(errors, "error", view.detail)
-    view.cuts.add("errors", len(errors) - len(shown))
-    yield ""
-    yield f"**{count(len(errors), 'error')}**, each with its fix:"
-    yield ""
-    for i, finding in enumerate(shown, 1):
-        yield f"{i}. {_finding_line(finding, bundle, view)}<br>"
-        yield f"   **Fix:** {_remedy(finding, bundle)}"
-    if len(shown) < len(errors):
-        yield ""
-        yield f"_{len(errors) - len(shown)} more errors are in the JSON report._"
+    if errors:
+        yield from _numbered(errors, "error", bundle, view, f"**{count(len(errors), 'error')}**, each with its fix:")
 
 
-def warning_list(bundle: Mapping[str, Any], view: View, collapsed: bool) -> Iterator[str]:
+def warning_list(bundle: Mapping[str, Any], view: View, collapsed: bool, counted: bool = False) -> Iterator[str]:
+    """The warnings; `counted` when they fail the bundle (--strict, `fail-on: warning`): then they are shown
+    as errors are, each with its fix, never folded."""
     warnings = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "warning"]
     if not warnings:
         return
-    shown = _shown(warnings, "warning", view.detail)
-    view.cuts.add("warnings", len(warnings) - len(shown))
+    if counted:
+        head = f"**⚠️ {count(len(warnings), 'warning')}**, counted as failures, each with its fix:"
+        yield from _numbered(warnings, "warning", bundle, view, head)
+        return
+    groups = _groups(warnings, bundle)
+    shown = _shown(groups, "warning", view.detail)
+    view.cuts.add("warnings", len(groups) - len(shown))
+    fold = collapsed or len(shown) > 3
     yield ""
-    if collapsed or len(shown) > 3:
-        yield f"<details><summary>⚠️ {count(len(warnings), 'warning')}</summary>"
-    else:
-        yield f"**⚠️ {count(len(warnings), 'warning')}:**"
+    yield (
+        f"<details><summary>⚠️ {count(len(warnings), 'warning')}</summary>"
+        if fold
+        else f"**⚠️ {count(len(warnings), 'warning')}:**"
+    )
     yield ""
-    for finding in shown:
-        yield f"- {_finding_line(finding, bundle, view)} — fix: {_remedy(finding, bundle)}"
-    if len(shown) < len(warnings):
+    for group in shown:
+        yield f"- {_group_line(group, bundle, view)} — fix: {group.fix}"
+    if len(shown) < len(groups):
         yield ""
-        yield f"_{len(warnings) - len(shown)} more warnings are in the JSON report._"
-    if collapsed or len(shown) > 3:
+        yield f"_{len(groups) - len(shown)} more warnings are in the JSON report._"
+    if fold:
         yield ""
         yield "</details>"
 
 
+@dataclass
+class _Group:
+    """Findings of one id with one cause and so one fix: listed once, with each place it was found."""
+
+    fix: str
+    findings: list[Mapping[str, Any]] = field(default_factory=list)
+
+
+def _groups(found: list[Mapping[str, Any]], bundle: Mapping[str, Any]) -> list[_Group]:
+    groups: dict[tuple[str, str, str], _Group] = {}
+    for finding in found:
+        fix = _remedy(finding, bundle)
+        key = (str(finding.get("id")), cause(finding), fix)
+        groups.setdefault(key, _Group(fix)).findings.append(finding)
+    return list(groups.values())
+
+
+def cause(finding: Mapping[str, Any]) -> str:
+    """What makes two findings of one id the same mistake: the explanation found when there is one, else the
+    message with the names of its case, file and input left out (the places the same mistake was made)."""
+    details = finding.get("details")
+    details = details if isinstance(details, Mapping) else {}
+    explanation = details.get("explanation")
+    if isinstance(explanation, str) and explanation:
+        return explanation
+    message = str(finding.get("message") or "")
+    names = sorted({v for k, v in details.items() if k in _PLACES and isinstance(v, str) and v}, key=len, reverse=True)
+    for name in [*names, *([finding["file"]] if isinstance(finding.get("file"), str) else [])]:
+        message = message.replace(name, "…")
+    return message
+
+
+_PLACES = ("case", "raw", "input", "path", "file", "output")
+_LISTED = 12  # places named in one entry; the rest are counted
+
+
+def _numbered(
+    found: list[Mapping[str, Any]], severity: str, bundle: Mapping[str, Any], view: View, head: str
+) -> Iterator[str]:
+    """Numbered entries, one per (id, cause), each with its places and its fix as a paragraph of its own item
+    (so that in a comment, where a newline is a line break, the fix stays with its finding)."""
+    groups = _groups(found, bundle)
+    shown = _shown(groups, severity, view.detail)
+    view.cuts.add(f"{severity}s", len(groups) - len(shown))
+    yield ""
+    yield head
+    yield ""
+    for i, group in enumerate(shown, 1):
+        yield f"{i}. {_group_line(group, bundle, view)}"
+        yield ""
+        yield f"   **Fix:** {group.fix}"
+        yield ""
+    if len(shown) < len(groups):
+        yield f"_{len(groups) - len(shown)} more {severity}s are in the JSON report._"
+
+
+def _group_line(group: _Group, bundle: Mapping[str, Any], view: View) -> str:
+    first, rest = group.findings[0], group.findings[1:]
+    line = _finding_line(first, bundle, view)
+    if not rest:
+        return line
+    places = ", ".join(_place(f, bundle, view) for f in rest[:_LISTED])
+    more = f" and {len(rest) - _LISTED} more" if len(rest) > _LISTED else ""
+    return f"{line} — the same in {count(len(rest), 'more place')}: {places}{more}"
+
+
+def _place(finding: Mapping[str, Any], bundle: Mapping[str, Any], view: View) -> str:
+    details = finding.get("details")
+    case = details.get("case") if isinstance(details, Mapping) else None
+    where = _where(finding, bundle, view.links)
+    return f"case '{text(case, 80)}' ({where})" if isinstance(case, str) else where
+
+
 def _finding_line(finding: Mapping[str, Any], bundle: Mapping[str, Any], view: View) -> str:
-    message = text(finding.get("message"), view.detail.message_chars)
+    message = message_markdown(str(finding.get("message") or ""), view.detail.message_chars)
     return f"**{text(finding.get('id'), 60)}** at {_where(finding, bundle, view.links)}: {message}"
+
+
+def message_markdown(said: str, limit: int) -> str:
+    """A message as Markdown: what it puts in backticks shown as code, the rest escaped."""
+    said = shorten(said, limit)
+    parts = said.split("`")
+    if len(parts) % 2 == 0 or len(parts) > 41:  # unbalanced (or a flood of spans): show it all as text
+        return text(said, limit)
+    return "".join(spaced(part, limit) if i % 2 == 0 else f"`{code(part)}`" for i, part in enumerate(parts))
 
 
 def _remedy(finding: Mapping[str, Any], bundle: Mapping[str, Any]) -> str:
     """The remedy as Markdown: its code spans kept (remedies put no backtick inside one), the rest escaped."""
     path = bundle.get("path")
-    said = remedy(finding, path if isinstance(path, str) else "")
-    parts = said.split("`")
-    if len(parts) % 2 == 0:  # unbalanced: show it all as text
-        return text(said, 400)
-    return "".join(spaced(part) if i % 2 == 0 else f"`{code(part)}`" for i, part in enumerate(parts))
+    return message_markdown(remedy(finding, path if isinstance(path, str) else "", _dicts(bundle.get("findings"))), 600)
 
 
-def _shown(group: list[Mapping[str, Any]], severity: str, detail: Detail) -> list[Mapping[str, Any]]:
+_T = TypeVar("_T")
+
+
+def _shown(group: list[_T], severity: str, detail: Detail) -> list[_T]:
     if severity == "info" and not detail.info:
         return []
     cap = {"error": detail.errors, "warning": detail.warnings}.get(severity)

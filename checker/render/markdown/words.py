@@ -25,11 +25,11 @@ def severity_count(bundle: Mapping[str, Any], severity: str) -> int:
     return sum(1 for f in _dicts(bundle.get("findings")) if f.get("severity") == severity)
 
 
-def spaced(part: str) -> str:
+def spaced(part: str, limit: int = 300) -> str:
     """Escaped text that keeps the spaces at its ends (they separate it from the code spans around it)."""
     lead = " " if part[:1].isspace() else ""
     trail = " " if part[-1:].isspace() and part.strip() else ""
-    return lead + text(part, 300) + trail
+    return lead + text(part, limit) + trail
 
 
 def code(value: str) -> str:

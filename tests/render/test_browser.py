@@ -1,0 +1,140 @@
+"""The comment and the job summary looked at as a reviewer does: drawn by GitHub-flavoured Markdown, Mermaid
+and GitHub's CSS in headless Chromium at comment width, and measured from the page.
+
+For a passing bundle, a failing one, one failed by its warnings, a loosened rule (against a base report) and
+twelve bundles: the verdict and the first fix sit above 700 px, every Mermaid block drew an svg, and no markup
+shows as text. `.ci/run` installs Chromium and the npm packages, and fails if this skips.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browserkit import look, markup_shown, missing
+
+from checker.cli import main
+from checker.render.links import Links
+from checker.render.markdown import SUMMARY_LIMIT, render
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
+LINKS = Links("https://github.com", "octo/models", "0123456789abcdef0123456789abcdef01234567", "4242", "1")
+FOLD = 700  # px: what a reviewer sees without scrolling
+
+
+def verified(paths: list[Path], out: Path, *flags: str) -> dict[str, Any]:
+    main(["verify", *map(str, paths), *flags, "--format", "json", "--output", str(out)])
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def copy(root: Path) -> Path:
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
+def broken(root: Path) -> Path:
+    """The example with a label too many (labels.count) and so a digest off (bundle.digest)."""
+    copy(root)
+    with (root / "labels.txt").open("a", encoding="utf-8") as labels:
+        labels.write("zebra\n")
+    return root
+
+
+def scenario(name: str, tmp: Path) -> dict[str, Any]:
+    if name == "passing":
+        return verified([copy(tmp / "b")], tmp / "r.json")
+    if name == "failing":
+        return verified([broken(tmp / "b")], tmp / "r.json")
+    if name == "warnings":
+        root = copy(tmp / "b")
+        for i in range(4):
+            (root / f"notes-{i}.txt").write_text("draft\n", encoding="utf-8")
+        return verified([root], tmp / "r.json", "--strict")
+    if name == "loosened":
+        verified([copy(tmp / "base")], tmp / "base.json")
+        head = copy(tmp / "head")
+        manifest = head / "bundle.yaml"
+        text = manifest.read_text(encoding="utf-8")
+        assert "check: score_drift, max: 0.05" in text
+        manifest.write_text(text.replace("check: score_drift, max: 0.05", "check: score_drift, max: 0.5"), "utf-8")
+        subprocess.run([sys.executable, "-m", "checker", "lock", str(head)], check=True, capture_output=True)
+        return verified([head], tmp / "r.json", "--compare-to", str(tmp / "base.json"))
+    assert name == "twelve"
+    paths = [broken(tmp / "m00")] + [copy(tmp / f"m{i:02}") for i in range(1, 12)]
+    return verified(paths, tmp / "r.json")
+
+
+SCENARIOS = ("passing", "failing", "warnings", "loosened", "twelve")
+
+
+@pytest.fixture(scope="module", params=SCENARIOS)
+def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
+    tmp = tmp_path_factory.mktemp(request.param)
+    return request.param, scenario(request.param, tmp), tmp
+
+
+@pytest.mark.parametrize("where", ["comment", "summary"])
+def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(
+    case: tuple[str, dict[str, Any], Path], where: str
+) -> None:
+    name, report, tmp = case
+    if where == "comment":  # as the action posts it: its size limit, links, newlines as line breaks
+        markdown = render(report, links=LINKS)
+    else:
+        markdown = render(report, links=LINKS, limit=SUMMARY_LIMIT - 4096, limit_name="the job-summary limit")
+    (tmp / f"{where}.md").write_text(markdown, encoding="utf-8")
+    page = look(markdown, comment=where == "comment", workdir=tmp)
+    failed = report["status"] == "fail"
+    assert page.verdict.startswith("❌" if failed else "✅"), page.verdict
+    assert page.verdict_y is not None and page.verdict_y < FOLD
+    if failed:
+        assert page.first_fix_y is not None and page.first_fix_y < FOLD, (page.first_fix_y, page.closed_text[:800])
+    if name == "warnings":
+        assert "warnings count as failures" in page.verdict
+        assert "bundle.unlisted" in page.closed_text[: page.closed_text.index("Details")]
+    if name == "loosened":  # what changed since the base, with the old and the new threshold, without a click
+        assert "Since the base" in page.closed_text
+        assert re.search(r"\b0\.05\b", page.open_text) and re.search(r"\b0\.5\b", page.open_text)
+    if name == "twelve":
+        assert "11 other bundles passed" in page.closed_text
+    assert all(chart["drawn"] for chart in page.charts), page.charts
+    assert markup_shown(page.open_text) == []
+    assert markup_shown(page.closed_text) == []
+
+
+def moved(graph: str, base: float, head: float) -> dict[str, Any]:
+    return {"graph": graph, "against": "reference", "output": "logits", "check": "score_drift", "base": base,
+            "head": head, "delta": head - base, "threshold": 0.005, "direction": "max"}  # fmt: skip
+
+
+def test_a_base_to_head_chart_is_drawn_with_its_bars_side_by_side(tmp_path: Path) -> None:
+    """The one chart left: two rules moved, drawn by Mermaid as one bar per rule and side, and a threshold."""
+    report: dict[str, Any] = {
+        "checker_version": "0.1.0",
+        "status": "pass",
+        "bundles": [{"path": "models/m", "name": "m", "version": "1", "status": "pass", "findings": []}],
+        "changes": {
+            "bundles": [
+                {
+                    "path": "models/m",
+                    "state": "changed",
+                    "rules": [moved(g, b, h) for g, b, h in (("int8", 0.004, 0.015), ("fp16", 0.001, 0.002))],
+                }
+            ]
+        },
+    }
+    markdown = render(report)
+    assert markdown.count("```mermaid") == 1
+    page = look(markdown, comment=True, workdir=tmp_path)
+    (chart,) = page.charts
+    assert chart["drawn"], chart
+    assert chart["bars"] >= 4  # base and head of each rule, each its own bar
+    assert markup_shown(page.open_text) == []
