@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -139,3 +140,15 @@ def write_bundle(
             )
     write_manifest(root, data)
     return root
+
+
+def run_in(cwd: Path, *argv: str) -> int:
+    """`checker ARGV` in-process with `cwd` as the working folder (paths in reports are then relative to it)."""
+    from checker.cli import main
+
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return main(list(argv))
+    finally:
+        os.chdir(here)

@@ -8,7 +8,6 @@ int8 figures move, the graph and comparison-inputs pieces change, and a case is 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,9 +16,9 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
+from bundlekit import run_in
 from ruamel.yaml import YAML
 
-from checker.cli import main
 from checker.manifest.schema import load
 from checker.reports.diff import changed_rules
 
@@ -58,28 +57,19 @@ def drop_case(bundle: Path, name: str) -> None:
     shutil.rmtree(bundle / "cases" / name)
 
 
-def run(cwd: Path, *argv: str) -> int:
-    here = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return main(list(argv))
-    finally:
-        os.chdir(here)
-
-
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """base.json and head.json: the same bundle path, before and after the variant was quantized again."""
     root = tmp_path_factory.mktemp("repo")
     bundle = root / "models" / "m"
     shutil.copytree(EXAMPLE, bundle)
-    assert run(root, "verify", "models/m", "--format", "json", "--output", "base.json") == 0
+    assert run_in(root, "verify", "models/m", "--format", "json", "--output", "base.json") == 0
     dark = np.load(bundle / "cases" / "dusk" / "pixel_values.npy")
     (bundle / "model.int8.onnx").unlink()
     requantize(bundle, [dark])
     drop_case(bundle, "overexposed")
-    assert run(root, "lock", "models/m") == 0
-    run(root, "verify", "models/m", "--format", "json", "--output", "head.json")
+    assert run_in(root, "lock", "models/m") == 0
+    run_in(root, "verify", "models/m", "--format", "json", "--output", "head.json")
     return root
 
 
@@ -96,7 +86,7 @@ def rule(data: dict[str, Any], graph: str, against: str, check: str) -> dict[str
 
 def test_report_diff_gives_each_rules_old_and_new_figure(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    run(repo, "report", "diff", "base.json", "head.json", "--format", "json")
+    run_in(repo, "report", "diff", "base.json", "head.json", "--format", "json")
     out = json.loads(capsys.readouterr().out)
     jsonschema.validate(out, load("report"))  # the report schema knows the changes section
     (entry,) = out["changes"]["bundles"]
@@ -124,7 +114,7 @@ def test_report_diff_gives_each_rules_old_and_new_figure(repo: Path, capsys: pyt
 
 def test_markdown_and_text_show_the_deltas_and_a_chart(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    run(repo, "report", "diff", "base.json", "head.json", "--format", "markdown")
+    run_in(repo, "report", "diff", "base.json", "head.json", "--format", "markdown")
     md = capsys.readouterr().out
     old = rule(report(repo, "base.json"), "int8", "reference", "score_drift")["measured"]
     new = rule(report(repo, "head.json"), "int8", "reference", "score_drift")["measured"]
@@ -132,7 +122,7 @@ def test_markdown_and_text_show_the_deltas_and_a_chart(repo: Path, capsys: pytes
     assert row in md
     assert "changed pieces: graph, comparison inputs" in md and "cases removed: overexposed" in md
     # The chart draws the rules with an upper bound that moved, when there are two or more (one is its row).
-    run(repo, "report", "diff", "base.json", "head.json", "--format", "json")
+    run_in(repo, "report", "diff", "base.json", "head.json", "--format", "json")
     entry = json.loads(capsys.readouterr().out)["changes"]["bundles"][0]
     moved = [
         r
@@ -145,16 +135,16 @@ def test_markdown_and_text_show_the_deltas_and_a_chart(repo: Path, capsys: pytes
         assert chart.count('"base ') == chart.count('"head ') == min(len(moved), 8)
     else:
         assert "```mermaid" not in md
-    run(repo, "report", "diff", "base.json", "head.json")
+    run_in(repo, "report", "diff", "base.json", "head.json")
     text = capsys.readouterr().out
     assert f"int8 logits score_drift: {old:.4g} -> {new:.4g} ({new - old:+.4g})" in text
 
 
 def test_verify_compare_to_adds_the_same_changes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    run(repo, "verify", "models/m", "--compare-to", "base.json", "--format", "json")
+    run_in(repo, "verify", "models/m", "--compare-to", "base.json", "--format", "json")
     verified = json.loads(capsys.readouterr().out)
-    run(repo, "report", "diff", "base.json", "head.json", "--format", "json")
+    run_in(repo, "report", "diff", "base.json", "head.json", "--format", "json")
     diffed = json.loads(capsys.readouterr().out)
     assert verified["changes"]["bundles"][0]["rules"] == diffed["changes"]["bundles"][0]["rules"]
     assert verified["changes"]["bundles"][0]["pieces"] == ["graph", "comparison_inputs"]
@@ -162,5 +152,5 @@ def test_verify_compare_to_adds_the_same_changes(repo: Path, capsys: pytest.Capt
 
 def test_a_report_that_is_not_a_report_is_a_usage_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo / "bad.json").write_text('{"bundles": "no"}', encoding="utf-8")
-    assert run(repo, "report", "diff", "bad.json", "head.json") == 2
+    assert run_in(repo, "report", "diff", "bad.json", "head.json") == 2
     assert "does not match the report schema" in capsys.readouterr().err

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from PIL import Image
 from prepkit import bundle_maker, photo, pixels
+from test_importers import OPENVINO
 
 from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
@@ -94,16 +95,6 @@ def test_albumentations_normalize_without_its_division_names_max_pixel_value(tmp
     stored = albumentations_output(declared(top=1.0), np.asarray(Image.open(raw).convert("RGB")))
     found = explanation(tmp_path, "albumentations", "aug.json", saved(declared(), tmp_path), stored, raw)
     assert found == "when `Normalize` (transform 2) in aug.json has `max_pixel_value: 1` (it has 255)"
-
-
-OPENVINO = {
-    "preprocessing": [
-        {"type": "resize", "size": 40, "interpolation": "LINEAR"},
-        {"type": "center_crop", "dst_width": 32, "dst_height": 32},
-        {"type": "bgr_to_rgb"},
-        {"type": "normalization", "mean": "(123.675, 116.28, 103.53)", "std": "58.395, 57.12, 57.375"},
-    ]
-}
 
 
 def test_openvino_a_missing_channel_swap_is_named_as_its_entry(tmp_path: Path) -> None:

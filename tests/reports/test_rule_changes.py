@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -18,24 +17,14 @@ from typing import Any
 
 import jsonschema
 import pytest
-from bundlekit import EXAMPLE
+from bundlekit import EXAMPLE, run_in
 
-from checker.cli import main
 from checker.compare.metrics import CHECKS
 from checker.manifest.schema import load
 from checker.render import render
 from checker.reports.diff import changed_rules, diff
 
 LOOSENED = "int8 logits score_drift max 0.005 → 0.05 (loosened)"
-
-
-def run(cwd: Path, *argv: str) -> int:
-    here = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return main(list(argv))
-    finally:
-        os.chdir(here)
 
 
 @pytest.fixture(scope="module")
@@ -47,11 +36,11 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     text = manifest.read_text(encoding="utf-8")
     assert "check: score_drift, max: 0.05," in text
     manifest.write_text(text.replace("check: score_drift, max: 0.05,", "check: score_drift, max: 0.005,"), "utf-8")
-    assert run(root, "lock", "m") == 0
-    assert run(root, "verify", "m", "--format", "json", "--output", "base.json") == 1  # the real drift is 0.017
+    assert run_in(root, "lock", "m") == 0
+    assert run_in(root, "verify", "m", "--format", "json", "--output", "base.json") == 1  # the real drift is 0.017
     for name in ("bundle.yaml", "bundle.sha256"):
         shutil.copy(EXAMPLE / name, bundle / name)
-    assert run(root, "verify", "m", "--format", "json", "--output", "head.json") == 0
+    assert run_in(root, "verify", "m", "--format", "json", "--output", "head.json") == 0
     return root
 
 
@@ -146,13 +135,13 @@ def test_report_diff_says_loosened_under_the_verdict_in_text_json_and_markdown(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     capsys.readouterr()
-    assert run(repo, "report", "diff", "base.json", "head.json") == 0
+    assert run_in(repo, "report", "diff", "base.json", "head.json") == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("PASS") and lines[1] == f"loosened since the base: {LOOSENED}"
     assert any(line.strip() == "int8 logits score_drift: max 0.005 -> 0.05 (loosened)" for line in lines)
-    assert run(repo, "report", "diff", "base.json", "head.json", "--format", "json") == 0
+    assert run_in(repo, "report", "diff", "base.json", "head.json", "--format", "json") == 0
     assert json.loads(capsys.readouterr().out)["changes"]["bundles"][0]["loosened"] == [LOOSENED]
-    assert run(repo, "report", "diff", "base.json", "head.json", "--format", "markdown") == 0
+    assert run_in(repo, "report", "diff", "base.json", "head.json", "--format", "markdown") == 0
     top = visible_lines(capsys.readouterr().out)[:3]
     assert any("loosened" in line and "0.005 → 0.05" in line for line in top), top
 
@@ -161,7 +150,7 @@ def test_verify_compare_to_puts_the_loosening_in_the_first_three_lines(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     capsys.readouterr()
-    assert run(repo, "verify", "m", "--compare-to", "base.json", "--format", "markdown", "--output", "c.md") == 0
+    assert run_in(repo, "verify", "m", "--compare-to", "base.json", "--format", "markdown", "--output", "c.md") == 0
     top = visible_lines((repo / "c.md").read_text(encoding="utf-8"))[:3]
     assert top[0].startswith("## ✅")
     assert any("loosened" in line and "score_drift max 0.005 → 0.05" in line for line in top), top
@@ -169,15 +158,15 @@ def test_verify_compare_to_puts_the_loosening_in_the_first_three_lines(
 
 def test_fail_on_loosened_fails_the_bundle_with_the_rule_named(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ("verify", "m", "--compare-to", "base.json", "--fail-on-loosened", "--format", "json", "--output", "f.json")
-    assert run(repo, *argv) == 1
+    assert run_in(repo, *argv) == 1
     out = load_json(repo, "f.json")
     (found,) = [f for f in out["bundles"][0]["findings"] if f["id"] == "rules.loosened"]
     assert found["severity"] == "error" and (found["file"], found["line"]) == ("bundle.yaml", 103)
     assert LOOSENED in found["message"]
     assert out["status"] == "fail" and out["changes"]["bundles"][0]["status"]["head"] == "fail"
     capsys.readouterr()
-    assert run(repo, "report", "diff", "base.json", "head.json", "--fail-on-loosened") == 1
+    assert run_in(repo, "report", "diff", "base.json", "head.json", "--fail-on-loosened") == 1
     assert "rules.loosened" in capsys.readouterr().out
-    assert run(repo, "report", "diff", "head.json", "head.json", "--fail-on-loosened") == 0  # nothing loosened
-    assert run(repo, "verify", "m", "--fail-on-loosened") == 2  # nothing to measure the loosening against
+    assert run_in(repo, "report", "diff", "head.json", "head.json", "--fail-on-loosened") == 0  # nothing loosened
+    assert run_in(repo, "verify", "m", "--fail-on-loosened") == 2  # nothing to measure the loosening against
     assert "--fail-on-loosened needs --compare-to" in capsys.readouterr().err
