@@ -3,12 +3,16 @@
 The tool logs through Python's root logger (`WARNING:root:Please consider to run pre-processing before
 quantization`, generic advice that names nothing of the bundle), and the sessions it opens for calibration use
 onnxruntime's default logger, which prints coloured `[W:onnxruntime:…]` lines to stderr. What the checker has
-to say about a trial is in its own report; these lines would only land after the verdict.
+to say about a trial is in its own report; these lines would only land after the verdict. Its calibrators also
+`print` their progress ("Collecting tensor data and making histogram ..."): on standard output, ahead of a
+JSON report, that would make the report unreadable, so standard output is captured too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,10 +41,13 @@ def quiet_logging() -> Iterator[list[str]]:
     kept: list[str] = []
     saved = root.handlers[:]
     root.handlers = [_Kept(kept)]
+    printed = io.StringIO()
     try:
-        yield kept
+        with contextlib.redirect_stdout(printed):
+            yield kept
     finally:
         root.handlers = saved
+        kept.extend(line for line in printed.getvalue().splitlines() if line.strip())
 
 
 def quietly(function: Callable[..., Any]) -> Callable[..., Any]:

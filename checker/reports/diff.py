@@ -118,30 +118,42 @@ def _pieces(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
 
 def _rules(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rules paired by identity (graph, side, output, check, slice), so an edited parameter is one rule that
-    changed, not one removed and one added; two rules of one identity pair in the order they are written."""
-    old = dict(_rule_items(base))
-    out = []
-    for key, (comparison, rule) in _rule_items(head):
-        was = old.pop(key, None)
-        out.append(_rule(comparison, was[1] if was else None, rule))
-    out += [_rule(comparison, rule, None) for comparison, rule in old.values()]
+    changed, not one removed and one added. Among rules of one identity, a rule whose parameters are unchanged
+    pairs with its own first (two rules merely written in another order changed nothing); the rest pair in the
+    order they are written."""
+    heads, bases = _rule_items(head), _rule_items(base)
+    paired: dict[int, int] = {}
+    for exact in (True, False):
+        taken = set(paired.values())
+        for h, (key, (_, rule)) in enumerate(heads):
+            if h in paired:
+                continue
+            for b, (other, (_, was)) in enumerate(bases):
+                if b not in taken and other == key and (not exact or _params(was) == _params(rule)):
+                    paired[h] = b
+                    taken.add(b)
+                    break
+    out = [
+        _rule(comparison, bases[paired[h]][1][1] if h in paired else None, rule)
+        for h, (_, (comparison, rule)) in enumerate(heads)
+    ]
+    used = set(paired.values())
+    out += [_rule(comparison, rule, None) for b, (_, (comparison, rule)) in enumerate(bases) if b not in used]
     return out
 
 
-RuleKey = tuple[str, str, str, str, str, int]
+RuleKey = tuple[str, str, str, str, str]
 
 
 def _rule_items(bundle: Mapping[str, Any]) -> list[tuple[RuleKey, tuple[Mapping[str, Any], Mapping[str, Any]]]]:
     items = []
-    seen: dict[tuple[str, ...], int] = {}
     for comparison in _dicts(bundle.get("comparisons")):
         for rule in _dicts(comparison.get("rules")):
             tags = rule.get("tags")
             slice_ = json.dumps(sorted(str(t) for t in tags) if isinstance(tags, list) else [])
             graph, against = str(comparison.get("graph")), str(comparison.get("against"))
             identity = (graph, against, str(rule.get("output")), str(rule.get("check")), slice_)
-            seen[identity] = seen.get(identity, -1) + 1
-            items.append(((*identity, seen[identity]), (comparison, rule)))
+            items.append((identity, (comparison, rule)))
     return items
 
 
@@ -167,6 +179,7 @@ def _rule(
         "params": dict(either["params"]) if isinstance(either.get("params"), Mapping) else {},
         "direction": "min" if either.get("direction") == "min" else "max",
         "threshold": threshold,
+        "base_threshold": _number(old.get("threshold")) if old else None,
         "base": before,
         "head": after,
         "delta": delta,
@@ -356,7 +369,7 @@ def changed_rules(entry: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
 
 def loosened_finding(entry: Mapping[str, Any], manifest: str | None) -> Finding | None:
     """With --fail-on-loosened (`fail-on: loosened`): one error for a bundle whose rules were loosened since
-    the base, so that loosening a check to get green needs someone to approve it."""
+    the base, so that loosening a check to get green cannot pass unseen: a reviewer must accept the red check."""
     said = _strs(entry.get("loosened"))
     if not said:
         return None
@@ -366,7 +379,7 @@ def loosened_finding(entry: Mapping[str, Any], manifest: str | None) -> Finding 
     return Finding(
         RULES_LOOSENED,
         Severity.ERROR,
-        f"the rules were loosened since the base: {shown}; --fail-on-loosened fails the check until it is approved",
+        f"the rules were loosened since the base: {shown}; --fail-on-loosened fails the check while the rule stays loosened",
         file=manifest,
         line=min(lines) if lines else None,
     )

@@ -4,10 +4,12 @@ is: the root logger's handlers and onnxruntime's default logger are per process.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -53,3 +55,26 @@ def test_diagnose_requantize_prints_no_log_line_of_the_tool(tmp_path: Path) -> N
     for stream in (done.stdout, done.stderr):
         assert "WARNING:root" not in stream and "pre-processing before quantization" not in stream
         assert "[W:onnxruntime" not in stream
+
+
+def test_a_json_report_of_a_search_with_histogram_calibration_is_json(tmp_path: Path) -> None:
+    """The search tries Percentile and Entropy calibration, whose calibrators print their progress: standard
+    output must still hold the JSON report alone."""
+    from releasekit import edit
+
+    from checker.release.lock import lock
+
+    bundle = tmp_path / "m"
+    shutil.copytree(EXAMPLE, bundle)
+
+    def tighten(tree: Any) -> None:  # 0.005: the int8 variant drifts 0.017 or more on every CPU
+        rule = next(r for r in tree["variants"][0]["rules"] if r["check"] == "score_drift")
+        rule["max"] = 0.005
+
+    edit(bundle / "bundle.yaml", tighten)
+    assert lock(bundle).ok
+    argv = [sys.executable, "-m", "checker", "diagnose", str(bundle), "--variant", "int8", "--requantize"]
+    done = subprocess.run([*argv, "--format", "json"], capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 0, done.stderr
+    tried = json.loads(done.stdout)["requantize"]["tried"]
+    assert any("calibration" in t["label"] for t in tried)  # a histogram calibrator ran

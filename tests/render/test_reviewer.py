@@ -232,6 +232,20 @@ def test_the_base_to_head_chart_draws_base_and_head_side_by_side() -> None:
     assert "plotColorPalette" in lines[0]
 
 
+def test_an_edited_threshold_draws_the_base_against_its_own_threshold() -> None:
+    """score_drift loosened 0.005 -> 0.05: the base's 0.0169 failed at 3.4x its own limit, and is drawn so."""
+    edited = {**moved("int8", 0.0169, 0.02, 0.05), "base_threshold": 0.005, "base_passed": False, "head_passed": True}
+    md = render(change_report([edited, moved("fp16", 0.001, 0.002, 0.005)]))
+    bars = [[float(v) for v in x.split("[")[1].rstrip("]").split(",")] for x in chart_lines(md) if "bar [" in x]
+    base_fails, head_passes = bars[1], bars[2]
+    assert base_fails[0] == pytest.approx(0.0169 / 0.005) and head_passes[1] == pytest.approx(0.02 / 0.05)
+
+
+def test_rules_whose_figures_did_not_move_get_no_chart() -> None:
+    still = [{**moved(g, 0.004, 0.004, 0.005), "moved": False} for g in ("int8", "fp16")]
+    assert "```mermaid" not in render(change_report(still))
+
+
 def test_one_changed_rule_or_a_lower_bound_gets_no_chart() -> None:
     assert "```mermaid" not in render(change_report([moved("int8", 0.004, 0.015, 0.005)]))
     cosine = [moved("int8", 0.9999, 0.9995, 0.99, "min"), moved("fp16", 0.9999, 0.9998, 0.99, "min")]

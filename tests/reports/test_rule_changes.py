@@ -170,3 +170,26 @@ def test_fail_on_loosened_fails_the_bundle_with_the_rule_named(repo: Path, capsy
     assert run_in(repo, "report", "diff", "head.json", "head.json", "--fail-on-loosened") == 0  # nothing loosened
     assert run_in(repo, "verify", "m", "--fail-on-loosened") == 2  # nothing to measure the loosening against
     assert "--fail-on-loosened needs --compare-to" in capsys.readouterr().err
+
+
+def test_two_rules_of_one_identity_written_in_another_order_changed_nothing(repo: Path) -> None:
+    base = load_json(repo, "head.json")
+    variant = next(c for c in base["bundles"][0]["comparisons"] if c["graph"] == "int8" and c["against"] == "reference")
+    (drift,) = drift_rules(variant)
+    loose = copy.deepcopy(drift)
+    loose["params"]["max"], loose["measured"] = 2.0, 0.5  # a second, looser score_drift rule on the same output
+    variant["rules"].append(loose)
+    head = copy.deepcopy(base)
+    moved = next(c for c in head["bundles"][0]["comparisons"] if c["graph"] == "int8" and c["against"] == "reference")
+    moved["rules"].reverse()
+    (entry,) = diff(base, head)["bundles"]
+    assert entry["loosened"] == [] and not [r for r in entry["rules"] if r.get("rule")]
+
+
+def test_the_k_of_topk_is_a_change_not_a_tightening(repo: Path) -> None:
+    base, head = load_json(repo, "head.json"), load_json(repo, "head.json")
+    topk = next(r for r in head["bundles"][0]["comparisons"][0]["rules"] if r["check"] == "topk")
+    topk["params"]["k"] = 1 if topk["params"]["k"] != 1 else 3  # equal top-k sets are no easier at any k
+    (entry,) = diff(base, head)["bundles"]
+    (rule,) = [r for r in entry["rules"] if r.get("rule")]
+    assert [e["effect"] for e in rule["edits"]] == ["changed"]

@@ -33,13 +33,13 @@ def change_chart(rules: list[Mapping[str, Any]], view: View) -> Iterator[str]:
         return
     labels: list[str] = []
     series: list[list[float]] = [[] for _ in SERIES]
-    for label, before, after in points:
-        for side, ratio in (("base", before), ("head", after)):
+    for label, before, after, base_ok, head_ok in points:
+        for side, ratio, ok in (("base", before, base_ok), ("head", after, head_ok)):
             labels.append(f"{side} {label}")
-            which = (0 if side == "base" else 2) + (1 if ratio > 1 else 0)
+            which = (0 if side == "base" else 2) + (0 if ok else 1)
             for i, values in enumerate(series):
                 values.append(ratio if i == which else 0.0)
-    top = max(1.25, max(max(b, a) for _, b, a in points) * 1.1)
+    top = max(1.25, max(max(p[1], p[2]) for p in points) * 1.1)
     config = {"themeVariables": {"xyChart": {"plotColorPalette": PALETTE}}}
     yield ""
     yield "<details><summary>Chart: each changed rule at the base and at the head, over its threshold</summary>"
@@ -58,15 +58,24 @@ def change_chart(rules: list[Mapping[str, Any]], view: View) -> Iterator[str]:
     yield "</details>"
 
 
-def _point(rule: Mapping[str, Any]) -> tuple[str, float, float] | None:
-    if rule.get("direction") == "min":
+def _point(rule: Mapping[str, Any]) -> tuple[str, float, float, bool, bool] | None:
+    """A moved rule with an upper bound: its label, base and head figures each over its own side's threshold
+    (an edited rule's base is drawn against the base's threshold), and whether each side passed."""
+    if rule.get("direction") == "min" or rule.get("moved") is False:
         return None
-    before = _ratio(rule.get("base"), rule.get("threshold"))
+    base_threshold = rule.get("base_threshold")
+    before = _ratio(rule.get("base"), base_threshold if base_threshold is not None else rule.get("threshold"))
     after = _ratio(rule.get("head"), rule.get("threshold"))
     if before is None or after is None:
         return None
     side = " vs baseline" if rule.get("against") == "baseline" else ""
-    return mermaid(f"{rule.get('graph')}{side} {rule.get('check')}", 40), before, after
+    label = mermaid(f"{rule.get('graph')}{side} {rule.get('check')}", 40)
+    return label, before, after, _passes(rule.get("base_passed"), before), _passes(rule.get("head_passed"), after)
+
+
+def _passes(passed: object, ratio: float) -> bool:
+    """As the report judged the side (a pass rate below 1 may pass over the line), else by the line."""
+    return passed if isinstance(passed, bool) else ratio <= 1
 
 
 def _ratio(measured: object, threshold: object) -> float | None:
