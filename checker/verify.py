@@ -23,7 +23,7 @@ from checker.checks.gain import gain_stage
 from checker.checks.graph import graph_stage
 from checker.checks.labelorder import label_order_stage
 from checker.checks.labels import labels_stage, reference_labels_stage
-from checker.checks.ranges import range_stage
+from checker.checks.ranges import range_stage, superseded
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
 from checker.checks.signature import signature_stage
@@ -243,7 +243,7 @@ class _Run:
     finished: bool = False  # every stage ran: the report holds what only a whole run has
 
     def report(self) -> BundleReport:
-        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=self.findings)
+        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=superseded(self.findings))
         ctx = self.ctx
         if ctx is None:
             return report

@@ -165,3 +165,19 @@ def _check(
 
 def _json_number(value: float) -> float | str:
     return value if math.isfinite(value) else str(value)
+
+
+def superseded(findings: list[Finding]) -> list[Finding]:
+    """The findings less each case's inputs.range that an explained inputs.fidelity of the same case and input
+    makes redundant: the range only says the values are off, the fidelity finding says which edit made them so
+    (and its fix follows it), so the reader gets the cause once, not a generic fix first."""
+    explained = {
+        (f.details.get("case"), f.details.get("input"))
+        for f in findings
+        if f.id == F.INPUTS_FIDELITY and f.details.get("explanation")
+    }
+    return [
+        f
+        for f in findings
+        if not (f.id == F.INPUTS_RANGE and (f.details.get("case"), f.details.get("input")) in explained)
+    ]
