@@ -104,6 +104,13 @@ def _rule(facts: Facts) -> str:
         nodes = _excluded(diagnosis) if diagnosis is not None else []
         if nodes:  # the diagnosis already ran: its answer is the fix, not a command that repeats it
             return _exclude(nodes, diagnosis or {})
+        if diagnosis is not None:  # it ran and no node stands out: the error is spread over the graph
+            search = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)} --requantize`"
+            return (
+                "the diagnosis found no node to keep in float (the error is spread over the graph): "
+                f"{search} re-runs the transform with the settings onnxruntime offers (16-bit activations, "
+                "per-channel weights, another calibration) and reports the change that passes"
+            )
         look = f"look at the worst case '{worst}'" if worst else "look at the worst case"
         where = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)}`"
         return f"{look}; {where} names the node where the variant starts to diverge: change the conversion there"

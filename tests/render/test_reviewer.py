@@ -267,3 +267,13 @@ def test_a_fix_stays_with_its_finding_where_newlines_are_line_breaks(tmp_path: P
     assert len(items) >= 2, md  # each numbered finding is followed, in its own item, by its fix
     assert all(fix.startswith("restore ") for _, fid, fix in items if fid == "bundle.digest")
     assert np.all(np.diff([int(n) for n, _, _ in items]) == 1)
+
+
+def test_a_diagnosis_that_named_no_node_points_to_the_measured_search() -> None:
+    """The diagnosis ran and kept nothing in float: the fix is the search over settings, not the same diagnosis."""
+    failed = {"id": "comparison.rule", "details": {"graph": "int8", "worst_case": "panorama"}}
+    ran = {"id": "variant.diagnosis", "details": {"variant": "int8", "case": "panorama", "nodes_to_exclude": []}}
+    said = remedy(failed, "models/m", [failed, ran])
+    assert "--requantize" in said and "no node to keep in float" in said
+    assert "names the node where the variant starts to diverge" not in said
+    assert "names the node where" in remedy(failed, "models/m", [failed])  # not diagnosed: the diagnosis is next
