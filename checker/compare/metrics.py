@@ -303,7 +303,8 @@ CHECKS: dict[str, Check] = {
             "topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure,
             wording="agrees on the top {k} for a share of {v:.4g} of its items (min {t:g})", ranking=True,
             optional=("batch_axis",),
-            looser={"k": None, "axis": None, "min_agreement": "lower", "batch_axis": None},  # equal top-k sets: no k is easier
+            # Equal top-k sets get no easier with a larger k: k is a change, neither looser nor tighter.
+            looser={"k": None, "axis": None, "min_agreement": "lower", "batch_axis": None},
         ),
         Check(
             "score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure,
@@ -319,7 +320,8 @@ CHECKS: dict[str, Check] = {
             "accuracy_drop", {"k": 1, "axis": -1, "relative": False}, ("max",), "max", "max", task_figure,
             ranking=True, task=True,
             wording="loses {v:.4g} of top-{k} accuracy against the labels (max {t:g})",
-            looser={"k": None, "axis": None, "relative": None, "max": "higher"},  # a drop at top-k need not shrink with k
+            # A drop in top-k accuracy need not shrink as k grows: k is a change.
+            looser={"k": None, "axis": None, "relative": None, "max": "higher"},
         ),
         Check(
             "exact", {}, (), None, "max", exact_figure,

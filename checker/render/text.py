@@ -63,6 +63,7 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     verdict = paint(str(report.get("status", "fail")).upper(), str(report.get("status", "fail")))
     noun = "bundle passes" if total - failed == 1 else "bundles pass"
     head = f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')}){_not_run(bundles)}"
+    head += _strict_reason(report, bundles)
     ordered = [b for b in bundles if b.get("status") == "fail"] + [b for b in bundles if b.get("status") != "fail"]
     loosened = [item for e in changes.values() for item in _seq(e.get("loosened")) if isinstance(item, str)]
     if loosened:  # what a reviewer asks first: was a check weakened to get green?
@@ -70,6 +71,23 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     blocks = [head, *(_bundle(b, paint, changes.get(str(b.get("path")))) for b in ordered)]
     blocks += [f"removed since the base: {e.get('path')}" for e in changes.values() if e.get("state") == "removed"]
     return "\n\n".join(blocks) + "\n"
+
+
+def _strict_reason(report: Mapping[str, Any], bundles: list[dict[str, Any]]) -> str:
+    """Why bundles with no error failed: --strict counts their warnings as failures."""
+    if report.get("strict") is not True:
+        return ""
+
+    def count(bundle: dict[str, Any], severity: str) -> int:
+        return sum(1 for f in _seq(bundle.get("findings")) if isinstance(f, dict) and f.get("severity") == severity)
+
+    failing = [b for b in bundles if b.get("status") == "fail" and count(b, "error") == 0]
+    warnings = sum(count(b, "warning") for b in failing)
+    return (
+        f"; failed because warnings count as failures ({warnings} warning{'s' if warnings != 1 else ''})"
+        if warnings
+        else ""
+    )
 
 
 def _not_run(bundles: list[dict[str, Any]]) -> str:

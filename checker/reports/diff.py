@@ -379,7 +379,8 @@ def loosened_finding(entry: Mapping[str, Any], manifest: str | None) -> Finding 
     return Finding(
         RULES_LOOSENED,
         Severity.ERROR,
-        f"the rules were loosened since the base: {shown}; --fail-on-loosened fails the check while the rule stays loosened",
+        f"the rules were loosened since the base: {shown}; --fail-on-loosened fails the check while the rule "
+        "stays loosened",
         file=manifest,
         line=min(lines) if lines else None,
     )

@@ -12,18 +12,20 @@ from typing import Any
 
 import numpy as np
 import pytest
+from bundlekit import EXAMPLE
 from modelkit import good_and_miscalibrated_bundle
 from PIL import Image
 from prepkit import bundle_maker, photo
 
 from checker.checks.fidelity import fidelity_stage
 from checker.cli import main
+from checker.context import Options
 from checker.findings import error
 from checker.remedies import remedy
 from checker.render.markdown import render
 from checker.reports.model import BundleReport, Report
+from checker.verify import verify_bundle
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
 MEAN, STD = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
 RESIZE = {"mode": "exact", "size": [64, 64], "interpolation": "bilinear"}
 IMAGE_PREP = {"kind": "image", "color": "RGB", "resize": RESIZE, "scale": 1 / 255, "mean": MEAN.tolist(),
@@ -277,3 +279,15 @@ def test_a_diagnosis_that_named_no_node_points_to_the_measured_search() -> None:
     assert "--requantize" in said and "no node to keep in float" in said
     assert "names the node where the variant starts to diverge" not in said
     assert "names the node where" in remedy(failed, "models/m", [failed])  # not diagnosed: the diagnosis is next
+
+
+def test_the_text_verdict_says_warnings_count_as_failures(tmp_path: Path) -> None:
+    from checker.render import text
+
+    bundle = tmp_path / "m"
+    shutil.copytree(EXAMPLE, bundle)
+    (bundle / "stray.txt").write_text("not named by the manifest\n")
+    judged = verify_bundle(bundle, Options(gain_budget_s=0.0))
+    strict = text.render(Report("0", [judged], strict=True).to_dict()).splitlines()[0]
+    assert strict.startswith("FAIL") and "failed because warnings count as failures (1 warning)" in strict
+    assert "warnings count" not in text.render(Report("0", [judged]).to_dict()).splitlines()[0]
