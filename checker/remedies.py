@@ -36,7 +36,9 @@ class Facts:
 
     def diagnosis(self, variant: str) -> Mapping[str, Any] | None:
         """The details of the diagnosis this run made of `variant`, when it made one."""
-        for other in self.others:
+        for other in self.others:  # read as given (a report's list may hold anything): checked one by one
+            if not isinstance(other, Mapping):
+                continue
             details = other.get("details")
             if (
                 other.get("id") == F.VARIANT_DIAGNOSIS

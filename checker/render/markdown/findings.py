@@ -148,7 +148,11 @@ def message_markdown(said: str, limit: int) -> str:
 def _remedy(finding: Mapping[str, Any], bundle: Mapping[str, Any]) -> str:
     """The remedy as Markdown: its code spans kept (remedies put no backtick inside one), the rest escaped."""
     path = bundle.get("path")
-    return message_markdown(remedy(finding, path if isinstance(path, str) else "", _dicts(bundle.get("findings"))), 600)
+    # The bundle's findings as they are: remedies read only the few they look for (filtering the whole list
+    # here, for each of thousands of findings, made a large report's rendering quadratic).
+    others = bundle.get("findings")
+    said = remedy(finding, path if isinstance(path, str) else "", others if isinstance(others, list) else ())
+    return message_markdown(said, 600)
 
 
 _T = TypeVar("_T")
