@@ -65,7 +65,13 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     head = f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')}){_not_run(bundles)}"
     head += _strict_reason(report, bundles)
     ordered = [b for b in bundles if b.get("status") == "fail"] + [b for b in bundles if b.get("status") != "fail"]
-    loosened = [item for e in changes.values() for item in _seq(e.get("loosened")) if isinstance(item, str)]
+    several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
+    loosened = [
+        (f"{e.get('path')}: " if several else "") + item
+        for e in changes.values()
+        for item in _seq(e.get("loosened"))
+        if isinstance(item, str)
+    ]
     if loosened:  # what a reviewer asks first: was a check weakened to get green?
         head += "\n" + paint("loosened since the base: ", "fail") + "; ".join(loosened)
     blocks = [head, *(_bundle(b, paint, changes.get(str(b.get("path")))) for b in ordered)]

@@ -193,3 +193,22 @@ def test_the_k_of_topk_is_a_change_not_a_tightening(repo: Path) -> None:
     (entry,) = diff(base, head)["bundles"]
     (rule,) = [r for r in entry["rules"] if r.get("rule")]
     assert [e["effect"] for e in rule["edits"]] == ["changed"]
+
+
+def test_with_several_bundles_each_loosening_names_its_bundles_path(repo: Path) -> None:
+    """Two bundles of one release name, one of them loosened: the line under the verdict says which, by path."""
+    from checker.render import markdown, text
+
+    base, head = load_json(repo, "base.json"), load_json(repo, "head.json")
+    for report in (base, head):
+        twin = copy.deepcopy(report["bundles"][0])
+        twin["path"] = "other/bundle.yaml"
+        report["bundles"].append(twin)
+    head["bundles"][1] = copy.deepcopy(base["bundles"][1])  # the twin unchanged
+    report = {**head, "changes": diff(base, head)}
+    path = head["bundles"][0]["path"]
+    said = text.render(report).splitlines()[1]
+    assert said.startswith("loosened since the base: ") and f"{path}: {LOOSENED}" in said
+    assert "other/bundle.yaml" not in said
+    top = visible_lines(markdown.render(report))[1]
+    assert f"{path}: {LOOSENED}" in top.replace("\\", "")

@@ -34,7 +34,7 @@ def loosened_first(view: View) -> Iterator[str]:
     green? Each loosening with its old and new value (`int8 logits score_drift max 0.005 → 0.05 (loosened)`)."""
     several = len(view.changes) > 1
     said = [
-        (f"{entry.get('name') or entry.get('path')}: " if several else "") + item
+        (f"{entry.get('path') or entry.get('name')}: " if several else "") + item  # the path: names repeat
         for entry in view.changes.values()
         for item in _strs(entry.get("loosened"))
     ]
