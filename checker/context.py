@@ -30,6 +30,14 @@ class Trust:
     identity: str | None = None
     issuer: str | None = None
 
+    def whom(self) -> str:
+        """The trusted signer in words, for a finding that says a signature is not theirs."""
+        if self.key is not None:
+            return f"the key {self.key.name}"
+        if self.certificates:
+            return f"a certificate issued under {', '.join(c.name for c in self.certificates)}"
+        return f"the Sigstore identity {self.identity} (issuer {self.issuer})"
+
 
 @dataclass
 class Options:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from checker import findings as F
-from checker.context import Context, Trust
+from checker.context import Context
 from checker.findings import Finding
 from checker.signing.attest import AttestationError, verified_statements
 
@@ -23,7 +23,7 @@ def attestation_stage(ctx: Context) -> Iterator[Finding]:
         yield F.error(F.ATTESTATION_UNTRUSTED, str(exc))
         return
     if not statements:
-        msg = f"none of the {count} attestations in {path.name} is signed by {_whom(trust)}"
+        msg = f"none of the {count} attestations in {path.name} is signed by {trust.whom()}"
         yield F.error(F.ATTESTATION_UNTRUSTED, msg)
         return
     digest = (ctx.digest or "").removeprefix("sha256:")
@@ -83,11 +83,3 @@ def _host_verdicts(predicate: dict[str, Any]) -> dict[tuple[str, str], str]:
 
 def _sha256(subject: Any) -> object:
     return (subject.get("digest") or {}).get("sha256") if isinstance(subject, dict) else None
-
-
-def _whom(trust: Trust) -> str:
-    if trust.key is not None:
-        return f"the key {trust.key.name}"
-    if trust.certificates:
-        return f"a certificate issued under {', '.join(c.name for c in trust.certificates)}"
-    return f"the Sigstore identity {trust.identity} (issuer {trust.issuer})"

@@ -106,9 +106,9 @@ def _verify_signature(root: Path, trust: Trust) -> None:
     except ValueError as exc:
         if str(exc).startswith("Signature mismatch"):
             return  # signed by the trusted signer; the files differ
-        raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {_whom(trust)}: {exc}") from None
+        raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {trust.whom()}: {exc}") from None
     except Exception as exc:  # the library's and cryptography's own errors: any of them means not trusted
-        raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {_whom(trust)}: {exc}") from None
+        raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {trust.whom()}: {exc}") from None
 
 
 def _verifier(config: Any, trust: Trust) -> Any:
@@ -119,14 +119,6 @@ def _verifier(config: Any, trust: Trust) -> Any:
     if trust.identity and trust.issuer:
         return config.use_sigstore_verifier(identity=trust.identity, oidc_issuer=trust.issuer)
     raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
-
-
-def _whom(trust: Trust) -> str:
-    if trust.key is not None:
-        return f"the key {trust.key.name}"
-    if trust.certificates:
-        return f"a certificate issued under {', '.join(c.name for c in trust.certificates)}"
-    return f"{trust.identity} (issuer {trust.issuer})"
 
 
 def compare_files(root: Path, signed: Signed) -> Iterator[Finding]:
