@@ -118,7 +118,8 @@ def fetch_source(name: str) -> Path:
 def complete(name: str) -> bool:
     """The package folder holds every file its entry names (a folder fetched by an older list may not)."""
     source = SOURCES[name]
-    return all((cache() / name / source.package / data).is_file() for data in source.data)
+    folder = cache() / name / source.package
+    return folder.is_dir() and all((folder / data).is_file() for data in source.data)
 
 
 def main() -> int:
