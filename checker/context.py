@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from checker.bundle.paths import BundlePathError, resolve_under
 from checker.manifest.load import Manifest
+from checker.manifest.model.build import build
+from checker.manifest.model.root import Spec
 
 if TYPE_CHECKING:
     import numpy as np
@@ -124,7 +126,14 @@ class Context:
 
     @property
     def data(self) -> dict[str, Any]:
+        """The manifest as parsed: for the stages that run before the schema gate (completeness, signature)."""
         return self.manifest.data
+
+    @functools.cached_property
+    def spec(self) -> Spec:
+        """The manifest as typed blocks, built once; only for the stages after the schema gate (a manifest the
+        schema rejected has no such form)."""
+        return build(Spec, self.manifest.data)
 
     def where(self, *keys: str | int) -> dict[str, Any]:
         """`file=` and `line=` keyword arguments for a finding about the manifest field at `keys`."""
