@@ -445,16 +445,21 @@ def _message(err: Any) -> str:
 
 
 def _describe(manifest: Manifest, err: Any) -> list[Finding]:
-    keys = tuple(err.absolute_path)
+    return [F.error(F.MANIFEST_SCHEMA, msg, manifest.file, manifest.line(*keys)) for keys, msg in error_messages(err)]
+
+
+def error_messages(err: Any, at: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
+    """A jsonschema error as the schema findings word it, with the keys of the field at fault; `at` is where
+    the validated data stands (a fragment judged on its own)."""
+    keys = (*at, *err.absolute_path)
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        return [_unknown_key(manifest, keys, key, err.schema) for key in _extra_keys(err)]
+        return [_unknown_key(keys, key, err.schema) for key in _extra_keys(err)]
     if err.validator in ("oneOf", "anyOf") and err.context:
         from jsonschema.exceptions import best_match
 
         err = best_match(err.context)
         keys = keys + tuple(err.relative_path)
-    line = manifest.line(*keys)
-    return [F.error(F.MANIFEST_SCHEMA, f"{field_path(keys)}: {_message(err)}", manifest.file, line)]
+    return [(keys, f"{field_path(keys)}: {_message(err)}")]
 
 
 def _extra_keys(err: Any) -> list[str]:
@@ -462,14 +467,12 @@ def _extra_keys(err: Any) -> list[str]:
     return sorted(str(k) for k in err.instance if k not in allowed)
 
 
-def _unknown_key(manifest: Manifest, keys: tuple[Any, ...], key: str, schema: dict[str, Any]) -> Finding:
+def _unknown_key(keys: tuple[Any, ...], key: str, schema: dict[str, Any]) -> tuple[tuple[Any, ...], str]:
     import difflib
 
-    line = manifest.line(*keys, key)
     close = difflib.get_close_matches(key, list(schema.get("properties", {})), n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
-    msg = f"{field_path((*keys, key))}: unknown field '{key}'{hint}"
-    return F.error(F.MANIFEST_SCHEMA, msg, manifest.file, line)
+    return (*keys, key), f"{field_path((*keys, key))}: unknown field '{key}'{hint}"
 
 
 def dump_tree(tree: Any, suffix: str) -> str:

@@ -8,12 +8,13 @@ list stays None and an empty one stays [].
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import typing
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from checker.manifest.model.core import Block, Keyed, Keys, Tagged
+from checker.manifest.model.core import Block, Keyed, Keys, Tagged, key_of
 from checker.manifest.model.generate import hints, members, unwrap
 
 T = TypeVar("T", bound=Block)
@@ -24,6 +25,11 @@ def build(cls: type[T], data: Any, at: Keys = ()) -> T:
     kind: Any = cls  # functools.cache keys on it: a class is hashable, though mypy reads Block's __hash__
     built: T = builder(kind)(data, at)
     return built
+
+
+def build_type(tp: Any, data: Any, at: Keys = ()) -> Any:
+    """Data of any type the models spell (a list of blocks, a union), built as `build` builds a block."""
+    return builder(tp)(data, at)
 
 
 @functools.cache
@@ -61,12 +67,12 @@ def _single(tp: Any) -> Builder:
 
 
 def _block(cls: type[Block]) -> Builder:
-    fields = [(f.name, builder(hints(cls)[f.name])) for f in cls.manifest_fields()]
+    fields = [(key_of(f), f.name, builder(hints(cls)[f.name])) for f in cls.manifest_fields()]
     make_block: Any = cls
 
     def make(data: Any, at: Keys) -> Block:
-        kwargs = {name: make_field(data[name], (*at, name)) for name, make_field in fields if name in data}
-        block: Block = make_block(**kwargs, at=at)
+        kwargs = {name: make_field(data[key], (*at, key)) for key, name, make_field in fields if key in data}
+        block: Block = make_block(**kwargs, at=at, given=tuple(data))
         return block
 
     return make
@@ -85,7 +91,8 @@ def _keyed(options: list[Any]) -> Builder:
         ((name, value),) = data.items()
         cls, make_block = by_tag[name]
         if cls.SCALAR and not isinstance(value, dict):
-            value = {cls.SCALAR: value}
+            scalar: Block = make_block({cls.SCALAR: value}, (*at, name))
+            return dataclasses.replace(scalar, given=None)  # written as its one value
         block: Block = make_block(value, (*at, name))
         return block
 

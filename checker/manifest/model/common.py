@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from numbers import Real
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from checker.manifest.model.core import S
 
@@ -64,4 +65,20 @@ Shape = Annotated[
         "One entry per axis: an integer fixes the size; a string names a dynamic dimension.",
         max_items=MAX_AXES,
     ),
+]
+
+# A JSON number built as written, an integer staying one (a tabular category, an audio gain quoted back): a
+# `Real` to the builder, a float to the type checker (which takes an int for one).
+if TYPE_CHECKING:
+    Numeric = float
+else:
+    Numeric = Real
+
+# Every number a manifest gives is bounded: a finite float holds it, and arithmetic on it stays finite.
+MAX_NUMBER = 1e30
+Number = Annotated[float, S(minimum=-MAX_NUMBER, maximum=MAX_NUMBER)]
+NonNegative = Annotated[float, S(minimum=0, maximum=MAX_NUMBER)]
+Range = Annotated[
+    list[Number],
+    S("Range", "The [low, high] numeric range every value lies in.", min_items=2, max_items=2),
 ]

@@ -4,9 +4,11 @@ made from it, so a bound is written once.
 
 A field reads as `name: Annotated[int | None, S("Title", "What it is.", minimum=1, maximum=64)] = None`: the
 annotation gives the JSON type (`int` → integer, `float` → number, `str`, `bool`, `list[T]`, `dict[str, T]`,
-`Literal[...]` → an enum, a `Block` → an object, `A | B` → anyOf), `S` its title, description and the other
-schema keywords, and the default whether the field may be left out (a field with no default is required;
-`None` is "absent", which is not the same as an empty list or mapping).
+`Literal[...]` → an enum, `Literal[None]` → null, `numbers.Real` → a number kept as written (an integer stays
+one), a `Block` → an object, `A | B` → anyOf, or oneOf with `OneOf()`), `S` its title, description and the
+other schema keywords, and the default whether the field may be left out (a field with no default is required;
+`None` is "absent", which is not the same as an empty list or mapping). A field whose manifest key is a Python
+keyword is spelled with a trailing underscore (`import_` is `import:`).
 """
 
 from __future__ import annotations
@@ -98,6 +100,17 @@ class Keyed:
     words: S = S()
 
 
+@dataclass(frozen=True)
+class OneOf:
+    """On a union told apart by the data's JSON type: written as `oneOf` (exactly one member matches) rather
+    than `anyOf`."""
+
+
+@dataclass(frozen=True)
+class Const:
+    """On a one-value `Literal`: written as JSON Schema's `const` alone (`alpha: drop`, a tagged block's `kind`)."""
+
+
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
 @dataclass(frozen=True, kw_only=True)
 class Block:
@@ -107,12 +120,17 @@ class Block:
     WORDS: ClassVar[S] = S()  # the block's title and description
     TAG: ClassVar[str] = ""  # the value of its union's key (Tagged), or its name (Keyed)
     SCALAR: ClassVar[str] = ""  # Keyed: the field a `name: value` step fills
+    MAPPING: ClassVar[bool] = False  # Keyed with a SCALAR: may also be written as a mapping (`mix: {to: mono}`)
     # Raw schema keywords of the block as a whole that no single field holds: `oneOf` of required sets,
     # `if`/`then` between fields, `dependentSchemas`.
     EXTRA: ClassVar[Mapping[str, Any]] = {}
     OPEN: ClassVar[bool] = False  # True: keys the block does not name are allowed (settings, metadata)
 
     at: Keys = field(default=(), compare=False, repr=False, metadata={"manifest": False})
+    # The keys the manifest gave, in its order (a field it left out holds its default, so only this tells the
+    # two apart); None for a Keyed block written as its one value (`mix: mono`). For words that quote the
+    # manifest as written; not a manifest field.
+    given: tuple[str, ...] | None = field(default=(), compare=False, repr=False, metadata={"manifest": False})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -121,6 +139,11 @@ class Block:
     @classmethod
     def manifest_fields(cls) -> list[dataclasses.Field[Any]]:
         return [f for f in dataclasses.fields(cls) if f.metadata.get("manifest", True)]
+
+
+def key_of(f: dataclasses.Field[Any]) -> str:
+    """A field's key in the manifest: its name, less the underscore that keeps a Python keyword apart."""
+    return f.name[:-1] if f.name.endswith("_") else f.name
 
 
 def words_of(annotation_metadata: tuple[Any, ...]) -> S:

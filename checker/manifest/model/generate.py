@@ -7,11 +7,13 @@ import dataclasses
 import json
 import types
 import typing
+from numbers import Real
 from typing import Any, Literal, Union
 
-from checker.manifest.model.core import Block, Keyed, S, Tagged
+from checker.manifest.model.core import Block, Const, Keyed, OneOf, S, Tagged, key_of
 
-JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+# `Real` is a JSON number built as written: an integer stays one (a tabular category, an audio gain quoted back).
+JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", Real: "number", bool: "boolean"}
 
 
 def merged(words: list[S]) -> S:
@@ -70,7 +72,10 @@ def schema_of(tp: Any, outer: S | None = None) -> dict[str, Any]:
     if isinstance(union, Keyed):
         return {**head, **_keyed(options), **words.keywords()}
     if len(options) > 1:
-        return {**head, "anyOf": [schema_of(m) for m in options], **words.keywords()}
+        among = "oneOf" if any(isinstance(m, OneOf) for m in meta) else "anyOf"
+        return {**head, among: [schema_of(m) for m in options], **words.keywords()}
+    if any(isinstance(m, Const) for m in meta):
+        return {**head, "const": typing.get_args(options[0])[0], **words.keywords()}
     return {**head, **_body(options[0], words)}
 
 
@@ -84,6 +89,8 @@ def _body(tp: Any, words: S) -> dict[str, Any]:
         return {"type": JSON_TYPES[tp], **words.keywords()}
     if origin is Literal:
         values = list(typing.get_args(tp))
+        if values == [None]:  # a JSON null among a union's members
+            return {"type": "null", **words.keywords()}
         return {"type": JSON_TYPES[type(values[0])], "enum": values, **words.keywords()}
     if origin in (list, tuple):
         item = typing.get_args(tp)[0]
@@ -110,12 +117,12 @@ def block_schema(cls: type[Block], head: bool = True) -> dict[str, Any]:
         out["description"] = cls.WORDS.description
     out["type"] = "object"
     out.update(cls.WORDS.keywords())
-    properties = {f.name: _property(cls, f) for f in cls.manifest_fields()}
+    properties = {key_of(f): _property(cls, f) for f in cls.manifest_fields()}
     if properties:
         out["properties"] = properties
     if not cls.OPEN:
         out["additionalProperties"] = False
-    required = [f.name for f in cls.manifest_fields() if _required(f)]
+    required = [key_of(f) for f in cls.manifest_fields() if _required(f)]
     if required:
         out["required"] = required
     out.update(cls.EXTRA)
@@ -159,12 +166,14 @@ def _tagged_block(cls: type[Block], key: str) -> dict[str, Any]:
 
 def _keyed(options: list[Any]) -> dict[str, Any]:
     """A union of one-key mappings: the key names the block (`resize: {...}`), or, for a block with a scalar
-    field, holds that field's value (`scale: 0.0039`)."""
+    field, holds that field's value (`scale: 0.0039`), or either for a block that may also be a mapping."""
     properties = {}
     for b in options:
         if b.SCALAR:
-            value = schema_of(hints(b)[b.SCALAR])
-            properties[b.TAG] = {**_head(b.WORDS), **{k: v for k, v in value.items() if k not in _HEAD}}
+            value = {k: v for k, v in schema_of(hints(b)[b.SCALAR]).items() if k not in _HEAD}
+            if b.MAPPING:
+                value = {"oneOf": [value, block_schema(b, head=False)]}
+            properties[b.TAG] = {**_head(b.WORDS), **value}
         else:
             properties[b.TAG] = block_schema(b)
     return {

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from checker.manifest.model.core import Block, S
 from checker.manifest.model.generate import block_schema
+from checker.manifest.model.inputs import Inputs
 from checker.manifest.model.release import Graph, Release
 from checker.manifest.model.runtime import Runtime
 from checker.manifest.model.tensors import Outputs
@@ -27,7 +28,7 @@ class Spec(Block):
     manifest_version: Annotated[int, S("Manifest version", "The version of this format; 1.", minimum=1, maximum=1000)]
     release: Release
     graph: Graph | None = None
-    inputs: Any = None
+    inputs: Inputs | None = None
     outputs: Outputs | None = None
     runtime: Runtime | None = None
     validation: Validation | None = None
