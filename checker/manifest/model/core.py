@@ -112,7 +112,7 @@ class Const:
 
 
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class Block:
     """A manifest block: each subclass is a frozen, keyword-only dataclass of its fields. `at` is where it stands
     in the manifest (("comparison", "rules", 0)), for a finding's line; it is not a manifest field."""
@@ -132,9 +132,34 @@ class Block:
     # manifest as written; not a manifest field.
     given: tuple[str, ...] | None = field(default=(), compare=False, repr=False, metadata={"manifest": False})
 
+    # The fields equality, hashing and repr look at; set for each subclass.
+    _COMPARED: ClassVar[tuple[str, ...]] = ()
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        dataclass(frozen=True, kw_only=True)(cls)
+        # Equality, hashing and repr are Block's own, read through _COMPARED, and the docstring is the block's
+        # words: dataclass need not write three methods and inspect a signature for each of the many blocks,
+        # which is most of what importing the model costs.
+        if cls.__doc__ is None:
+            cls.__doc__ = cls.WORDS.description or cls.WORDS.title or cls.__name__
+        dataclass(frozen=True, kw_only=True, eq=False, repr=False)(cls)
+        cls._COMPARED = tuple(f.name for f in dataclasses.fields(cls) if f.compare)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._COMPARED)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Block)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._COMPARED)
+        return f"{type(self).__name__}({shown})"
 
     @classmethod
     def manifest_fields(cls) -> list[dataclasses.Field[Any]]:
