@@ -68,13 +68,27 @@ def bundle_maker(tmp_path: Path) -> BundleMaker:
         for rel, content in (files or {}).items():
             put(root / rel, content)
         manifest_cases = [_write_case(root, case) for case in cases]
-        write_manifest(root, {"manifest_version": 1, "inputs": inputs, "comparison": {"cases": manifest_cases}})
+        declared = [_declared(entry) for entry in inputs]
+        data = {"manifest_version": 1, "release": RELEASE, "inputs": declared, "comparison": {"cases": manifest_cases}}
+        write_manifest(root, data)
         ctx = context_for(root)
         ctx.cases = load_cases(ctx, [i["name"] for i in inputs], ["out"]).cases
         assert len(ctx.cases) == len(cases)
         return ctx
 
     return make
+
+
+RELEASE = {"name": "preprocessing-test", "version": "1"}
+# The meaning an input of each preprocessing kind declares, when a test leaves it out.
+_MEANINGS = {"image": "image", "text": "text", "audio": "audio", "tabular": "tabular"}
+
+
+def _declared(entry: dict[str, Any]) -> dict[str, Any]:
+    """An input as a valid manifest declares it (the stages after the schema gate read only such): the dtype
+    and meaning a test leaves out filled in."""
+    kind = (entry.get("preprocessing") or {}).get("kind")
+    return {"dtype": "float32", "meaning": _MEANINGS.get(kind, "tensor"), **entry}
 
 
 def _write_case(root: Path, case: dict[str, Any]) -> dict[str, Any]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from checker import findings as F
 from checker.context import Case, Context
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.inputs import Input
+from checker.manifest.model.tensors import Output
 from checker.readers.casefiles import load_cases
 from checker.readers.graphinfo import TensorSpec, graph_inputs, graph_outputs
 
@@ -18,21 +20,19 @@ if TYPE_CHECKING:
 
 def _specs(ctx: Context, part: str) -> list[TensorSpec]:
     """The graph's specs when the graph loaded, else the manifest's declarations."""
+    entries: Sequence[Input | Output] = (ctx.spec.inputs if part == "inputs" else ctx.spec.outputs) or ()
     if ctx.graph is not None:
         actual = graph_inputs(ctx.graph) if part == "inputs" else graph_outputs(ctx.graph)
-        declared = {e["name"]: e for e in ctx.data.get(part) or []}
+        declared = {e.name: e for e in entries}
         return [_merge(s, declared.get(s.name)) for s in actual]
-    return [
-        TensorSpec(e["name"], e.get("dtype", ""), tuple(e["shape"]) if e.get("shape") else None)
-        for e in ctx.data.get(part) or []
-    ]
+    return [TensorSpec(e.name, e.dtype or "", tuple(e.shape) if e.shape else None) for e in entries]
 
 
-def _merge(spec: TensorSpec, entry: dict[str, Any] | None) -> TensorSpec:
+def _merge(spec: TensorSpec, entry: Input | Output | None) -> TensorSpec:
     """A manifest int may fix a dim the graph leaves dynamic."""
-    if not entry or not entry.get("shape") or spec.shape is None or len(entry["shape"]) != len(spec.shape):
+    if entry is None or not entry.shape or spec.shape is None or len(entry.shape) != len(spec.shape):
         return spec
-    dims = tuple(have if isinstance(have, int) else want for want, have in zip(entry["shape"], spec.shape))
+    dims = tuple(have if isinstance(have, int) else want for want, have in zip(entry.shape, spec.shape))
     return TensorSpec(spec.name, spec.dtype, dims)
 
 

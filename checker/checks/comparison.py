@@ -173,12 +173,13 @@ def _dynamic_axes(run: Run, session: ort.InferenceSession) -> Iterator[Finding]:
     ctx = run.ctx
     if ctx.graph is None:
         return
-    declared = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
-    by_name = {str(e.get("name")): e for e in declared}
+    declared = ctx.spec.inputs or ()
+    # What the axes are judged by: each input's declared shape and layout.
+    by_name = {e.name: {"shape": e.shape, "layout": e.layout} for e in declared}
     failures = prove_axes(ctx.graph, session, run.cases, by_name, _tolerance(ctx), ctx.options.case_timeout_s)
     for failure in failures:
         name = failure.axis.axes[0][0]
-        where = [i for i, e in enumerate(declared) if e.get("name") == name][:1]
+        where = [i for i, e in enumerate(declared) if e.name == name][:1]
         axes = ", ".join(f"'{n}' axis {a}" for n, a in failure.axis.axes)
         fixing = f"; {failure.fixing_node} fixes its size" if failure.fixing_node else ""
         one, two = failure.cases

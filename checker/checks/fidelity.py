@@ -85,7 +85,7 @@ class _Run:
         """Parse the spec (raising its error); False when a file it names was refused, is missing, or fails
         its digest: the files stage has said so already."""
         source = self.inputs.source_name(name)
-        if names_unusable_file(self.ctx, (self.inputs.entry(source) or {}).get("preprocessing")):
+        if names_unusable_file(self.ctx, self.inputs.preprocessing(source)):
             return False
         spec = self.inputs.spec(source)
         if not isinstance(spec, TextSpec):

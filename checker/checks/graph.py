@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -11,6 +11,8 @@ from checker.bundle.paths import BundlePathError, check_relative
 from checker.context import Context
 from checker.errors import first_line
 from checker.findings import Finding
+from checker.manifest.model.inputs import Input
+from checker.manifest.model.tensors import Output
 from checker.readers.graphinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs
 
 MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
@@ -193,23 +195,24 @@ def _span_problem(ref: ExternalRef, rel: str, size: int) -> str | None:
 
 
 def io_findings(ctx: Context, model: Any, label: str) -> Iterator[Finding]:
-    yield from _match(ctx, "inputs", graph_inputs(model), label, every=True)
-    yield from _match(ctx, "outputs", graph_outputs(model), label, every=False)
+    yield from _match(ctx, "inputs", ctx.spec.inputs or (), graph_inputs(model), label, every=True)
+    yield from _match(ctx, "outputs", ctx.spec.outputs or (), graph_outputs(model), label, every=False)
 
 
-def _match(ctx: Context, part: str, actual: list[TensorSpec], label: str, every: bool) -> Iterator[Finding]:
+def _match(
+    ctx: Context, part: str, declared: Sequence[Input | Output], actual: list[TensorSpec], label: str, every: bool
+) -> Iterator[Finding]:
     singular = part[:-1]
     by_name = {spec.name: spec for spec in actual}
-    declared = ctx.data.get(part) or []
     seen = set()
     for i, entry in enumerate(declared):
-        seen.add(entry["name"])
-        spec = by_name.get(entry["name"])
+        seen.add(entry.name)
+        spec = by_name.get(entry.name)
         if spec is None:
             names = ", ".join(sorted(by_name)) or "none"
             yield F.error(
                 F.GRAPH_IO,
-                f"{label} has no {singular} '{entry['name']}' (it has: {names})",
+                f"{label} has no {singular} '{entry.name}' (it has: {names})",
                 **ctx.where(part, i, "name"),
             )
             continue
@@ -232,16 +235,16 @@ def _match(ctx: Context, part: str, actual: list[TensorSpec], label: str, every:
 
 
 def _compare(
-    ctx: Context, entry: dict[str, Any], spec: TensorSpec, keys: tuple[str | int, ...], label: str
+    ctx: Context, entry: Input | Output, spec: TensorSpec, keys: tuple[str | int, ...], label: str
 ) -> Iterator[Finding]:
-    name = entry["name"]
-    if entry.get("dtype") and entry["dtype"] != spec.dtype:
+    name = entry.name
+    if entry.dtype and entry.dtype != spec.dtype:
         yield F.error(
             F.GRAPH_IO,
-            f"'{name}': the manifest says dtype {entry['dtype']}, {label} has {spec.dtype}",
+            f"'{name}': the manifest says dtype {entry.dtype}, {label} has {spec.dtype}",
             **ctx.where(*keys, "dtype"),
         )
-    shape = entry.get("shape")
+    shape = entry.shape
     if shape is None or spec.shape is None:
         return
     if len(shape) != len(spec.shape):

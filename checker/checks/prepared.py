@@ -3,9 +3,10 @@ fidelity stages, so that a block is parsed (and the files it names are read) onc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from checker.context import Case, Context
+from checker.manifest.model.inputs import Preprocessing
 from checker.preprocess.errors import PreprocessError
 from checker.readers.graphinfo import scaled_inputs
 
@@ -19,22 +20,18 @@ def prepared(ctx: Context) -> Inputs:
         # Loaded only for a bundle whose inputs declare preprocessing: it costs a small bundle much of its run.
         from checker.preprocess.rebuild import Inputs
 
-        entries = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
         # What the graph scales itself tells a tabular explanation that a declared scaler is applied twice.
         scaled = scaled_inputs(ctx.graph) if ctx.graph is not None else {}
-        ctx.preprocessing = Inputs(entries, ctx.root, scaled)
+        ctx.preprocessing = Inputs(list(ctx.spec.inputs or ()), ctx.root, scaled)
     return ctx.preprocessing
 
 
-def names_unusable_file(ctx: Context, prep: Any) -> bool:
+def names_unusable_file(ctx: Context, prep: Preprocessing | None) -> bool:
     """Whether the block names a file (config, tokenizer, imported pipeline) the files stage refused or found
     missing: that stage has said so, and the block is left alone."""
-    if not isinstance(prep, dict):
-        return False
-    imported = prep.get("import")
-    named = [prep.get(key) for key in ("config", "tokenizer")]
-    named.append(imported.get("path") if isinstance(imported, dict) else None)
-    return any(isinstance(rel, str) and rel in ctx.unusable for rel in named)
+    imported = getattr(prep, "import_", None)
+    named = [getattr(prep, "config", None), getattr(prep, "tokenizer", None), getattr(imported, "path", None)]
+    return any(rel is not None and rel in ctx.unusable for rel in named)
 
 
 def has_raw(cases: list[Case], inputs: Inputs, name: str) -> bool:

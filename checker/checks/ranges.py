@@ -19,6 +19,7 @@ from checker import findings as F
 from checker.checks.prepared import has_raw, names_unusable_file, prepared
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.manifest.model.inputs import Preprocessing
 from checker.preprocess import KIND_NAMES
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.fields import finite_pair
@@ -50,20 +51,18 @@ class Bounds:
 def range_stage(ctx: Context) -> Iterator[Finding]:
     if ctx.cases is None:
         return
-    for i, entry in enumerate(ctx.data.get("inputs") or []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            continue
-        name = entry["name"]
+    for i, entry in enumerate(ctx.spec.inputs or ()):
+        name = entry.name
         stored = [(case, case.inputs.get(name)) for case in ctx.cases]
         checked = [(case, t) for case, t in stored if t is not None and t.size and t.dtype.kind in "fiub"]
-        bounds = declared_bounds(entry.get("range"))
-        prep = entry.get("preprocessing")
-        if bounds is None and isinstance(prep, dict) and prep.get("kind") in KIND_NAMES:
+        bounds = declared_bounds(entry.range)
+        prep = entry.preprocessing
+        if bounds is None and prep is not None and prep.kind in KIND_NAMES:
             try:
                 bounds = implied_bounds(ctx, name)
             except PreprocessError as e:
                 if checked:
-                    yield from _unusable(ctx, i, name, e)
+                    yield from _unusable(ctx, i, name, prep, e)
                 continue
         if bounds is None:
             continue
@@ -89,11 +88,11 @@ def implied_bounds(ctx: Context, name: str) -> Bounds | None:
     return Bounds(tuple(map(float, low)), tuple(map(float, high)), axis, found.why, slack)
 
 
-def _unusable(ctx: Context, i: int, name: str, e: PreprocessError) -> Iterator[Finding]:
+def _unusable(ctx: Context, i: int, name: str, prep: Preprocessing, e: PreprocessError) -> Iterator[Finding]:
     """A block the range cannot be implied from, said once: here, unless a case's raw file rebuilds the input
     (then the fidelity stage says it), or the block names a file the files stage refused."""
     inputs = prepared(ctx)
-    if has_raw(ctx.cases or [], inputs, name) or names_unusable_file(ctx, ctx.data["inputs"][i]["preprocessing"]):
+    if has_raw(ctx.cases or [], inputs, name) or names_unusable_file(ctx, prep):
         return
     if isinstance(e, CannotReproduce):
         ctx.not_run.append(NotRun(f"range of input '{name}'", f"cannot be implied here: {e}"))

@@ -11,9 +11,9 @@ from checker.manifest import views
 
 
 def references_stage(ctx: Context) -> Iterator[Finding]:
-    yield from _unique(ctx, "inputs", "input")
-    yield from _unique(ctx, "outputs", "output")
-    yield from _unique(ctx, "variants", "variant")
+    yield from _unique(ctx, "inputs", "input", [e.name for e in ctx.spec.inputs or ()])
+    yield from _unique(ctx, "outputs", "output", [e.name for e in ctx.spec.outputs or ()])
+    yield from _unique(ctx, "variants", "variant", [v.get("name") for v in ctx.data.get("variants") or []])
     yield from _ruled_outputs_declared(ctx)
     yield from _consistent_inputs(ctx)
 
@@ -25,29 +25,27 @@ _KIND_MEANING = {"image": "image", "text": "text", "audio": "audio", "tabular": 
 def _consistent_inputs(ctx: Context) -> Iterator[Finding]:
     """Declarations of one input that contradict each other: a layout of another rank than the shape, or a
     preprocessing kind that makes another sort of tensor than its meaning says."""
-    for i, entry in enumerate(ctx.data.get("inputs") or []):
-        layout, shape = entry.get("layout"), entry.get("shape")
-        if isinstance(layout, str) and isinstance(shape, list) and len(layout) != len(shape):
+    for i, entry in enumerate(ctx.spec.inputs or ()):
+        layout, shape = entry.layout, entry.shape
+        if layout is not None and shape is not None and len(layout) != len(shape):
             yield F.error(
                 F.MANIFEST_SCHEMA,
                 f"inputs[{i}].layout: '{layout}' names {len(layout)} axes, but the shape {shape} has {len(shape)}",
                 **ctx.where("inputs", i, "layout"),
             )
-        kind = (entry.get("preprocessing") or {}).get("kind")
-        meaning = entry.get("meaning")
+        kind = None if entry.preprocessing is None else entry.preprocessing.kind
         wanted = _KIND_MEANING.get(str(kind))
-        if wanted is not None and meaning is not None and meaning != wanted:
+        if wanted is not None and entry.meaning != wanted:
             yield F.error(
                 F.MANIFEST_SCHEMA,
-                f"inputs[{i}].meaning: '{meaning}', but preprocessing.kind '{kind}' makes {wanted} tensors",
+                f"inputs[{i}].meaning: '{entry.meaning}', but preprocessing.kind '{kind}' makes {wanted} tensors",
                 **ctx.where("inputs", i, "meaning"),
             )
 
 
-def _unique(ctx: Context, part: str, what: str) -> Iterator[Finding]:
+def _unique(ctx: Context, part: str, what: str, names: list[str]) -> Iterator[Finding]:
     seen: set[str] = set()
-    for i, entry in enumerate(ctx.data.get(part) or []):
-        name = entry.get("name")
+    for i, name in enumerate(names):
         if name in seen:
             yield F.error(
                 F.MANIFEST_SCHEMA,

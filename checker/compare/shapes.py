@@ -80,8 +80,6 @@ def watch(ctx: Context, graph: str, model: Any) -> ShapeWatch:
     """A watch over one graph's outputs; a graph that did not parse here declares no shapes."""
     from_graph = {s.name: s.shape for s in graph_outputs(model)} if model is not None else {}
     from_manifest: dict[str, tuple[Declared, int]] = {}
-    for i, entry in enumerate(ctx.data.get("outputs") or []):
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            shape = entry.get("shape")
-            from_manifest[entry["name"]] = (tuple(shape) if isinstance(shape, list) else None, i)
+    for i, entry in enumerate(ctx.spec.outputs or ()):
+        from_manifest[entry.name] = (None if entry.shape is None else tuple(entry.shape), i)
     return ShapeWatch(graph, from_graph, from_manifest)

@@ -6,8 +6,8 @@ tens of seconds. Every image step's output size is checked here before the step 
 
 from __future__ import annotations
 
+from checker.manifest.model.image import MAX_SIDE
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.fields import MAX_SIDE
 
 # One image tensor as float32 (height x width x channels x 4 bytes) may take at most this much: 64 MiB
 # admits 2048 x 2048 RGB and 4096 x 4096 grey, more than edge vision models take, and keeps the float64

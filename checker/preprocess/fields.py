@@ -1,23 +1,13 @@
-"""Validated reads of preprocessing fields: the manifest is hostile input, so every value is checked here."""
+"""Validated reads of values the schema does not judge: another tool's pipeline file read by an importer, and
+the bounds a parser holds a value the schema admitted to (a shorthand size within MAX_SIDE)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from checker.manifest.model.image import MAX_SIDE
 from checker.preprocess.errors import PreprocessError
-
-# No model input needs a side longer than this; it bounds what a manifest can make us allocate.
-MAX_SIDE = 16384
-
-
-def choice(prep: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, where: str) -> str:
-    value = prep.get(key, default)
-    if value is None:
-        return default
-    if not isinstance(value, str) or value not in allowed:
-        raise PreprocessError(f"{where}.{key} is {value!r}; expected one of {', '.join(allowed)}")
-    return value
 
 
 def number(value: Any, where: str) -> float:
@@ -61,14 +51,6 @@ def single_side(value: Any, where: str) -> int:
     if isinstance(value, (list, tuple)) and len(value) == 1:
         value = value[0]
     return side(value, where)
-
-
-def mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise PreprocessError(f"{where} is {value!r}; expected a mapping")
-    return value
 
 
 def finite_pair(value: Any) -> tuple[float, float] | None:

@@ -57,8 +57,9 @@ class Kind(Protocol):
     relative_tolerance: bool  # its tolerance is times max(1, |stored|) per value (tabular features)
     unexplained: str  # what a message says when no single edit explains a difference
 
-    def parse(self, prep: dict[str, Any], root: Path) -> Any:
-        """The parsed block; the files it names (a config, an imported pipeline) are read here, first."""
+    def parse(self, prep: Any, root: Path) -> Any:
+        """The parsed block, from its typed block (checker/manifest/model/); the files it names (a config, an
+        imported pipeline) are read here, first."""
         ...
 
     def rebuilds(self, spec: Any) -> bool:

@@ -1,7 +1,7 @@
 """From a manifest input and a raw file to the tensors it becomes (shared by the stages and the command).
 
-`Inputs` holds every input's parsed preprocessing, parsed once by its kind (kinds.KINDS); `open_source` reads
-a raw file as the input declares it, through the same kind.
+`Inputs` holds every input, typed, and its preprocessing, parsed once by its kind (kinds.KINDS); `open_source`
+reads a raw file as the input declares it, through the same kind.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.manifest.model.inputs import Input, Preprocessing
+from checker.manifest.model.text import Derived, Text
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.kind import ImpliedRange, Kind, Source, Target
 from checker.preprocess.kinds import DERIVED, KINDS
@@ -19,32 +22,44 @@ REBUILT_KINDS = (*KINDS, DERIVED)
 
 @dataclass
 class Inputs:
-    """The manifest's inputs by name, with their parsed preprocessing (each parsed once, on first use, by its
-    kind; an error is kept and raised again). This is the Context's `preprocessing` slot."""
+    """The manifest's inputs (typed) by name, with their parsed preprocessing (each parsed once, on first use,
+    by its kind; an error is kept and raised again). This is the Context's `preprocessing` slot."""
 
-    entries: list[dict[str, Any]]
+    entries: list[Input]
     root: Path
     scaled_in_graph: dict[str, str] = field(default_factory=dict)  # input -> what in the graph scales it
     _specs: dict[str, Any] = field(default_factory=dict)  # input name -> its parsed block, or the error
 
-    def entry(self, name: str) -> dict[str, Any] | None:
-        return next((e for e in self.entries if e.get("name") == name), None)
+    @classmethod
+    def from_data(cls, entries: Any, root: Path) -> Inputs:
+        """Inputs given as plain data (`checker preprocess` reads a manifest that need not be complete yet, a
+        test), each judged by the schema as a manifest's input; one that gives no dtype or meaning is read as
+        float32 and tensor, which its preprocessing does not need."""
+        filled = [{"dtype": "float32", "meaning": "tensor", **e} if isinstance(e, dict) else e for e in entries]
+        return cls(checked(list[Input], filled, "inputs"), root)
+
+    def entry(self, name: str) -> Input | None:
+        return next((e for e in self.entries if e.name == name), None)
 
     def index(self, name: str) -> int:
-        return next(i for i, e in enumerate(self.entries) if e.get("name") == name)
+        return next(i for i, e in enumerate(self.entries) if e.name == name)
+
+    def preprocessing(self, name: str) -> Preprocessing | None:
+        entry = self.entry(name)
+        return None if entry is None else entry.preprocessing
 
     def kind(self, name: str) -> str | None:
-        prep = (self.entry(name) or {}).get("preprocessing")
-        return prep.get("kind") if isinstance(prep, dict) else None
+        prep = self.preprocessing(name)
+        return None if prep is None else prep.kind
 
     def source_name(self, name: str) -> str:
         """The input whose preprocessing makes `name`: itself, or the text input a derived one comes from."""
-        if self.kind(name) != "derived":
+        prep = self.preprocessing(name)
+        if not isinstance(prep, Derived):
             return name
-        source = (self.entry(name) or {})["preprocessing"].get("from")
-        if not isinstance(source, str) or self.kind(source) != "text":
-            raise PreprocessError(f"input '{name}' is derived from {source!r}, which is not a text input")
-        return source
+        if self.kind(prep.from_) != "text":
+            raise PreprocessError(f"input '{name}' is derived from {prep.from_!r}, which is not a text input")
+        return prep.from_
 
     def spec(self, name: str) -> Any:
         """The parsed block of an image, audio, text or tabular input; the same error again for one that failed."""
@@ -59,12 +74,14 @@ class Inputs:
         return found
 
     def kind_of(self, name: str) -> Kind:
-        """The kind that parses and rebuilds input `name` (a derived input's own block is read as text)."""
+        """The kind that parses and rebuilds input `name` (a derived input is rebuilt by its text input's)."""
         return KINDS.get(self.kind(name) or "", KINDS["text"])
 
     def _parse(self, name: str) -> Any:
-        prep = (self.entry(name) or {}).get("preprocessing") or {}
-        return self.kind_of(name).parse(prep, self.root)
+        prep = self.preprocessing(name)
+        if prep is None or prep.kind not in KINDS:
+            raise PreprocessError(f"input '{name}' has no preprocessing of a kind the checker parses")
+        return KINDS[prep.kind].parse(prep, self.root)
 
     def implied_range(self, name: str) -> ImpliedRange | None:
         """The value range input `name`'s preprocessing implies, None when its kind implies none."""
@@ -81,28 +98,19 @@ class Inputs:
         return self.kind_of(source).rebuilds(self.spec(source))
 
     def target(self, name: str, text_field: str = "ids") -> Target:
-        e = self.entry(name) or {}
-        return Target(
-            name,
-            self.index(name),
-            str(e.get("dtype", "float32")),
-            e.get("layout"),
-            e.get("shape"),
-            text_field,
-            self.scaled_in_graph.get(name),
-        )
+        e = self.entry(name)
+        assert e is not None, name
+        return Target(name, self.index(name), e.dtype, e.layout, e.shape, text_field, self.scaled_in_graph.get(name))
 
     def text_targets(self, source: str, only: str | None = None) -> list[Target]:
         """The text input `source` and the inputs derived from it (or only the one named `only`)."""
         out = []
         for e in self.entries:
-            prep = e.get("preprocessing")
-            prep = prep if isinstance(prep, dict) else {}
-            name = e.get("name")
-            if not isinstance(name, str) or (only is not None and name != only):
+            prep = e.preprocessing
+            if only is not None and e.name != only:
                 continue
-            if name == source or (prep.get("kind") == "derived" and prep.get("from") == source):
-                out.append(self.target(name, str(prep.get("field", "ids"))))
+            if e.name == source or (isinstance(prep, Derived) and prep.from_ == source):
+                out.append(self.target(e.name, prep.field if isinstance(prep, (Text, Derived)) else "ids"))
         return out
 
 

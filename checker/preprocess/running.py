@@ -12,6 +12,8 @@ import numpy as np
 from checker.bundle.opening import OpenedBundle, open_bundle
 from checker.errors import BundleError, Error, UsageError
 from checker.manifest.load import load_manifest
+from checker.manifest.model.tabular import Tabular
+from checker.preprocess.checked import checked
 from checker.preprocess.image.importers import FORMATS, read_pipeline
 from checker.preprocess.rebuild import Inputs, open_source
 from checker.preprocess.showsteps import show_steps
@@ -73,8 +75,7 @@ def _show_steps(bundle: Path) -> int:
         manifest, found = load_manifest(manifest_path)
         if manifest is None:
             raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
-        entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
-        lines = show_steps(Inputs(entries, opened.root))
+        lines = show_steps(_inputs(manifest.data, opened.root))
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
     return 0
 
@@ -97,10 +98,18 @@ def _import_skops(path: Path) -> int:
     import yaml
 
     block, notes = import_skops(path, path.name)
+    checked(Tabular, block, f"the block {path.name} becomes")  # as a manifest's block must be
     text = yaml.safe_dump({"preprocessing": block}, sort_keys=False, default_flow_style=None, width=120)
     lines = [f"# {path.name} (skops) as a tabular block", *(f"# {note}" for note in notes), *text.splitlines()]
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
     return 0
+
+
+def _inputs(data: Any, root: Path) -> Inputs:
+    """The manifest's inputs, each judged by the schema as verify would (the rest of the manifest need not be
+    complete yet: preprocessing is often tried before a release is)."""
+    entries = data.get("inputs") if isinstance(data, dict) else None
+    return Inputs.from_data(entries if entries is not None else [], root)
 
 
 def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: bool = False) -> dict[str, Any]:
@@ -108,10 +117,9 @@ def rebuild_file(manifest_path: Path, root: Path, name: str, raw: Path, npz: boo
     manifest, found = load_manifest(manifest_path)
     if manifest is None:
         raise BundleError("; ".join(f.message for f in found) or f"{manifest_path} cannot be read")
-    entries = [e for e in manifest.data.get("inputs") or [] if isinstance(e, dict)]
-    inputs = Inputs(entries, root)
+    inputs = _inputs(manifest.data, root)
     if inputs.entry(name) is None:
-        known = ", ".join(str(e.get("name")) for e in entries) or "none"
+        known = ", ".join(e.name for e in inputs.entries) or "none"
         raise UsageError(f"the manifest has no input '{name}' (its inputs: {known})")
     source = open_source(inputs, name, raw, raw.name, only_named=not npz)
     if source is None:

@@ -14,8 +14,8 @@ def show_steps(inputs: Inputs) -> list[str]:
     """YAML lines: for each image input, `steps:` as a manifest would write them."""
     lines: list[str] = []
     for entry in inputs.entries:
-        name = entry.get("name")
-        if not isinstance(name, str) or inputs.kind(name) != "image":
+        name = entry.name
+        if inputs.kind(name) != "image":
             continue
         lines.append(f"{name}:")
         try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
-from checker.manifest.schema import load
+from checker.manifest.model.common import DType
 from checker.platforms.catalog import class_name, platform_of_target
 from checker.readers.graphinfo import TensorSpec
 from checker.readers.support import oldest_loading
@@ -127,9 +127,8 @@ def _tensor(spec: TensorSpec, used: set[str]) -> Any:
     return entry
 
 
-def _dtypes() -> list[str]:
-    enum: list[str] = load("manifest")["properties"]["inputs"]["items"]["properties"]["dtype"]["enum"]
-    return enum
+def _dtypes() -> tuple[str, ...]:
+    return get_args(DType)
 
 
 def _input(spec: TensorSpec, index: int, used: set[str], draft: Draft) -> Any:

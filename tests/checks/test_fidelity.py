@@ -323,11 +323,11 @@ def test_an_opencv_resize_is_reported_as_not_reproduced(
 
 def test_an_invalid_preprocessing_is_reported_once(make_bundle: BundleMaker) -> None:
     ctx = image_ctx(
-        make_bundle, {"cat": app_tensor(CHELSEA), "coffee": app_tensor(COFFEE)}, {**IMAGE_PREP, "color": "RGBA"}
+        make_bundle, {"cat": app_tensor(CHELSEA), "coffee": app_tensor(COFFEE)}, {**IMAGE_PREP, "mean": [0.5, 0.5]}
     )
     finding = only(list(fidelity_stage(ctx)))
     assert "input 'pixel_values': the declared preprocessing cannot be applied" in finding.message
-    assert "RGBA" in finding.message
+    assert "mean has 2 values; RGB has 3 channel(s)" in finding.message
 
 
 def test_an_undecodable_raw_file_is_an_error_of_its_case(make_bundle: BundleMaker, tmp_path: Path) -> None:

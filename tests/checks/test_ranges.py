@@ -104,7 +104,7 @@ def test_nothing_to_check_against(make_bundle: BundleMaker) -> None:
 # A block the range cannot be implied from: said once, by one stage
 
 
-BROKEN = {**IMAGE, "color": "RGBA"}
+BROKEN = {**IMAGE, "mean": [0.5, 0.5]}  # valid by the schema; two means do not fit RGB
 PIXELS = {"name": "pixel_values", "dtype": "float32", "layout": "NCHW"}
 
 
@@ -115,7 +115,7 @@ def test_a_block_that_cannot_be_parsed_is_an_error_of_the_range_stage_without_ra
     (finding,) = range_stage(ctx)
     assert finding.id == F.INPUTS_FIDELITY
     assert finding.message.startswith("input 'pixel_values': the declared preprocessing cannot be applied")
-    assert "RGBA" in finding.message
+    assert "mean has 2 values; RGB has 3 channel(s)" in finding.message
     assert finding.line == ctx.manifest.line("inputs", 0, "preprocessing")
 
 
@@ -153,7 +153,8 @@ def test_the_block_is_parsed_once_for_both_stages(make_bundle: BundleMaker) -> N
 
 
 def test_a_kind_that_implies_no_range_is_not_parsed_here(make_bundle: BundleMaker) -> None:
-    entry = {"name": "ids", "dtype": "int64", "preprocessing": {"kind": "text", "max_length": 0}}  # no tokenizer
+    prep = {"kind": "text", "tokenizer": "tokenizer.json", "padding": "max_length"}  # parsing needs max_length
+    entry = {"name": "ids", "dtype": "int64", "preprocessing": prep}
     ctx = ctx_for(make_bundle, entry, np.array([[1, 2]]))
     assert list(range_stage(ctx)) == []
     assert ctx.preprocessing is not None and ctx.not_run == []

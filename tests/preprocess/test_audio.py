@@ -323,11 +323,11 @@ def test_a_file_that_is_not_audio_is_an_error_of_its_case(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("steps", "message"),
     [
-        ([{"resample": {"rate": "fast"}}], "`rate` is 'fast'; expected an integer"),
-        ([{"frames": {"size": 1 << 40}}], "expected an integer from 1 to"),
+        ([{"resample": {"rate": "fast"}}], "steps[0].resample.rate: 'fast' is not of type 'integer'"),
+        ([{"frames": {"size": 1 << 40}}], "steps[0].frames.size: 1099511627776 is greater than the maximum of"),
         ([{"normalize": {"mean": [0.1, 0.2, 0.3]}}], "cannot be applied to a signal of shape [2, "),
         ([{"decode": {}}, {"decode": {}}], "`decode` must be the first step"),
-        ([{"echo": {}}], "unknown audio step 'echo'"),
+        ([{"echo": {}}], "steps[0].echo: unknown field 'echo'"),
     ],
 )
 def test_bad_steps_are_refused_by_name(tmp_path: Path, steps: list[dict[str, Any]], message: str) -> None:
@@ -359,7 +359,7 @@ def test_a_missing_mix_before_a_channel_axis_is_explained(tmp_path: Path) -> Non
     steps = [s for s in STEPS if "mix" not in s and "layout" not in s]
     entry = {"name": "x", "dtype": "float32", "shape": [1, 1, "T"], "layout": "NCT"}
     entry["preprocessing"] = {"kind": "audio", "steps": steps}
-    source = open_source(Inputs([entry], tmp_path), "x", wav, "a.wav")
+    source = open_source(Inputs.from_data([entry], tmp_path), "x", wav, "a.wav")
     assert isinstance(source, AudioSource)
     assert source.build()["x"].shape == (1, 2, stored.shape[-1])  # both channels kept, as declared
     assert explain_audio(source, stored, 1e-5) == "with `mix: {to: mono}` added after `decode: {library: soundfile}`"
@@ -376,5 +376,5 @@ def test_a_typed_step_says_itself_in_the_manifest_s_words() -> None:
     mix = Mix.parse("first", "steps[0] `mix`")
     assert mix.to == "first" and mix.words() == "`mix: first`"
     assert parse_steps([{"mix": "mono"}])[0].words() == "`decode: {}`"  # the decode a list without one gets
-    with pytest.raises(PreprocessError, match=r"`resample` has unknown parameter\(s\) speed; expected rate"):
+    with pytest.raises(PreprocessError, match=r"`resample`\.resample\.speed: unknown field 'speed'"):
         Resample.parse({"rate": 16000, "speed": 2}, "steps[0] `resample`")

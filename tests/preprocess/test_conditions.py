@@ -47,13 +47,13 @@ def test_each_measure_and_comparison(when: dict[str, Any], h: int, w: int, holds
 @pytest.mark.parametrize(
     ("when", "message"),
     [
-        ({"long_side": {"gt": 1}}, "unknown measure 'long_side'"),
-        ({"height": {"above": 1}}, "unknown comparison 'above'"),
-        ({"height": {"gt": "1"}}, "expected a finite number"),
-        ({"height": {"gt": -1}}, "expected a number from 0"),
-        ({}, "is empty"),
-        ({"height": {}}, "is empty"),
-        ([1], "expected a mapping"),
+        ({"long_side": {"gt": 1}}, r"when\.long_side: unknown field 'long_side'; did you mean 'longer_side'"),
+        ({"height": {"above": 1}}, r"when\.height\.above: unknown field 'above'"),
+        ({"height": {"gt": "1"}}, r"when\.height\.gt: '1' is not of type 'number'"),
+        ({"height": {"gt": -1}}, r"when\.height\.gt: -1 is less than the minimum of 0"),
+        ({}, r"when: \{\} should be non-empty"),
+        ({"height": {}}, r"when\.height: \{\} should be non-empty"),
+        ([1], r"when: \[1\] is not of type 'object'"),
     ],
 )
 def test_a_malformed_condition_is_named(when: Any, message: str) -> None:

@@ -1,49 +1,55 @@
-"""Every registered step is a whole entry: a kernel, a one-edit entry (or an explicit none), a definition in
-the manifest schema and a row in its kind's step table in docs/preprocessing.md (as Albumentations'
-check_all_augs_exists holds each transform to its tables). The check is shown to fail for each table."""
+"""Every registered step is a whole entry: a kernel, a one-edit entry (or an explicit none), its block in the
+manifest model (from which the schema is generated) and a row in its kind's step table in
+docs/preprocessing.md (as Albumentations' check_all_augs_exists holds each transform to its tables). The
+check is shown to fail for each table. The runtime's own tables of manifest words (each library's filters,
+a condition's measures and comparisons) are held to the model's too."""
 
 from __future__ import annotations
 
 import copy
-import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
+from checker.manifest.model import audio as audio_model
+from checker.manifest.model import image as image_model
+from checker.manifest.model.core import Block
+from checker.manifest.model.generate import members, unwrap
 from checker.preprocess import KIND_NAMES
 from checker.preprocess.audio import steps as audio_steps
 from checker.preprocess.errors import PreprocessError
+from checker.preprocess.image import condition
 from checker.preprocess.image import steps as image_steps
 from checker.preprocess.kinds import KINDS
 from checker.preprocess.registry import NO_CHANGES, Registry
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "schemas" / "manifest.schema.json").read_text())
 DOCS = (REPO / "docs" / "preprocessing.md").read_text()
 SECTIONS = {"image": "## Images as ordered steps", "audio": "## Audio"}
 # The kinds with step lists. Importing the kind table imports every kind's pipeline and explanations, which
 # register their kernels and one-edit changes: what a run has registered, no more.
 REGISTRIES: dict[str, Registry[Any]] = {"image": image_steps.REGISTRY, "audio": audio_steps.REGISTRY}
+# Each kind's union of step blocks: the model the schema's steps are generated from.
+MODELS: dict[str, Any] = {"image": image_model.Step, "audio": audio_model.Step}
 assert set(REGISTRIES) <= set(KINDS)
 
 
 @dataclass(frozen=True)
 class Tables:
-    """What a kind's steps are checked against: its registry, its schema steps and its documented steps."""
+    """What a kind's steps are checked against: its registry, its model's step blocks and its documented steps."""
 
     registry: Registry[Any]
-    schema: dict[str, Any]  # step name -> its schema definition
+    model: dict[str, type[Block]]  # step name -> its block in the manifest model
     documented: set[str]  # the step names of its table in docs/preprocessing.md
 
 
-def schema_steps(kind: str) -> dict[str, Any]:
-    blocks = SCHEMA["properties"]["inputs"]["items"]["properties"]["preprocessing"]["allOf"]
-    block = next(b for b in blocks if b["if"]["properties"]["kind"].get("const") == kind)
-    found: dict[str, Any] = block["then"]["properties"]["steps"]["items"]["properties"]
-    return found
+def model_steps(kind: str) -> dict[str, type[Block]]:
+    """The blocks of the kind's Keyed union of steps, by the name each is written under."""
+    union, _ = unwrap(MODELS[kind])
+    return {block.TAG: block for block in members(union)}
 
 
 def documented_steps(kind: str) -> set[str]:
@@ -55,7 +61,7 @@ def documented_steps(kind: str) -> set[str]:
 
 
 def tables(kind: str) -> Tables:
-    return Tables(REGISTRIES[kind], schema_steps(kind), documented_steps(kind))
+    return Tables(REGISTRIES[kind], model_steps(kind), documented_steps(kind))
 
 
 def missing(t: Tables) -> list[str]:
@@ -66,11 +72,13 @@ def missing(t: Tables) -> list[str]:
             out.append(f"{step.name}: no kernel")
         if step not in t.registry.changes:
             out.append(f"{step.name}: no one-edit entry (register NO_CHANGES for none)")
-        if step.name not in t.schema:
-            out.append(f"{step.name}: no schema definition")
+        if step.name not in t.model:
+            out.append(f"{step.name}: no block in the manifest model")
+        elif t.model[step.name] is not step.MODEL:
+            out.append(f"{step.name}: its MODEL is not the model's {step.name} block")
         if step.name not in t.documented:
             out.append(f"{step.name}: no row in docs/preprocessing.md")
-    out.extend(f"{name}: in the schema but not registered" for name in sorted(set(t.schema) - _names(t)))
+    out.extend(f"{name}: in the manifest model but not registered" for name in sorted(set(t.model) - _names(t)))
     return out
 
 
@@ -98,12 +106,16 @@ def test_the_check_names_a_step_missing_from_any_table(kind: str) -> None:
     assert missing(replace(whole, registry=no_changes)) == [
         f"{step.name}: no one-edit entry (register NO_CHANGES for none)"
     ]
-    no_schema = {k: v for k, v in whole.schema.items() if k != step.name}
-    assert missing(replace(whole, schema=no_schema)) == [f"{step.name}: no schema definition"]
+    no_model = {k: v for k, v in whole.model.items() if k != step.name}
+    assert missing(replace(whole, model=no_model)) == [f"{step.name}: no block in the manifest model"]
+    other = {**whole.model, step.name: whole.model["decode"]}
+    assert missing(replace(whole, model=other)) == [f"{step.name}: its MODEL is not the model's {step.name} block"]
     assert missing(replace(whole, documented=whole.documented - {step.name})) == [
         f"{step.name}: no row in docs/preprocessing.md"
     ]
-    assert missing(replace(whole, schema={**whole.schema, "echo": {}})) == ["echo: in the schema but not registered"]
+    assert missing(replace(whole, model={**whole.model, "echo": Block})) == [
+        "echo: in the manifest model but not registered"
+    ]
 
 
 def test_an_explicit_none_counts_as_a_one_edit_entry() -> None:
@@ -127,3 +139,15 @@ def test_a_step_without_a_kernel_names_the_supported_ones() -> None:
         registry.kernel(Blur)
     with pytest.raises(TypeError, match="Blur is not one of the image steps: Decode, Convert"):
         image_steps.REGISTRY.register_kernel(Blur)
+
+
+def test_each_library_s_filters_are_the_model_s() -> None:
+    """steps.FILTERS says which of the model's filters belong to which of its libraries."""
+    assert tuple(image_steps.FILTERS) == get_args(image_model.Library)
+    named = {f for filters in image_steps.FILTERS.values() for f in filters}
+    assert named == set(get_args(image_model.Filter))
+
+
+def test_a_condition_s_measures_and_comparisons_are_the_model_s() -> None:
+    assert list(condition.MEASURES) == [f.name for f in image_model.When.manifest_fields()]
+    assert list(condition.COMPARISONS) == [f.name for f in image_model.Compare.manifest_fields()]

@@ -111,7 +111,10 @@ def test_missing_policies_and_unknown_categories(tmp_path: Path) -> None:
     ("columns", "message"),
     [
         ([{"name": "k", "dtype": "string"}], "a string column without ordinal or one_hot categories"),
-        ([{"name": "a", "standard": {"mean": 0, "std": 1}, "min_max": {"min": 0, "max": 1}}], "at most one transform"),
+        (
+            [{"name": "a", "standard": {"mean": 0, "std": 1}, "min_max": {"min": 0, "max": 1}}],
+            r"columns\[0\]: \{.*\} should not be valid under .*'standard', 'min_max'",
+        ),
         ([{"name": "a", "standard": {"mean": 0, "std": 0}}], "std is 0"),
         ([{"name": "a"}, {"name": "a"}], "names 'a' twice"),
         ([{"name": "k", "dtype": "string", "one_hot": {"categories": ["x", "x"]}}], "lists a category twice"),

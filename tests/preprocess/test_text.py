@@ -70,13 +70,13 @@ def test_a_different_tokenizer_file_is_read_again(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"template": "no placeholder"}, "{text}"),
+        ({"template": "no placeholder"}, "template: 'no placeholder' does not match"),
         ({"padding": "max_length"}, "max_length is required"),
-        ({"truncation": "yes"}, "true or false"),
+        ({"truncation": "yes"}, "truncation: 'yes' is not of type 'boolean'"),
         ({"max_length": 0}, "max_length"),
         ({"padding": "left"}, "padding"),
         ({"field": "offsets"}, "field"),
-        ({"tokenizer_sha256": "abc"}, "64 hex"),
+        ({"tokenizer_sha256": "abc"}, "tokenizer_sha256: 'abc' does not match"),
     ],
 )
 def test_invalid_fields(fields: dict, message: str) -> None:
@@ -131,7 +131,7 @@ def test_one_text_makes_every_derived_input(tokenizer: Path) -> None:
     ]
     raw = tokenizer.parent / "q.txt"
     raw.write_text("the dog\n")
-    source = open_source(Inputs(entries, tokenizer.parent), "input_ids", raw, "q.txt")
+    source = open_source(Inputs.from_data(entries, tokenizer.parent), "input_ids", raw, "q.txt")
     assert source is not None
     tensors = source.build()
     assert sorted(tensors) == ["input_ids", "mask", "types"]
@@ -139,9 +139,9 @@ def test_one_text_makes_every_derived_input(tokenizer: Path) -> None:
     np.testing.assert_array_equal(tensors["mask"], [[1, 1, 1, 1, 0, 0]])
     assert tensors["mask"].dtype == np.int32
     np.testing.assert_array_equal(tensors["types"], np.zeros((1, 6)))
-    alone = open_source(Inputs(entries, tokenizer.parent), "mask", raw, "q.txt")
+    alone = open_source(Inputs.from_data(entries, tokenizer.parent), "mask", raw, "q.txt")
     assert alone is not None and sorted(alone.build()) == ["mask"]
-    assert open_source(Inputs(entries, tokenizer.parent), "pixels", raw, "q.txt") is None
+    assert open_source(Inputs.from_data(entries, tokenizer.parent), "pixels", raw, "q.txt") is None
 
 
 def test_derived_from_a_non_text_input_is_refused(tokenizer: Path) -> None:
@@ -149,4 +149,4 @@ def test_derived_from_a_non_text_input_is_refused(tokenizer: Path) -> None:
     raw = tokenizer.parent / "q.txt"
     raw.write_text("dog")
     with pytest.raises(PreprocessError, match="not a text input"):
-        open_source(Inputs(entries, tokenizer.parent), "mask", raw, "q.txt")
+        open_source(Inputs.from_data(entries, tokenizer.parent), "mask", raw, "q.txt")

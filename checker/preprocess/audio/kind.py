@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.manifest.model.audio import Audio
 from checker.preprocess.audio.decode import DecodeCache
 from checker.preprocess.audio.explain import UNEXPLAINED, audio_alternatives
 from checker.preprocess.audio.source import AudioSource
@@ -22,7 +23,7 @@ class AudioKind:
     implies_range = True
     unexplained = UNEXPLAINED
 
-    def parse(self, prep: dict[str, Any], root: Path) -> AudioSpec:
+    def parse(self, prep: Audio | dict[str, Any], root: Path) -> AudioSpec:
         return AudioSpec.from_manifest(prep)
 
     def rebuilds(self, spec: AudioSpec) -> bool:

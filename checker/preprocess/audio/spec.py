@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.preprocess.audio.steps import AudioStep, parse_steps
+from checker.manifest.model import audio as m
+from checker.preprocess.audio.steps import AudioStep, steps_of
+from checker.preprocess.checked import checked
 from checker.preprocess.fields import finite_pair
 
 
@@ -27,18 +29,10 @@ class AudioSpec:
         return 1e-5 if self.tolerance is None else self.tolerance
 
     @classmethod
-    def from_manifest(cls, prep: Mapping[str, Any]) -> AudioSpec:
-        rebuilt = "steps" in prep
-        steps = parse_steps(prep["steps"]) if rebuilt else ()
-        tolerance = prep.get("tolerance")
-        rate, channels = _opt_int(prep, "sample_rate"), _opt_int(prep, "channels")
-        return cls(steps, rate, channels, _opt_number(tolerance), finite_pair(prep.get("range")), rebuilt)
-
-
-def _opt_int(prep: Mapping[str, Any], key: str) -> int | None:
-    value = prep.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _opt_number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    def from_manifest(cls, prep: m.Audio | Mapping[str, Any]) -> AudioSpec:
+        """The typed block (plain data, a test's, is judged by the schema first)."""
+        if not isinstance(prep, m.Audio):
+            return cls.from_manifest(checked(m.Audio, {"kind": "audio", **prep}, "preprocessing"))
+        steps = () if prep.steps is None else steps_of(prep.steps)
+        rebuilt = prep.steps is not None
+        return cls(steps, prep.sample_rate, prep.channels, prep.tolerance, finite_pair(prep.range), rebuilt)

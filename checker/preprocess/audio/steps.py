@@ -1,27 +1,31 @@
-"""The ordered audio steps a manifest declares (`preprocessing.steps` of kind audio), parsed and validated.
+"""The ordered audio steps a manifest declares (`preprocessing.steps` of kind audio): the runtime steps, each
+made from its typed block (`MODEL`, in checker/manifest/model/audio.py, whose fields, bounds and words the
+schema is generated from).
 
-Each step is a frozen dataclass that parses itself and says itself back in the manifest's own words (`words`),
-keeping the keys in the order the manifest wrote them, so that the explanations quote the manifest. Its
-kernel (pipeline.py) and its one-edit changes (explain.py) are registered to it in REGISTRY.
+Each step is a frozen dataclass that makes itself from its block and says itself back in the manifest's own
+words (`words`), keeping the keys in the order the manifest wrote them, so that the explanations quote the
+manifest. Its kernel (pipeline.py) and its one-edit changes (explain.py) are registered to it in REGISTRY.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar, TypeVar
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, ClassVar, TypeVar, get_args
 
+from checker.manifest.model import audio as m
+from checker.manifest.model.core import Block, Keyed
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.registry import Registry
 
 MAX_SAMPLES = 1 << 26  # samples over every channel: 23 minutes of 48 kHz stereo, 256 MiB as float32
-MAX_RATE = 768_000
-MAX_REPEAT = 1024
-QUALITIES = ("QQ", "LQ", "MQ", "HQ", "VHQ")  # soxr's own names
-POSITIONS = ("start", "end", "center")  # where the signal sits (pad), or which part is kept (trim)
-NORMALIZE_MODES = ("zero_mean_unit_var", "peak")
-LETTERS = "NCTF"  # batch, channel, time (samples, or frames after `frames`), frame samples
+MAX_RATE = m.MAX_RATE
+MAX_REPEAT = m.MAX_REPEAT
+QUALITIES = get_args(m.Quality)
+POSITIONS = get_args(m.Position)  # where the signal sits (pad), or which part is kept (trim)
+NORMALIZE_MODES = get_args(m.NormalizeMode)
+LETTERS = m.LETTERS
 
 S = TypeVar("S", bound="AudioStep")
 
@@ -34,12 +38,6 @@ def _flow(value: Any) -> str:
     return str(value)
 
 
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise PreprocessError(f"{where}: {value!r} is not a finite number")
-    return float(value)
-
-
 @dataclass(frozen=True)
 class AudioStep:
     """Common to every audio step: its name, and the parameters as the manifest wrote them (the keys in its
@@ -48,12 +46,9 @@ class AudioStep:
 
     written: tuple[str, ...] = ()  # the keys the manifest gave, in its order
     as_scalar: bool = False  # written as `name: value`
-    name: ClassVar[str] = ""
-    scalar: ClassVar[str] = ""  # the parameter a `name: value` step sets; "" when the step takes a mapping only
-    numeric_scalar: ClassVar[bool] = False  # whether that value must be a finite number
-    integers: ClassVar[dict[str, int]] = {}  # integer parameters and their upper bounds (from 1)
-    numbers: ClassVar[tuple[str, ...]] = ()  # parameters that must be finite numbers
-    required: ClassVar[str] = ""  # a parameter the step needs
+    MODEL: ClassVar[type[Block]] = Block  # the step's block in the manifest model
+    name: ClassVar[str] = ""  # its manifest name: the block's TAG
+    scalar: ClassVar[str] = ""  # the parameter a `name: value` step sets: the block's SCALAR
 
     def words(self) -> str:
         """The step in the manifest's own words, e.g. `resample: {rate: 16000}`."""
@@ -67,99 +62,85 @@ class AudioStep:
         return replace(self, **params, written=(*keys, *(k for k in params if k not in keys)), as_scalar=False)
 
     @classmethod
-    def parse(cls: type[S], value: Any, where: str) -> S:
-        """The step from its manifest value, with the types and bounds it needs checked before a file is read;
-        a manifest reaching `checker preprocess` has not met the schema."""
-        if not isinstance(value, Mapping):
-            if not cls.scalar:
-                raise PreprocessError(f"{where} takes a mapping of parameters, not {value!r}")
-            if cls.numeric_scalar:
-                _number(value, where)
-            step = cls(as_scalar=True, **{cls.scalar: value})
-            step.check(where)
-            return step
-        known = [f.name for f in fields(cls) if f.name not in ("written", "as_scalar")]
-        unknown = sorted(str(k) for k in value if k not in known)
-        if unknown:
-            raise PreprocessError(f"{where} has unknown parameter(s) {', '.join(unknown)}; expected {', '.join(known)}")
-        for key, high in cls.integers.items():
-            v = value.get(key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= high):
-                raise PreprocessError(f"{where}: `{key}` is {v!r}; expected an integer from 1 to {high}")
-        for key in cls.numbers:
-            if value.get(key) is not None:
-                _number(value[key], f"{where} `{key}`")
-        if cls.required and value.get(cls.required) is None:
-            raise PreprocessError(f"{where} needs `{cls.required}`")
-        given = {k: v for k, v in value.items() if v is not None}
-        step = cls(written=tuple(str(k) for k in value), **given)
+    def from_model(cls: type[S], block: Any, where: str) -> S:
+        """The step from its typed block, as the manifest wrote it (its keys, or its one value)."""
+        if block.given is None:
+            step = cls(as_scalar=True, **{cls.scalar: getattr(block, cls.scalar)})
+        else:
+            params = {f.name: getattr(block, f.name) for f in block.manifest_fields()}
+            step = cls(written=block.given, **params)
         step.check(where)
         return step
 
+    @classmethod
+    def parse(cls: type[S], value: Any, where: str) -> S:
+        """The step from its plain manifest value (`{rate: 16000}`, or `first` for mix), judged by the schema
+        first: what reaches here outside a manifest has not met it."""
+        return cls.from_model(checked(Annotated[cls.MODEL, Keyed()], {cls.name: value}, where), where)
+
     def check(self, where: str) -> None:
-        """What the step's parameters need together (beyond each one's type)."""
+        """What the step's parameters need together (beyond what the schema says of each)."""
 
 
 @dataclass(frozen=True)
 class Decode(AudioStep):
-    library: str = "soundfile"
-    name = "decode"
+    library: str = m.Decode.library
+    MODEL = m.Decode
+    name = m.Decode.TAG
 
 
 @dataclass(frozen=True)
 class Mix(AudioStep):
-    to: str = "mono"
-    name = "mix"
-    scalar = "to"
+    to: str = m.Mix.to
+    MODEL = m.Mix
+    name = m.Mix.TAG
+    scalar = m.Mix.SCALAR
 
 
 @dataclass(frozen=True)
 class Resample(AudioStep):
     rate: int = 0
-    library: str = "soxr"
-    quality: str = "HQ"
-    name = "resample"
-    integers = {"rate": MAX_RATE}
-    required = "rate"
+    library: str = m.Resample.library
+    quality: str = m.Resample.quality
+    MODEL = m.Resample
+    name = m.Resample.TAG
 
 
 @dataclass(frozen=True)
 class Gain(AudioStep):
     db: float = 0.0
-    name = "gain"
-    scalar = "db"
-    numeric_scalar = True
-    numbers = ("db",)
+    MODEL = m.Gain
+    name = m.Gain.TAG
+    scalar = m.Gain.SCALAR
 
 
 @dataclass(frozen=True)
 class Scale(AudioStep):
-    factor: float = 1.0
-    name = "scale"
-    scalar = "factor"
-    numeric_scalar = True
+    factor: float = m.Scale.factor
+    MODEL = m.Scale
+    name = m.Scale.TAG
+    scalar = m.Scale.SCALAR
 
 
 @dataclass(frozen=True)
 class Normalize(AudioStep):
     mode: str | None = None  # None: the fixed mean and std
-    mean: Any = 0.0  # one number, or one per channel
-    std: Any = 1.0
-    epsilon: float = 1e-7
-    name = "normalize"
-    scalar = "mode"
-    numbers = ("epsilon",)
+    mean: Any = m.Normalize.mean  # one number, or one per channel
+    std: Any = m.Normalize.std
+    epsilon: float = m.Normalize.epsilon
+    MODEL = m.Normalize
+    name = m.Normalize.TAG
+    scalar = m.Normalize.SCALAR
 
 
 @dataclass(frozen=True)
 class Pad(AudioStep):
     to: int | None = None
     at_least: int | None = None
-    position: str = "start"
-    value: float = 0.0
-    name = "pad"
-    integers = {"to": MAX_SAMPLES, "at_least": MAX_SAMPLES}
-    numbers = ("value",)
+    position: str = m.Pad.position
+    value: float = m.Pad.value
+    MODEL = m.Pad
+    name = m.Pad.TAG
 
     def check(self, where: str) -> None:
         if (self.to is None) == (self.at_least is None):
@@ -169,46 +150,40 @@ class Pad(AudioStep):
 @dataclass(frozen=True)
 class Trim(AudioStep):
     to: int = 0
-    position: str = "start"
-    name = "trim"
-    integers = {"to": MAX_SAMPLES}
-    required = "to"
+    position: str = m.Trim.position
+    MODEL = m.Trim
+    name = m.Trim.TAG
 
 
 @dataclass(frozen=True)
 class Frames(AudioStep):
     size: int = 0
     hop: int | None = None  # None: the size (windows side by side)
-    name = "frames"
-    integers = {"size": MAX_SAMPLES, "hop": MAX_SAMPLES}
-    required = "size"
+    MODEL = m.Frames
+    name = m.Frames.TAG
 
 
 @dataclass(frozen=True)
 class Batch(AudioStep):
     repeat: int = 1
-    name = "batch"
-    integers = {"repeat": MAX_REPEAT}
+    MODEL = m.Batch
+    name = m.Batch.TAG
 
 
 @dataclass(frozen=True)
 class Layout(AudioStep):
     layout: Any = ""
-    name = "layout"
-    scalar = "layout"
-
-    @classmethod
-    def parse(cls, value: Any, where: str) -> Layout:
-        if not isinstance(value, str) or not set(value) <= set(LETTERS):
-            raise PreprocessError(f"{where}: {value!r} is not a layout of the letters {LETTERS}")
-        return cls(as_scalar=True, layout=value)
+    MODEL = m.LayoutStep
+    name = m.LayoutStep.TAG
+    scalar = m.LayoutStep.SCALAR
 
 
 @dataclass(frozen=True)
 class Cast(AudioStep):
-    dtype: Any = "float32"
-    name = "cast"
-    scalar = "dtype"
+    dtype: Any = m.Cast.dtype
+    MODEL = m.Cast
+    name = m.Cast.TAG
+    scalar = m.Cast.SCALAR
 
 
 # Every audio step, in the order docs/preprocessing.md lists them.
@@ -227,27 +202,22 @@ STEPS: tuple[type[AudioStep], ...] = (
     Cast,
 )
 STEP_NAMES = tuple(step.name for step in STEPS)
-_BY_NAME = {step.name: step for step in STEPS}
 REGISTRY: Registry[AudioStep] = Registry("audio", STEPS)
 
 
+_BY_MODEL: dict[type[Block], type[AudioStep]] = {step.MODEL: step for step in STEPS}
+
+
 def parse_steps(raw: Any) -> tuple[AudioStep, ...]:
-    """The validated step list, beginning with its decode (`{}` when the manifest has none)."""
-    if not isinstance(raw, list) or not raw:
-        raise PreprocessError("an audio input is rebuilt from its `steps`, and it declares none")
-    steps = tuple(parse_step(item, i) for i, item in enumerate(raw))
+    """The validated step list given as plain data, judged by the steps' schema first."""
+    return steps_of(checked(m.Steps, raw, "steps"))
+
+
+def steps_of(blocks: list[Any]) -> tuple[AudioStep, ...]:
+    """The runtime steps of typed step blocks, beginning with their decode (`{}` when the manifest has none)."""
+    steps = tuple(_BY_MODEL[type(b)].from_model(b, f"steps[{i}] `{b.TAG}`") for i, b in enumerate(blocks))
     if any(isinstance(s, Decode) for s in steps[1:]):
         raise PreprocessError("`decode` must be the first step")
     if not isinstance(steps[0], Decode):
         steps = (Decode(), *steps)
     return steps
-
-
-def parse_step(item: Any, index: int) -> AudioStep:
-    if not isinstance(item, Mapping) or len(item) != 1:
-        raise PreprocessError(f"steps[{index}] must be a mapping with exactly one key, the step's name")
-    ((name, value),) = item.items()
-    step_type = _BY_NAME.get(name) if isinstance(name, str) else None
-    if step_type is None:
-        raise PreprocessError(f"steps[{index}]: unknown audio step {name!r}; known: {', '.join(STEP_NAMES)}")
-    return step_type.parse(value if value is not None else {}, f"steps[{index}] `{name}`")

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from checker.preprocess import fields as f
-from checker.preprocess.errors import PreprocessError
+from checker.manifest.model import image as m
+from checker.preprocess.checked import checked
 
+# Each measure and comparison is a field of the model's When and Compare (tests/preprocess/test_step_entries.py).
 MEASURES: dict[str, Callable[[int, int], int]] = {
     "height": lambda h, w: h,
     "width": lambda h, w: w,
@@ -31,8 +32,7 @@ COMPARISONS: dict[str, Callable[[float, float], bool]] = {
 }
 # The other strictness of each comparison: `gt` <-> `ge`, `lt` <-> `le`.
 STRICTNESS = {"gt": "ge", "ge": "gt", "lt": "le", "le": "lt"}
-# No measure of an image the bounds admit reaches this (an area of MAX_SIDE x MAX_SIDE).
-MAX_LIMIT = f.MAX_SIDE * f.MAX_SIDE
+MAX_LIMIT = m.MAX_LIMIT
 
 
 @dataclass(frozen=True)
@@ -84,25 +84,16 @@ def _shown(value: float) -> str:
     return str(_number(value))
 
 
-def parse_when(value: Any, where: str) -> When:
-    """`when: {measure: {comparison: number, ...}, ...}`; anything else is refused by name."""
-    d = f.mapping(value, where)
-    if not d:
-        raise PreprocessError(f"{where} is empty; expected at least one of {', '.join(MEASURES)}")
+def when_of(block: m.When) -> When:
+    """A condition from its typed block, its comparisons in the order the manifest gives them (the schema has
+    checked the measures, the comparisons and their bounds)."""
     tests: list[tuple[str, str, float]] = []
-    for measure, comparisons in d.items():
-        if measure not in MEASURES:
-            raise PreprocessError(f"{where} has unknown measure {measure!r}; expected {', '.join(MEASURES)}")
-        ops = f.mapping(comparisons, f"{where}.{measure}")
-        if not ops:
-            raise PreprocessError(f"{where}.{measure} is empty; expected a comparison of {', '.join(COMPARISONS)}")
-        for op, limit in ops.items():
-            if op not in COMPARISONS:
-                raise PreprocessError(
-                    f"{where}.{measure} has unknown comparison {op!r}; expected {', '.join(COMPARISONS)}"
-                )
-            number = f.number(limit, f"{where}.{measure}.{op}")
-            if not 0 <= number <= MAX_LIMIT:
-                raise PreprocessError(f"{where}.{measure}.{op} is {limit!r}; expected a number from 0 to {MAX_LIMIT}")
-            tests.append((measure, op, number))
+    for measure in block.given or ():
+        compare = getattr(block, measure)
+        tests.extend((measure, op, float(getattr(compare, op))) for op in compare.given or ())
     return When(tuple(tests))
+
+
+def parse_when(value: Any, where: str) -> When:
+    """`when: {measure: {comparison: number, ...}, ...}` given as plain data, judged by its schema first."""
+    return when_of(checked(m.When, value, where))

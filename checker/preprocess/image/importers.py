@@ -13,10 +13,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from checker.bundle.paths import regular_size
+from checker.manifest.model import image as m
 from checker.preprocess import fields as f
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image.hf_config import map_config
 from checker.preprocess.image.origins import Origin, spelled, written
@@ -31,11 +33,12 @@ from checker.preprocess.image.steps import (
     Resize,
     Scale,
     Step,
+    steps_of,
 )
 
 MAX_FILE_BYTES = 1 << 20
-MAX_STEPS = 64
-FORMATS = ("albumentations", "openvino", "huggingface")
+MAX_STEPS = m.MAX_STEPS  # as many as a manifest's own list may have
+FORMATS = get_args(m.ImportFormat)
 # OpenCV's interpolation flags as both tools save them, named as the opencv library's filters.
 _CV2_FLAGS = {0: "nearest", 1: "linear", 2: "cubic", 3: "area", 4: "lanczos4", 6: "nearest_exact"}
 # OpenCV's border modes, as numpy's pad modes.
@@ -70,9 +73,18 @@ def read_traced(fmt: str, path: Path, name: str) -> Imported:
     if fmt not in readers:
         raise PreprocessError(f"import format {fmt!r} is not one of {', '.join(FORMATS)}")
     traced = readers[fmt](_load(path, name), name)
-    if len(traced) > MAX_STEPS:  # as many as a manifest's own list may have
+    if len(traced) > MAX_STEPS:
         raise PreprocessError(f"{name} makes {len(traced)} steps; at most {MAX_STEPS} are allowed")
-    return Imported(tuple(s for s, _ in traced), tuple(o for _, o in traced))
+    steps = tuple(s for s, _ in traced)
+    as_manifest(steps, name)
+    return Imported(steps, tuple(o for _, o in traced))
+
+
+def as_manifest(steps: tuple[Step, ...], name: str) -> None:
+    """Hold the steps a file became to what the same steps written in a manifest must meet: its schema, then
+    what parsing checks (what `checker preprocess --import` prints can be pasted into one)."""
+    where = f"the steps of {name}"
+    steps_of(checked(m.Steps, [step.data() for step in steps], where), where)
 
 
 def _load(path: Path, name: str) -> Any:

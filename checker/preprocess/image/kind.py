@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from checker.manifest.model import image as m
+from checker.preprocess.checked import checked
 from checker.preprocess.image.decode import decode
 from checker.preprocess.image.explain import image_alternatives
 from checker.preprocess.image.files import read_block
@@ -26,8 +28,10 @@ class ImageKind:
     implies_range = True
     unexplained = UNEXPLAINED
 
-    def parse(self, prep: dict[str, Any], root: Path) -> ImageSpec:
-        return parse_block(read_block(prep, root))
+    def parse(self, prep: m.Image | dict[str, Any], root: Path) -> ImageSpec:
+        """The typed block (plain data, a test's, is judged by the schema first)."""
+        block = prep if isinstance(prep, m.Image) else checked(m.Image, prep, "preprocessing")
+        return parse_block(read_block(block, root))
 
     def rebuilds(self, spec: ImageSpec) -> bool:
         return True

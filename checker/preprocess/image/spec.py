@@ -1,5 +1,5 @@
-"""The image preprocessing a manifest declares, parsed and validated (no Pillow needed, no file read: what
-`config:` and `import:` name was read before, by files.py)."""
+"""The image preprocessing a manifest declares, parsed from its typed block (no Pillow needed, no file read:
+what `config:` and `import:` name was read before, by files.py)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,17 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from checker.manifest.model import image as m
+from checker.manifest.model.core import Block
 from checker.preprocess import fields as f
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image.hf_config import HfImageConfig
 from checker.preprocess.image.origins import Origin
-from checker.preprocess.image.steps import Step, parse_steps, tensor_units
+from checker.preprocess.image.steps import Step, steps_of, tensor_units
 
 # The fixed-order fields: shorthand for a step list (shorthand.py); a block has these or `steps`, not both.
-SHORTHAND_FIELDS = ("color", "resize", "crop", "pad", "scale", "mean", "std")
-
-COLORS = ("RGB", "BGR", "GRAY")
-RESIZE_MODES = ("none", "exact", "shorter_side", "longer_side", "fixed_height")
-INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos", "box", "hamming")
-LIBRARIES = ("pillow", "opencv", "torch")
+SHORTHAND_FIELDS = tuple(k for k in m.SHORTHAND if k != "config")
 
 
 @dataclass(frozen=True)
@@ -83,10 +81,10 @@ class ImageSpec:
 
 @dataclass(frozen=True)
 class ImageBlock:
-    """An image preprocessing block as written, with what its `config:` or `import:` names already read from
+    """An image preprocessing block as typed, with what its `config:` or `import:` names already read from
     the bundle (files.py); parsing it reads no file."""
 
-    prep: dict[str, Any]
+    prep: m.Image
     config: HfImageConfig | None = None  # the fields a `config:` file amounts to
     imported: tuple[Step, ...] | None = None  # the steps an `import:` file becomes
     origins: tuple[Origin | None, ...] | None = None  # where each imported step came from in that file
@@ -95,28 +93,27 @@ class ImageBlock:
 def parse_block(block: ImageBlock) -> ImageSpec:
     """Parse `inputs[].preprocessing` of kind image."""
     prep = block.prep
-    if "steps" in prep or "import" in prep:
+    if prep.steps is not None or prep.import_ is not None:
         return parse_step_spec(block)
-    spec = parse_image(merged_fields(block))
+    spec = parse_image(prep if block.config is None else merged_fields(block))
     return spec if block.origins is None else replace(spec, origins=block.origins)
 
 
 def parse_step_spec(block: ImageBlock) -> ImageSpec:
-    """A block written as `steps` (or imported from another tool's pipeline file into steps)."""
+    """A block written as `steps` (or imported from another tool's pipeline file into steps); the schema keeps
+    the shorthand fields out of it."""
     prep = block.prep
-    both = [k for k in (*SHORTHAND_FIELDS, "config") if k in prep]
-    if both:
-        raise PreprocessError(
-            f"preprocessing has both steps and the shorthand field(s) {', '.join(both)}; write one or the other"
-        )
-    if "steps" in prep and "import" in prep:
-        raise PreprocessError("preprocessing has both steps and import; write one or the other")
-    steps = block.imported if block.imported is not None else parse_steps(prep["steps"])
-    return ImageSpec(steps=steps, tolerance=_tolerance(prep.get("tolerance")), origins=block.origins)
+    if block.imported is not None:
+        return ImageSpec(steps=block.imported, tolerance=prep.tolerance, origins=block.origins)
+    if prep.steps is None:
+        raise PreprocessError("preprocessing.import is read from its file before the block is parsed")
+    return ImageSpec(steps=steps_of(prep.steps), tolerance=prep.tolerance, origins=block.origins)
 
 
 def merged_fields(block: ImageBlock) -> dict[str, Any]:
-    explicit = {k: v for k, v in block.prep.items() if k not in ("kind", "config")}
+    """The shorthand fields the block writes over those its `config:` gives, as plain data (parse_image
+    judges them together by the schema)."""
+    explicit = _written(block.prep)
     hf = block.config
     if hf is None:
         return explicit
@@ -124,6 +121,19 @@ def merged_fields(block: ImageBlock) -> dict[str, Any]:
     if refused:
         raise CannotReproduce("; ".join(refused))
     return _overlay(hf.fields, explicit)
+
+
+def _written(prep: m.Image) -> dict[str, Any]:
+    """The fields of a block that fill in its config (the shorthand fields and the tolerance) as plain data:
+    those it gives (none has a default: an absent one is the config's)."""
+    out: dict[str, Any] = {}
+    for key in (*SHORTHAND_FIELDS, "tolerance"):
+        value = getattr(prep, key)
+        if isinstance(value, Block):
+            value = {k: v for k in value.given or () if (v := getattr(value, k)) is not None}
+        if value is not None:
+            out[key] = value
+    return out
 
 
 def _overlay(base: dict[str, Any], explicit: dict[str, Any]) -> dict[str, Any]:
@@ -139,62 +149,73 @@ def _overlay(base: dict[str, Any], explicit: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse_image(prep: dict[str, Any]) -> ImageSpec:
-    color = f.choice(prep, "color", COLORS, "RGB", "preprocessing")
+def parse_image(prep: m.Image | dict[str, Any]) -> ImageSpec:
+    """The shorthand fields of a typed block, or of plain data (a Hugging Face config's, a test's), which the
+    schema judges first."""
+    rounding = ShorthandResize.rounding
+    if not isinstance(prep, m.Image):
+        fields, rounding = _rounding(prep)
+        prep = checked(m.Image, {"kind": "image", **fields}, "preprocessing")
+    assert isinstance(prep, m.Image)
     spec = ImageSpec(
-        color=color,
-        resize=_resize(f.mapping(prep.get("resize"), "preprocessing.resize")),
-        crop=_crop(f.mapping(prep.get("crop"), "preprocessing.crop")),
-        pad=_pad(f.mapping(prep.get("pad"), "preprocessing.pad")),
-        scale=f.number(prep.get("scale", 1.0), "preprocessing.scale"),
-        mean=f.numbers(prep.get("mean", 0.0), "preprocessing.mean"),
-        std=f.numbers(prep.get("std", 1.0), "preprocessing.std"),
-        tolerance=_tolerance(prep.get("tolerance")),
+        color=prep.color or ImageSpec.color,
+        scale=ImageSpec.scale if prep.scale is None else prep.scale,
+        tolerance=prep.tolerance,
+        resize=_resize(prep.resize, rounding),
+        crop=_crop(prep.crop),
+        pad=_pad(prep.pad),
+        mean=ImageSpec.mean if prep.mean is None else f.numbers(prep.mean, "preprocessing.mean"),
+        std=ImageSpec.std if prep.std is None else f.numbers(prep.std, "preprocessing.std"),
     )
     _check_channels(spec)
     _check_finite(spec)
     return spec
 
 
-def _resize(d: dict[str, Any]) -> ShorthandResize:
+def _rounding(prep: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The fields less `resize.rounding`, and that rounding: what a Hugging Face config's resize says that no
+    manifest field does (its processors truncate a computed side, where the shorthand rounds it)."""
+    resize = prep.get("resize")
+    if not isinstance(resize, dict) or "rounding" not in resize:
+        return prep, ShorthandResize.rounding
+    rest = {k: v for k, v in resize.items() if k != "rounding"}
+    rounding = resize["rounding"]
+    if rounding not in ("nearest", "floor"):
+        raise PreprocessError(f"preprocessing.resize.rounding is {rounding!r}; expected nearest or floor")
+    return {**prep, "resize": rest}, rounding
+
+
+def _resize(r: m.ShorthandResize | None, rounding: str) -> ShorthandResize:
     where = "preprocessing.resize"
-    mode = f.choice(d, "mode", RESIZE_MODES, "none", where)
+    if r is None:
+        return ShorthandResize(rounding=rounding)
+    mode = r.mode or ShorthandResize.mode
     size: tuple[int, ...] = ()
     if mode in ("exact", "fixed_height"):
-        size = f.size_hw(d.get("size"), f"{where}.size")
+        size = f.size_hw(r.size, f"{where}.size")
     elif mode in ("shorter_side", "longer_side"):
-        size = (f.single_side(d.get("size"), f"{where}.size"),)
+        size = (f.single_side(r.size, f"{where}.size"),)
     return ShorthandResize(
         mode=mode,
         size=size,
-        interpolation=f.choice(d, "interpolation", INTERPOLATIONS, "bilinear", where),
-        library=f.choice(d, "library", LIBRARIES, "pillow", where),
-        rounding=f.choice(d, "rounding", ("nearest", "floor"), "nearest", where),
+        interpolation=r.interpolation or ShorthandResize.interpolation,
+        library=r.library or ShorthandResize.library,
+        rounding=rounding,
     )
 
 
-def _crop(d: dict[str, Any]) -> ShorthandCrop:
-    mode = f.choice(d, "mode", ("none", "center"), "none", "preprocessing.crop")
-    if mode == "none":
+def _crop(c: m.ShorthandCrop | None) -> ShorthandCrop:
+    if c is None or c.mode in (None, "none"):
         return ShorthandCrop()
-    return ShorthandCrop(mode, f.size_hw(d.get("size"), "preprocessing.crop.size"))
+    return ShorthandCrop(c.mode, f.size_hw(c.size, "preprocessing.crop.size"))
 
 
-def _pad(d: dict[str, Any]) -> ShorthandPad:
-    mode = f.choice(d, "mode", ("none", "letterbox", "bottom_right"), "none", "preprocessing.pad")
-    if mode == "none":
+def _pad(p: m.ShorthandPad | None) -> ShorthandPad:
+    if p is None or p.mode in (None, "none"):
         return ShorthandPad()
-    size = f.size_hw(d.get("size"), "preprocessing.pad.size")
-    return ShorthandPad(mode, size, f.numbers(d.get("value", 0), "preprocessing.pad.value"))
-
-
-def _tolerance(value: Any) -> float | None:
-    if value is None:
-        return None
-    tol = f.number(value, "preprocessing.tolerance")
-    if tol < 0:
-        raise PreprocessError(f"preprocessing.tolerance is {tol}; expected a number >= 0")
-    return tol
+    size = f.size_hw(p.size, "preprocessing.pad.size")
+    value = ShorthandPad.value if p.value is None else f.numbers(p.value, "preprocessing.pad.value")
+    return ShorthandPad(p.mode, size, value)
 
 
 def _check_channels(spec: ImageSpec) -> None:

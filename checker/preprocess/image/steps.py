@@ -1,4 +1,6 @@
-"""The ordered image steps a manifest declares (`preprocessing.steps`), parsed and validated.
+"""The ordered image steps a manifest declares (`preprocessing.steps`): the runtime steps, each made from its
+typed block (`MODEL`, in checker/manifest/model/image.py, whose fields, bounds and words the schema is
+generated from), with what the schema cannot say checked here (one geometry, a filter of the library named).
 
 Each step is a frozen dataclass that can say itself back in the manifest's words (`words`), so that
 `checker preprocess --show-steps` and the fidelity explanations quote the manifest rather than paraphrase it.
@@ -8,18 +10,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, ClassVar, get_args
 
 import numpy as np
 
+from checker.manifest.model import image as m
+from checker.manifest.model.core import Block
 from checker.preprocess import fields as f
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.image.condition import When, parse_when
+from checker.preprocess.image.condition import When, when_of
 from checker.preprocess.registry import Registry
 
-MODES = ("RGB", "BGR", "L")
-ROUNDINGS = ("floor", "ceil", "half_up", "half_even")
-ARITHMETICS = ("exact", "float_scale_first", "float_product_first")
+MODES = get_args(m.Mode)
+ROUNDINGS = get_args(m.Rounding)
+ARITHMETICS = get_args(m.Arithmetic)
 GEOMETRIES = ("size", "shorter_side", "longer_side", "height", "width", "fit", "scale", "ppocr_line")
 # Each library's own filters, with no translation between them; the first is its default.
 FILTERS: dict[str, tuple[str, ...]] = {
@@ -35,21 +40,11 @@ COUNTERPARTS = {
     ("pillow", "torchvision"): {"bilinear": "bilinear", "bicubic": "bicubic", "nearest": "nearest"},
     ("opencv", "torchvision"): {"linear": "bilinear", "cubic": "bicubic", "nearest": "nearest"},
 }
-POSITIONS = (
-    "center",
-    "top_left",
-    "top_right",
-    "bottom_left",
-    "bottom_right",
-    "top",
-    "bottom",
-    "left",
-    "right",
-)
-PAD_MODES = ("constant", "edge", "reflect", "symmetric")
-LAYOUTS = ("NCHW", "NHWC", "CHW", "HWC", "NHW", "HW")
-CAST_DTYPES = ("float32", "float16", "float64", "uint8", "int8", "int16", "int32", "int64")
-MAX_REPEAT = 64
+POSITIONS = get_args(m.Position)
+PAD_MODES = get_args(m.PadMode)
+LAYOUTS = get_args(m.Layout)
+CAST_DTYPES = get_args(m.CastType)
+MAX_REPEAT = m.MAX_REPEAT
 
 
 def counterpart(filt: str, src: str, dst: str) -> str | None:
@@ -99,13 +94,15 @@ class ValueRange:
 
 class Step:
     """Common to every step: its manifest name and its parameters in the manifest's words; each step class
-    also parses itself (`parse`), and says what it does to one grey level (`units`) and to the value range."""
+    also makes itself from its typed block (`from_model`), and says what it does to one grey level (`units`)
+    and to the value range."""
 
-    name = ""
-    scalar = ""  # for steps written as `name: value`, the field that holds the value
+    MODEL: ClassVar[type[Block]] = Block  # the step's block in the manifest model
+    name = ""  # its manifest name: the block's TAG
+    scalar = ""  # for steps written as `name: value`, the field that holds the value: the block's SCALAR
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Step:
+    def from_model(cls, block: Any, where: str) -> Step:
         raise NotImplementedError
 
     def units(self, unit: float) -> float:
@@ -151,70 +148,54 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _known(d: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    unknown = sorted(str(k) for k in d if k not in allowed)
-    if unknown:
-        raise PreprocessError(f"{where} has unknown parameter(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
-
-
-def _pixel_values(value: Any, where: str) -> tuple[float, ...]:
-    values = f.numbers(value, where)
+def _pixel_values(values: list[float], where: str) -> tuple[float, ...]:
     if any(not 0 <= v <= 255 for v in values):
-        raise PreprocessError(f"{where} is {value!r}; expected values from 0 to 255")
-    return values
+        raise PreprocessError(f"{where} is {values!r}; expected values from 0 to 255")
+    return tuple(float(v) for v in values)
 
 
-_RESIZE_KEYS = (
-    *GEOMETRIES,
-    "max_longer",
-    "min_width",
-    "max_width",
-    "min_height",
-    "max_height",
-    "rounding",
-    "arithmetic",
-    "multiple_of",
-    "multiple_of_rounding",
-    "filter",
-    "library",
-    "antialias",
-    "when",
-)
+def _channels(value: float | list[float]) -> tuple[float, ...]:
+    """A per-channel value (one number, or one per channel) as a tuple."""
+    return tuple(float(v) for v in value) if isinstance(value, list) else (float(value),)
+
+
+def _hw(value: int | list[int]) -> tuple[int, int]:
+    """A size as [h, w]; a single integer means a square."""
+    return (value[0], value[1]) if isinstance(value, list) else (value, value)
+
+
+# The limits that go with a geometry, and each resize field that is one.
 _LIMITS = {"shorter_side": ("max_longer",), "height": ("min_width", "max_width"), "width": ("min_height", "max_height")}
+_ALL_LIMITS = ("max_longer", "min_width", "max_width", "min_height", "max_height")
 
 
-def _geometry(geometry: str, value: Any, where: str) -> Any:
+def _geometry(block: m.Resize, geometry: str) -> Any:
     if geometry in ("size", "fit"):
-        return f.size_hw(value, where)
-    if geometry == "scale":
-        factor = f.number(value, where)
-        if not 0 < factor <= 64:
-            raise PreprocessError(f"{where} is {value!r}; expected a factor above 0 and at most 64")
-        return factor
+        return _hw(getattr(block, geometry))
     if geometry == "ppocr_line":
-        d = f.mapping(value, where)
-        _known(d, ("height", "min_width"), where)
-        return f.side(d.get("height"), f"{where}.height"), f.side(d.get("min_width"), f"{where}.min_width")
-    return f.side(value, where)
+        assert block.ppocr_line is not None
+        return block.ppocr_line.height, block.ppocr_line.min_width
+    return getattr(block, geometry)
 
 
-def _when(d: dict[str, Any], where: str) -> When | None:
-    return None if d.get("when") is None else parse_when(d["when"], f"{where}.when")
+def _when(value: m.When | None, where: str) -> When | None:
+    return None if value is None else when_of(value)
 
 
-def _offset(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= f.MAX_SIDE:
-        raise PreprocessError(f"{where} holds {value!r}; expected integers from 0 to {f.MAX_SIDE}")
+def _offset(value: int, where: str) -> int:
+    if not 0 <= value <= m.MAX_SIDE:
+        raise PreprocessError(f"{where} holds {value!r}; expected integers from 0 to {m.MAX_SIDE}")
     return value
 
 
 @dataclass(frozen=True)
 class Decode(Step):
-    mode: str = "RGB"
-    library: str = "pillow"
+    mode: str = m.Decode.mode
+    library: str = m.Decode.library
     exif: bool | None = None  # None: as the library does by default
     alpha: tuple[float, ...] | None = None  # composite on this colour; None drops it
-    name = "decode"
+    MODEL = m.Decode
+    name = m.Decode.TAG
 
     def params(self) -> dict[str, Any]:
         return {"mode": self.mode, **super().params()}
@@ -224,45 +205,25 @@ class Decode(Step):
         return self.exif if self.exif is not None else self.library == "opencv"
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Decode:
-        d = f.mapping(value, where)
-        _known(d, ("mode", "library", "exif", "alpha"), where)
-        exif = d.get("exif")
-        if exif is not None and not isinstance(exif, bool):
-            raise PreprocessError(f"{where}.exif is {exif!r}; expected true or false")
-        alpha = d.get("alpha", "drop")
-        composite: tuple[float, ...] | None = None
-        if alpha != "drop":
-            a = f.mapping(alpha, f"{where}.alpha")
-            if set(a) != {"composite"}:
-                raise PreprocessError(f"{where}.alpha is {alpha!r}; expected drop or {{composite: [r, g, b]}}")
-            composite = _pixel_values(a["composite"], f"{where}.alpha.composite")
-        return Decode(
-            mode=f.choice(d, "mode", MODES, "RGB", where),
-            library=f.choice(d, "library", ("pillow", "opencv"), "pillow", where),
-            exif=exif,
-            alpha=composite,
-        )
+    def from_model(cls, block: m.Decode, where: str) -> Decode:
+        alpha = block.alpha
+        composite = None if isinstance(alpha, str) else _pixel_values(alpha.composite, f"{where}.alpha.composite")
+        return Decode(mode=block.mode, library=block.library, exif=block.exif, alpha=composite)
 
 
 @dataclass(frozen=True)
 class Convert(Step):
     to: str = "RGB"
-    formula: str = "pillow"
-    name = "convert"
+    formula: str = m.Convert.formula
+    MODEL = m.Convert
+    name = m.Convert.TAG
 
     def params(self) -> dict[str, Any]:
         return {"to": self.to, **super().params()}
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Convert:
-        d = f.mapping(value, where)
-        _known(d, ("to", "formula"), where)
-        if "to" not in d:
-            raise PreprocessError(f"{where} needs `to` (RGB, BGR or L)")
-        return Convert(
-            f.choice(d, "to", MODES, "RGB", where), f.choice(d, "formula", ("pillow", "opencv"), "pillow", where)
-        )
+    def from_model(cls, block: m.Convert, where: str) -> Convert:
+        return Convert(block.to, block.formula)
 
 
 @dataclass(frozen=True)
@@ -280,15 +241,16 @@ class Resize(Step):
     fit: tuple[int, int] | None = None
     scale: float | None = None
     ppocr_line: tuple[int, int] | None = None  # (height, min_width)
-    rounding: str = "half_up"
-    arithmetic: str = "exact"
+    rounding: str = m.Resize.rounding
+    arithmetic: str = m.Resize.arithmetic
     multiple_of: int | None = None
     multiple_of_rounding: str | None = None  # None: the step's `rounding`
     filter: str = ""  # "" means the library's default
-    library: str = "pillow"
+    library: str = m.Resize.library
     antialias: bool = True
     when: When | None = None  # run only on an image whose size satisfies it
-    name = "resize"
+    MODEL = m.Resize
+    name = m.Resize.TAG
 
     @property
     def filter_name(self) -> str:
@@ -301,44 +263,35 @@ class Resize(Step):
         return out
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Resize:
-        d = f.mapping(value, where)
-        _known(d, _RESIZE_KEYS, where)
-        given = [g for g in GEOMETRIES if g in d]
+    def from_model(cls, block: m.Resize, where: str) -> Resize:
+        given = [g for g in GEOMETRIES if getattr(block, g) is not None]
         if len(given) != 1:
             raise PreprocessError(f"{where} needs exactly one geometry of {', '.join(GEOMETRIES)} (has {len(given)})")
         geometry = given[0]
-        for limit in ("max_longer", "min_width", "max_width", "min_height", "max_height"):
-            if limit in d and limit not in _LIMITS.get(geometry, ()):
+        for limit in _ALL_LIMITS:
+            if getattr(block, limit) is not None and limit not in _LIMITS.get(geometry, ()):
                 raise PreprocessError(f"{where}.{limit} does not go with {geometry}")
-        library = f.choice(d, "library", tuple(FILTERS), "pillow", where)
-        filt = f.choice(d, "filter", FILTERS[library], FILTERS[library][0], where)
-        antialias = d.get("antialias", True)
-        if not isinstance(antialias, bool):
-            raise PreprocessError(f"{where}.antialias is {antialias!r}; expected true or false")
-        if library != "torchvision" and "antialias" in d:
+        library = block.library
+        if block.filter is not None and block.filter not in FILTERS[library]:
+            raise PreprocessError(f"{where}.filter is {block.filter!r}; expected one of {', '.join(FILTERS[library])}")
+        if library != "torchvision" and block.antialias is not None:
             raise PreprocessError(f"{where}.antialias is only chosen for torchvision (pillow always, opencv never)")
-        kwargs: dict[str, Any] = {geometry: _geometry(geometry, d[geometry], f"{where}.{geometry}")}
-        for limit in _LIMITS.get(geometry, ()):
-            if d.get(limit) is not None:
-                kwargs[limit] = f.side(d[limit], f"{where}.{limit}")
-        multiple = d.get("multiple_of")
-        if multiple is not None and geometry in ("size", "ppocr_line"):
+        if block.multiple_of is not None and geometry in ("size", "ppocr_line"):
             raise PreprocessError(f"{where}.multiple_of does not go with {geometry}, which gives the size itself")
-        if "multiple_of_rounding" in d and multiple is None:
+        if block.multiple_of_rounding is not None and block.multiple_of is None:
             raise PreprocessError(f"{where}.multiple_of_rounding needs multiple_of")
+        limits = {limit: getattr(block, limit) for limit in _LIMITS.get(geometry, ())}
         return Resize(
-            **kwargs,
-            rounding=f.choice(d, "rounding", ROUNDINGS, "half_up", where),
-            arithmetic=f.choice(d, "arithmetic", ARITHMETICS, "exact", where),
-            multiple_of=None if multiple is None else f.side(multiple, f"{where}.multiple_of"),
-            multiple_of_rounding=None
-            if d.get("multiple_of_rounding") is None
-            else f.choice(d, "multiple_of_rounding", ROUNDINGS, "half_up", where),
-            filter="" if "filter" not in d else filt,
+            **{geometry: _geometry(block, geometry)},
+            **limits,
+            rounding=block.rounding,
+            arithmetic=block.arithmetic,
+            multiple_of=block.multiple_of,
+            multiple_of_rounding=block.multiple_of_rounding,
+            filter=block.filter or "",
             library=library,
-            antialias=antialias,
-            when=_when(d, where),
+            antialias=True if block.antialias is None else block.antialias,
+            when=_when(block.when, where),
         )
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
@@ -352,33 +305,24 @@ class Resize(Step):
 class Crop(Step):
     center: tuple[int, int] | None = None
     box: tuple[int, int, int, int] | None = None
-    offset_rounding: str = "floor"
+    offset_rounding: str = m.Crop.offset_rounding
     pad_if_smaller: tuple[float, ...] | None = None
     when: When | None = None
-    name = "crop"
+    MODEL = m.Crop
+    name = m.Crop.TAG
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Crop:
-        d = f.mapping(value, where)
-        _known(d, ("center", "box", "offset_rounding", "pad_if_smaller", "when"), where)
-        if ("center" in d) == ("box" in d):
+    def from_model(cls, block: m.Crop, where: str) -> Crop:
+        if (block.center is None) == (block.box is None):
             raise PreprocessError(f"{where} needs exactly one of center: [h, w] or box: [top, left, h, w]")
-        fill = d.get("pad_if_smaller")
-        rounding = f.choice(d, "offset_rounding", ("floor", "half_even"), "floor", where)
-        pad_fill = None if fill is None else f.numbers(fill, f"{where}.pad_if_smaller")
-        if "center" in d:
-            return Crop(
-                center=f.size_hw(d["center"], f"{where}.center"),
-                offset_rounding=rounding,
-                pad_if_smaller=pad_fill,
-                when=_when(d, where),
-            )
-        box = d["box"]
-        if not isinstance(box, list) or len(box) != 4:
-            raise PreprocessError(f"{where}.box is {box!r}; expected [top, left, height, width]")
-        top, left = (_offset(v, f"{where}.box") for v in box[:2])
-        h, w = (f.side(v, f"{where}.box") for v in box[2:])
-        return Crop(box=(top, left, h, w), offset_rounding=rounding, pad_if_smaller=pad_fill, when=_when(d, where))
+        fill = None if block.pad_if_smaller is None else _channels(block.pad_if_smaller)
+        common = Crop(offset_rounding=block.offset_rounding, pad_if_smaller=fill, when=_when(block.when, where))
+        if block.center is not None:
+            return replace(common, center=_hw(block.center))
+        assert block.box is not None
+        top, left = (_offset(v, f"{where}.box") for v in block.box[:2])
+        h, w = (f.side(v, f"{where}.box") for v in block.box[2:])
+        return replace(common, box=(top, left, h, w))
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return r if self.pad_if_smaller is None else r.including(self.pad_if_smaller)
@@ -389,12 +333,13 @@ class Pad(Step):
     to: tuple[int, int] | None = None
     at_least: tuple[int | None, int | None] | None = None
     multiple_of: int | None = None
-    position: str = "center"
-    odd: str = "end"
-    mode: str = "constant"
+    position: str = m.Pad.position
+    odd: str = m.Pad.odd
+    mode: str = m.Pad.mode
     value: tuple[float, ...] = (0.0,)
     when: When | None = None
-    name = "pad"
+    MODEL = m.Pad
+    name = m.Pad.TAG
 
     def params(self) -> dict[str, Any]:
         out = super().params()
@@ -405,28 +350,23 @@ class Pad(Step):
         return out
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Pad:
-        d = f.mapping(value, where)
-        _known(d, ("to", "at_least", "multiple_of", "position", "odd", "mode", "value", "when"), where)
-        given = [k for k in ("to", "at_least", "multiple_of") if k in d]
+    def from_model(cls, block: m.Pad, where: str) -> Pad:
+        given = [k for k in ("to", "at_least", "multiple_of") if getattr(block, k) is not None]
         if len(given) != 1:
             raise PreprocessError(f"{where} needs exactly one of to, at_least, multiple_of")
         common = Pad(
-            position=f.choice(d, "position", POSITIONS, "center", where),
-            odd=f.choice(d, "odd", ("end", "start"), "end", where),
-            mode=f.choice(d, "mode", PAD_MODES, "constant", where),
-            value=f.numbers(d.get("value", 0), f"{where}.value"),
-            when=_when(d, where),
+            position=block.position,
+            odd=block.odd,
+            mode=block.mode,
+            value=_channels(block.value),
+            when=_when(block.when, where),
         )
-        if "to" in d:
-            return replace(common, to=f.size_hw(d["to"], f"{where}.to"))
-        if "multiple_of" in d:
-            return replace(common, multiple_of=f.side(d["multiple_of"], f"{where}.multiple_of"))
-        sides = d["at_least"]
-        if not isinstance(sides, list) or len(sides) != 2:
-            raise PreprocessError(f"{where}.at_least is {sides!r}; expected [height or null, width or null]")
-        h, w = (None if v is None else f.side(v, f"{where}.at_least") for v in sides)
-        return replace(common, at_least=(h, w))
+        if block.to is not None:
+            return replace(common, to=_hw(block.to))
+        if block.multiple_of is not None:
+            return replace(common, multiple_of=block.multiple_of)
+        assert block.at_least is not None
+        return replace(common, at_least=(block.at_least[0], block.at_least[1]))
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return r.including(self.value) if self.mode == "constant" else r
@@ -434,15 +374,16 @@ class Pad(Step):
 
 @dataclass(frozen=True)
 class Scale(Step):
-    factor: float = 1.0
-    name = "scale"
-    scalar = "factor"
+    factor: float = m.Scale.factor
+    MODEL = m.Scale
+    name = m.Scale.TAG
+    scalar = m.Scale.SCALAR
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Scale:
-        factor = f.number(value, where)
+    def from_model(cls, block: m.Scale, where: str) -> Scale:
+        factor = block.factor
         if factor == 0 or not math.isfinite(factor * 65535):
-            raise PreprocessError(f"{where} is {value!r}; expected a non-zero finite factor")
+            raise PreprocessError(f"{where} is {factor!r}; expected a non-zero finite factor")
         return Scale(factor)
 
     def units(self, unit: float) -> float:
@@ -457,17 +398,15 @@ class Scale(Step):
 class Normalize(Step):
     mean: tuple[float, ...] = (0.0,)
     std: tuple[float, ...] = (1.0,)
-    name = "normalize"
+    MODEL = m.Normalize
+    name = m.Normalize.TAG
 
     def params(self) -> dict[str, Any]:
         return {"mean": self.mean, "std": self.std}
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Normalize:
-        d = f.mapping(value, where)
-        _known(d, ("mean", "std"), where)
-        mean = f.numbers(d.get("mean", 0.0), f"{where}.mean")
-        std = f.numbers(d.get("std", 1.0), f"{where}.std")
+    def from_model(cls, block: m.Normalize, where: str) -> Normalize:
+        mean, std = _channels(block.mean), _channels(block.std)
         if any(s == 0 for s in std):
             raise PreprocessError(f"{where}.std holds a zero")
         if not all(math.isfinite(65535 / s) for s in std):
@@ -485,15 +424,14 @@ class Normalize(Step):
 
 @dataclass(frozen=True)
 class Cast(Step):
-    dtype: str = "float32"
-    name = "cast"
-    scalar = "dtype"
+    dtype: str = m.Cast.dtype
+    MODEL = m.Cast
+    name = m.Cast.TAG
+    scalar = m.Cast.SCALAR
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Cast:
-        if value not in CAST_DTYPES:
-            raise PreprocessError(f"{where} is {value!r}; expected one of {', '.join(CAST_DTYPES)}")
-        return Cast(str(value))
+    def from_model(cls, block: m.Cast, where: str) -> Cast:
+        return Cast(block.dtype)
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return replace(r, is_float=True) if self.dtype in ("float32", "float16", "float64") else r
@@ -502,29 +440,24 @@ class Cast(Step):
 @dataclass(frozen=True)
 class Batch(Step):
     repeat: int = 1
-    name = "batch"
+    MODEL = m.Batch
+    name = m.Batch.TAG
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Batch:
-        d = f.mapping(value, where)
-        _known(d, ("repeat",), where)
-        n = d.get("repeat")
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_REPEAT:
-            raise PreprocessError(f"{where}.repeat is {n!r}; expected an integer from 1 to {MAX_REPEAT}")
-        return Batch(n)
+    def from_model(cls, block: m.Batch, where: str) -> Batch:
+        return Batch(block.repeat)
 
 
 @dataclass(frozen=True)
 class Layout(Step):
-    layout: str = "NCHW"
-    name = "layout"
-    scalar = "layout"
+    layout: str = m.LayoutStep.layout
+    MODEL = m.LayoutStep
+    name = m.LayoutStep.TAG
+    scalar = m.LayoutStep.SCALAR
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Layout:
-        if value not in LAYOUTS:
-            raise PreprocessError(f"{where} is {value!r}; expected one of {', '.join(LAYOUTS)}")
-        return Layout(str(value))
+    def from_model(cls, block: m.LayoutStep, where: str) -> Layout:
+        return Layout(block.layout)
 
 
 # Every image step, in the order docs/preprocessing.md lists them: its kernel (pipeline.py) and its one-edit
@@ -532,34 +465,27 @@ class Layout(Step):
 # schema definition and its heading.
 STEPS: tuple[type[Step], ...] = (Decode, Convert, Resize, Crop, Pad, Scale, Normalize, Cast, Batch, Layout)
 STEP_NAMES = tuple(step.name for step in STEPS)
-_BY_NAME = {step.name: step for step in STEPS}
 REGISTRY: Registry[Step] = Registry("image", STEPS)
 
 
+_BY_MODEL: dict[type[Block], type[Step]] = {step.MODEL: step for step in STEPS}
+
+
 def parse_steps(value: Any, where: str = "preprocessing.steps") -> tuple[Step, ...]:
-    """The validated step list of `preprocessing.steps`."""
-    if not isinstance(value, list) or not value:
-        raise PreprocessError(f"{where} is {value!r}; expected a non-empty list of steps")
-    if len(value) > 64:
-        raise PreprocessError(f"{where} has {len(value)} steps; at most 64 are allowed")
-    out = [parse_step(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    """The validated step list of `preprocessing.steps` given as plain data (an imported pipeline's, a test's):
+    judged by the steps' schema first, as a manifest's are."""
+    return steps_of(checked(m.Steps, value, where), where)
+
+
+def steps_of(blocks: list[Any], where: str = "preprocessing.steps") -> tuple[Step, ...]:
+    """The runtime steps of typed step blocks (a list the schema admitted), beginning with their decode."""
+    out = [_BY_MODEL[type(block)].from_model(block, f"{where}[{i}].{block.TAG}") for i, block in enumerate(blocks)]
     for i, step in enumerate(out):
         if isinstance(step, Decode) and i != 0:
             raise PreprocessError(f"{where}[{i}]: decode must be the first step")
     if not isinstance(out[0], Decode):
         out.insert(0, Decode())
     return tuple(out)
-
-
-def parse_step(item: Any, where: str) -> Step:
-    if not isinstance(item, dict) or len(item) != 1:
-        raise PreprocessError(f"{where} is {item!r}; expected a mapping with one key, the step's name")
-    ((name, params),) = item.items()
-    parser = _BY_NAME.get(name) if isinstance(name, str) else None
-    if parser is None:
-        raise PreprocessError(f"{where}: unknown step {name!r}; the steps are {', '.join(STEP_NAMES)}")
-    step: Step = parser.parse(params, f"{where}.{name}")
-    return step
 
 
 def tensor_units(steps: tuple[Step, ...]) -> float:

@@ -3,35 +3,26 @@ ColumnTransformer in the bundle, whose columns stand in for `columns` (before pa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from checker.bundle.paths import BundlePathError, resolve_inside
-from checker.preprocess import fields as f
+from checker.manifest.model import tabular as m
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import PreprocessError
 from checker.preprocess.tabular.skops_import import import_skops
 
-FORMATS = ("skops",)
 
-
-def read_block(prep: dict[str, Any], root: Path) -> dict[str, Any]:
-    """`prep` with the imported columns in place of `import`; a block with both is refused by name."""
-    if "import" not in prep:
+def read_block(prep: m.Tabular, root: Path) -> m.Tabular:
+    """The typed block with the columns its `import` names in place of it (the schema allows one of the two),
+    the imported columns held to what the same columns written in a manifest must meet."""
+    if prep.import_ is None:
         return prep
-    if "columns" in prep:
-        raise PreprocessError("preprocessing gives both columns and import; give one")
-    where = "preprocessing.import"
-    d = f.mapping(prep["import"], where)
-    unknown = set(d) - {"format", "path"}
-    if unknown:
-        raise PreprocessError(f"{where} has unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-    f.choice(d, "format", FORMATS, "", where)
-    rel = d.get("path")
-    if not isinstance(rel, str) or not rel:
-        raise PreprocessError(f"{where}.path is {rel!r}; expected a bundle path")
+    rel = prep.import_.path
     try:
         path = resolve_inside(root, rel)
     except BundlePathError as e:
         raise PreprocessError(str(e)) from e
     block, _ = import_skops(path, rel)
-    return {k: v for k, v in prep.items() if k != "import"} | {"columns": block["columns"]}
+    columns = checked(list[m.Column], block["columns"], f"the columns of {rel}")
+    return replace(prep, columns=columns, import_=None)

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from checker.manifest.model.tabular import Tabular
+from checker.preprocess.checked import checked
 from checker.preprocess.kind import ImpliedRange, Target
 from checker.preprocess.search import Search, explain
 from checker.preprocess.tabular.explain import UNEXPLAINED, tabular_alternatives
@@ -23,8 +25,10 @@ class TabularKind:
     implies_range = False  # standard and min_max (not clipped) leave the features unbounded
     unexplained = UNEXPLAINED
 
-    def parse(self, prep: dict[str, Any], root: Path) -> TabularSpec:
-        return TabularSpec.from_manifest(read_block(prep, root))
+    def parse(self, prep: Tabular | dict[str, Any], root: Path) -> TabularSpec:
+        """The typed block (plain data, a test's, is judged by the schema first)."""
+        block = prep if isinstance(prep, Tabular) else checked(Tabular, prep, "preprocessing")
+        return TabularSpec.from_manifest(read_block(block, root))
 
     def rebuilds(self, spec: TabularSpec) -> bool:
         return True

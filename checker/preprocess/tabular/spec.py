@@ -1,8 +1,9 @@
 """A tabular input's preprocessing as the manifest declares it: its columns in the model's feature order, each
 with its dtype, at most one transform, and what fills a missing cell.
 
-The manifest is hostile input: every value is checked here, and the sizes it declares are bounded so that a
-block cannot make the checker allocate more than a small table needs.
+The block is typed (checker/manifest/model/tabular.py): the schema has checked each value and bounded the sizes
+a block declares; what it cannot say (a name given twice, a string column without categories, a fill of the
+column's type) is checked here.
 """
 
 from __future__ import annotations
@@ -10,16 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from checker.manifest.model import tabular as m
 from checker.preprocess import fields as f
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import PreprocessError
 
-DTYPES = ("float64", "float32", "int64", "bool", "string")
-# Bounds on what a block can declare: no tabular model of an edge release has more features than this.
-MAX_COLUMNS = 4096
-MAX_CATEGORIES = 4096
+# No tabular model of an edge release has more features than this (a one-hot column makes one per category).
 MAX_FEATURES = 1 << 16
-MAX_NAME = 256
-DEFAULT_TOLERANCE = 1e-6
+DEFAULT_TOLERANCE = m.Tabular.tolerance
 
 Value = float | int | bool | str  # a parsed cell: a number, a flag or a category name
 
@@ -111,78 +110,56 @@ class TabularSpec:
         return replace(self, columns=tuple(columns))
 
     @classmethod
-    def from_manifest(cls, prep: dict[str, Any]) -> TabularSpec:
-        columns = prep.get("columns")
-        if not isinstance(columns, list) or not 1 <= len(columns) <= MAX_COLUMNS:
-            raise PreprocessError(f"preprocessing.columns must list 1 to {MAX_COLUMNS} columns")
-        parsed = tuple(_column(c, i) for i, c in enumerate(columns))
+    def from_manifest(cls, prep: m.Tabular | dict[str, Any]) -> TabularSpec:
+        """The typed block, its imported columns read in place of `import` (plain data, a test's or a skops
+        file's, is judged by the schema first)."""
+        if not isinstance(prep, m.Tabular):
+            return cls.from_manifest(checked(m.Tabular, {"kind": "tabular", **prep}, "preprocessing"))
+        if prep.columns is None:
+            raise PreprocessError("preprocessing.import is read before parsing: give the columns it becomes")
+        parsed = tuple(_column(c, i) for i, c in enumerate(prep.columns))
         seen: set[str] = set()
         for c in parsed:
             if c.name in seen:
                 raise PreprocessError(f"preprocessing.columns names '{c.name}' twice")
             seen.add(c.name)
-        spec = cls(parsed, _fill(prep.get("missing"), None, "preprocessing.missing"), _tolerance(prep))
+        spec = cls(parsed, _fill(prep.missing, None, "preprocessing.missing"), prep.tolerance)
         if spec.width > MAX_FEATURES:
             raise PreprocessError(f"preprocessing.columns make {spec.width} features; at most {MAX_FEATURES}")
         # Each column holds its own policy, typed as its cells are, so that a reordered list keeps it.
         return spec.with_columns([replace(c, missing=_resolved(c, spec.missing)) for c in parsed])
 
 
-def _column(value: Any, i: int) -> Column:
+def _column(column: m.Column, i: int) -> Column:
     where = f"preprocessing.columns[{i}]"
-    if not isinstance(value, dict):
-        raise PreprocessError(f"{where} is {str(value)[:60]}; expected a mapping with name and dtype")
-    unknown = set(value) - {"name", "dtype", "missing", "standard", "min_max", "ordinal", "one_hot"}
-    if unknown:
-        raise PreprocessError(f"{where} has unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-    name = value.get("name")
-    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
-        raise PreprocessError(f"{where}.name must be a string of 1 to {MAX_NAME} characters")
-    dtype = f.choice(value, "dtype", DTYPES, "float64", where)
-    transforms = [k for k in ("standard", "min_max", "ordinal", "one_hot") if k in value]
-    if len(transforms) > 1:
-        raise PreprocessError(f"{where} ('{name}') gives {' and '.join(transforms)}; at most one transform")
-    key = transforms[0] if transforms else None
-    transform = _transform(key, value[key], dtype, f"{where}.{key}") if key else None
+    name, dtype = column.name, column.dtype
+    given = [(key, getattr(column, key)) for key in m.TRANSFORMS if getattr(column, key) is not None]
+    transform = _transform(*given[0], dtype, f"{where}.{given[0][0]}") if given else None
     if dtype == "string" and not isinstance(transform, (Ordinal, OneHot)):
         raise PreprocessError(f"{where} ('{name}') is a string column without ordinal or one_hot categories")
-    missing = _fill(value["missing"], dtype, f"{where}.missing") if "missing" in value else None
+    missing = None if column.missing is None else _fill(column.missing, dtype, f"{where}.missing")
     return Column(name, dtype, transform, missing)
 
 
-def _transform(key: str, value: Any, dtype: str, where: str) -> Transform:
-    block = f.mapping(value, where)
-    allowed = {"standard": {"mean", "std"}, "min_max": {"min", "max"}}.get(key, {"categories", "unknown"})
-    unknown = set(block) - allowed
-    if unknown:
-        raise PreprocessError(f"{where} has unknown field(s) {', '.join(sorted(map(str, unknown)))}")
+def _transform(key: str, block: Any, dtype: str, where: str) -> Transform:
     if key in ("standard", "min_max") and dtype == "string":
         raise PreprocessError(f"{where}: a string column cannot be scaled; give it categories")
-    if key == "standard":
-        mean, std = f.number(block.get("mean"), f"{where}.mean"), f.number(block.get("std"), f"{where}.std")
-        if std == 0:
+    if isinstance(block, m.Standard):
+        if block.std == 0:
             raise PreprocessError(f"{where}.std is 0; a constant column's std is 1 (as scikit-learn keeps it)")
-        return Standard(mean, std)
-    if key == "min_max":
-        low, high = f.number(block.get("min"), f"{where}.min"), f.number(block.get("max"), f"{where}.max")
-        if low == high:
-            raise PreprocessError(f"{where}: min equals max ({low:g}); the scaling divides by max - min")
-        return MinMax(low, high)
-    categories = _categories(block.get("categories"), dtype, f"{where}.categories")
-    policy = block.get("unknown", "error")
-    if key == "one_hot":
-        if policy not in ("error", "ignore"):
-            raise PreprocessError(f"{where}.unknown is {str(policy)[:40]!r}; expected error or ignore")
-        return OneHot(categories, policy == "ignore")
-    if policy == "error":
-        return Ordinal(categories)
-    return Ordinal(categories, f.number(policy, f"{where}.unknown (error, or the value an unlisted category takes)"))
+        return Standard(block.mean, block.std)
+    if isinstance(block, m.MinMax):
+        if block.min == block.max:
+            raise PreprocessError(f"{where}: min equals max ({block.min:g}); the scaling divides by max - min")
+        return MinMax(block.min, block.max)
+    categories = _categories(block.categories, dtype, f"{where}.categories")
+    if isinstance(block, m.OneHot):
+        return OneHot(categories, block.unknown == "ignore")
+    return Ordinal(categories, None if block.unknown == "error" else float(block.unknown))
 
 
-def _categories(value: Any, dtype: str, where: str) -> tuple[Value, ...]:
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_CATEGORIES:
-        raise PreprocessError(f"{where} must list 1 to {MAX_CATEGORIES} categories")
-    out = tuple(_typed(v, dtype, where) for v in value)
+def _categories(values: list[Any], dtype: str, where: str) -> tuple[Value, ...]:
+    out = tuple(_typed(v, dtype, where) for v in values)
     if len(set(out)) != len(out):
         raise PreprocessError(f"{where} lists a category twice")
     return out
@@ -191,8 +168,8 @@ def _categories(value: Any, dtype: str, where: str) -> tuple[Value, ...]:
 def _typed(value: Any, dtype: str, where: str) -> Value:
     """A manifest value (a category, a fill) as the column's dtype holds it."""
     if dtype == "string":
-        if not isinstance(value, str) or len(value) > MAX_NAME:
-            raise PreprocessError(f"{where}: {str(value)[:40]!r} is not a string of at most {MAX_NAME} characters")
+        if not isinstance(value, str):  # the schema bounds its length
+            raise PreprocessError(f"{where}: {str(value)[:40]!r} is not a string")
         return value
     if dtype == "bool":
         if not isinstance(value, bool):
@@ -207,14 +184,10 @@ def _typed(value: Any, dtype: str, where: str) -> Value:
 
 def _fill(value: Any, dtype: str | None, where: str) -> Fill:
     """`error` (the default), a fill value, or {fill: value} (for a string column whose fill is `error`)."""
-    if value is None or value == "error":
+    if value == "error":
         return Fill()
-    if isinstance(value, dict):
-        if set(value) != {"fill"}:
-            raise PreprocessError(f"{where} is a mapping; expected {{fill: value}}")
-        value = value["fill"]
-    if not isinstance(value, (str, int, float, bool)):
-        raise PreprocessError(f"{where} is {str(value)[:40]}; expected error or a fill value")
+    if isinstance(value, m.Fill):
+        value = value.fill
     return Fill(_typed(value, dtype, where) if dtype is not None else value)
 
 
@@ -239,13 +212,3 @@ def _tolerates_unknown(column: Column) -> bool:
 
 def _numeric(value: Value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _tolerance(prep: dict[str, Any]) -> float:
-    value = prep.get("tolerance")
-    if value is None:
-        return DEFAULT_TOLERANCE
-    tolerance = f.number(value, "preprocessing.tolerance")
-    if tolerance < 0:
-        raise PreprocessError(f"preprocessing.tolerance is {tolerance:g}; expected a number >= 0")
-    return tolerance

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.manifest.model.text import Text
 from checker.preprocess.kind import ImpliedRange, Target
 from checker.preprocess.search import UNEXPLAINED, Search, explain
 from checker.preprocess.text.explain import text_alternatives
@@ -21,7 +22,7 @@ class TextKind:
     implies_range = False
     unexplained = UNEXPLAINED
 
-    def parse(self, prep: dict[str, Any], root: Path) -> TextSpec:
+    def parse(self, prep: Text | dict[str, Any], root: Path) -> TextSpec:
         return TextSpec.from_manifest(prep)  # the tokenizer is read when a text is tokenized
 
     def rebuilds(self, spec: TextSpec) -> bool:

@@ -1,16 +1,16 @@
-"""A text input's preprocessing as the manifest declares it: the tokenizer, the template, the length policy."""
+"""A text input's preprocessing as the manifest declares it (its typed block, checker/manifest/model/text.py):
+the tokenizer, the template, the length policy."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
-from checker.preprocess import fields as f
+from checker.manifest.model import text as m
+from checker.preprocess.checked import checked
 from checker.preprocess.errors import PreprocessError
 
-FIELDS = ("ids", "attention_mask", "type_ids")
-PADDINGS = ("max_length", "longest", "none")
-MAX_LENGTH = 1 << 20
+FIELDS = get_args(m.Field)  # the arrays of an encoding
 
 
 @dataclass(frozen=True)
@@ -19,54 +19,27 @@ class TextSpec:
     tokenizer_sha256: str | None = None
     template: str | None = None
     max_length: int | None = None
-    padding: str = "none"
-    truncation: bool = False
-    field: str = "ids"
-    special_tokens: bool = True  # add_special_tokens: let the tokenizer's post-processor add [CLS], [SEP] ...
+    padding: str = m.Text.padding
+    truncation: bool = m.Text.truncation
+    field: str = m.Text.field
+    special_tokens: bool = (
+        m.Text.add_special_tokens
+    )  # add_special_tokens: let the tokenizer's post-processor add [CLS], [SEP] ...
 
     @classmethod
-    def from_manifest(cls, prep: dict[str, Any]) -> TextSpec:
-        tokenizer = prep.get("tokenizer")
-        if not isinstance(tokenizer, str):
-            raise PreprocessError("preprocessing.tokenizer must name the bundle's tokenizer.json")
+    def from_manifest(cls, prep: m.Text | dict[str, Any]) -> TextSpec:
+        """The typed block (plain data, a test's, is judged by the schema first)."""
+        b = prep if isinstance(prep, m.Text) else checked(m.Text, {"kind": "text", **prep}, "preprocessing")
         spec = cls(
-            tokenizer=tokenizer,
-            tokenizer_sha256=_sha(prep.get("tokenizer_sha256")),
-            template=_template(prep.get("template")),
-            max_length=None if prep.get("max_length") is None else _length(prep["max_length"]),
-            padding=f.choice(prep, "padding", PADDINGS, "none", "preprocessing"),
-            truncation=_flag(prep.get("truncation", False), "preprocessing.truncation"),
-            field=f.choice(prep, "field", FIELDS, "ids", "preprocessing"),
-            special_tokens=_flag(prep.get("add_special_tokens", True), "preprocessing.add_special_tokens"),
+            tokenizer=b.tokenizer,
+            tokenizer_sha256=b.tokenizer_sha256,
+            template=b.template,
+            max_length=b.max_length,
+            padding=b.padding,
+            truncation=b.truncation,
+            field=b.field,
+            special_tokens=b.add_special_tokens,
         )
         if spec.max_length is None and (spec.padding == "max_length" or spec.truncation):
             raise PreprocessError("preprocessing.max_length is required for padding: max_length or truncation")
         return spec
-
-
-def _sha(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value.lower()):
-        raise PreprocessError(f"preprocessing.tokenizer_sha256 is {value!r}; expected 64 hex digits")
-    return value.lower()
-
-
-def _template(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or "{text}" not in value:
-        raise PreprocessError("preprocessing.template must be a string holding {text}")
-    return value
-
-
-def _length(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LENGTH:
-        raise PreprocessError(f"preprocessing.max_length is {value!r}; expected an integer from 1 to {MAX_LENGTH}")
-    return value
-
-
-def _flag(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise PreprocessError(f"{where} is {value!r}; expected true or false")
-    return value
