@@ -5,7 +5,8 @@ The step classes of `checker/preprocess/image/steps.py` are the runtime steps; e
 (`MODEL`) and parses it, with the bounds and words of this module.
 """
 
-from __future__ import annotations
+# Annotations are evaluated as the class is made (no `from __future__ import annotations`): the builder and
+# the generator read them as objects, and evaluating hundreds of annotation strings cost more than the build.
 
 from typing import Annotated, Literal
 

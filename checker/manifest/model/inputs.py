@@ -1,7 +1,8 @@
 """The graph's inputs as the manifest declares them (`inputs:`), each with its preprocessing: a block picked by
 its `kind`, defined in image.py, audio.py, text.py and tabular.py, or `custom`, described in words."""
 
-from __future__ import annotations
+# Annotations are evaluated as the class is made (no `from __future__ import annotations`): the builder and
+# the generator read them as objects, and evaluating hundreds of annotation strings cost more than the build.
 
 from typing import Annotated, Literal
 

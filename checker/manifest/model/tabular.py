@@ -4,7 +4,8 @@ transform and what fills a missing cell; or a fitted scikit-learn transformer im
 Categories and fill values are `Numeric` where numbers: an integer stays one, as an int64 column holds it.
 """
 
-from __future__ import annotations
+# Annotations are evaluated as the class is made (no `from __future__ import annotations`): the builder and
+# the generator read them as objects, and evaluating hundreds of annotation strings cost more than the build.
 
 from itertools import combinations
 from typing import Annotated, Literal

@@ -1,6 +1,7 @@
 """A text input's preprocessing (the tokenizer and its settings), and an input derived from its tokenization."""
 
-from __future__ import annotations
+# Annotations are evaluated as the class is made (no `from __future__ import annotations`): the builder and
+# the generator read them as objects, and evaluating hundreds of annotation strings cost more than the build.
 
 from typing import Annotated, Literal
 
