@@ -168,6 +168,7 @@ def manifest(
 ) -> dict[str, Any]:
     return {
         "manifest_version": 1,
+        "release": {"name": "classifier", "version": "1.0.0"},
         "graph": {"path": "model.onnx"},
         "runtime": {"name": "onnxruntime", "version": ">=1.17", **runtime},
         "comparison": {"reference": {"description": "the float graph"}, "cases": [], "rules": rules},

@@ -68,7 +68,14 @@ def bundle_maker(tmp_path: Path) -> BundleMaker:
         for rel, content in (files or {}).items():
             put(root / rel, content)
         manifest_cases = [_write_case(root, case) for case in cases]
-        write_manifest(root, {"manifest_version": 1, "inputs": inputs, "comparison": {"cases": manifest_cases}})
+        release = {"name": "prepared", "version": "1.0.0"}
+        manifest = {
+            "manifest_version": 1,
+            "release": release,
+            "inputs": inputs,
+            "comparison": {"cases": manifest_cases},
+        }
+        write_manifest(root, manifest)
         ctx = context_for(root)
         ctx.cases = load_cases(ctx, [i["name"] for i in inputs], ["out"]).cases
         assert len(ctx.cases) == len(cases)

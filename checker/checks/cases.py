@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from checker import findings as F
 from checker.context import Case, Context
@@ -18,26 +18,34 @@ if TYPE_CHECKING:
 
 def _specs(ctx: Context, part: str) -> list[TensorSpec]:
     """The graph's specs when the graph loaded, else the manifest's declarations."""
+    declared = _declared(ctx, part)
     if ctx.graph is not None:
         actual = graph_inputs(ctx.graph) if part == "inputs" else graph_outputs(ctx.graph)
-        declared = {e["name"]: e for e in ctx.data.get(part) or []}
-        return [_merge(s, declared.get(s.name)) for s in actual]
+        by_name = {d.name: d for d in declared}
+        return [_merge(s, by_name.get(s.name)) for s in actual]
+    return declared
+
+
+def _declared(ctx: Context, part: str) -> list[TensorSpec]:
+    """The manifest's declarations of one side."""
+    if part == "outputs":
+        return [TensorSpec(o.name, o.dtype or "", tuple(o.shape) if o.shape else None) for o in views.outputs(ctx.spec)]
     return [
         TensorSpec(e["name"], e.get("dtype", ""), tuple(e["shape"]) if e.get("shape") else None)
         for e in ctx.data.get(part) or []
     ]
 
 
-def _merge(spec: TensorSpec, entry: dict[str, Any] | None) -> TensorSpec:
+def _merge(spec: TensorSpec, declared: TensorSpec | None) -> TensorSpec:
     """A manifest int may fix a dim the graph leaves dynamic."""
-    if not entry or not entry.get("shape") or spec.shape is None or len(entry["shape"]) != len(spec.shape):
+    if declared is None or not declared.shape or spec.shape is None or len(declared.shape) != len(spec.shape):
         return spec
-    dims = tuple(have if isinstance(have, int) else want for want, have in zip(entry["shape"], spec.shape))
+    dims = tuple(have if isinstance(have, int) else want for want, have in zip(declared.shape, spec.shape))
     return TensorSpec(spec.name, spec.dtype, dims)
 
 
 def cases_stage(ctx: Context) -> Iterator[Finding]:
-    if not (ctx.data.get("comparison") or {}).get("cases"):
+    if not views.cases(ctx.spec):
         ctx.cases = []  # nothing to load: completeness already names the missing piece
         return
     inputs, outputs = _specs(ctx, "inputs"), _specs(ctx, "outputs")
@@ -69,7 +77,7 @@ def shard_stage(ctx: Context) -> Iterable[Finding]:
 
 def _ruled_outputs(ctx: Context) -> set[str]:
     """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's)."""
-    return {str(place.rule["output"]) for place in views.rules(ctx.data) if place.against == "reference"}
+    return {place.rule.output for place in views.rules(ctx.spec) if place.against == "reference"}
 
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:

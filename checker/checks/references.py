@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.core import Keys
 
 
 def references_stage(ctx: Context) -> Iterator[Finding]:
-    yield from _unique(ctx, "inputs", "input")
-    yield from _unique(ctx, "outputs", "output")
-    yield from _unique(ctx, "variants", "variant")
+    yield from _unique(
+        ctx, [(e.get("name"), ("inputs", i)) for i, e in enumerate(ctx.data.get("inputs") or [])], "input"
+    )
+    yield from _unique(ctx, [(o.name, o.at) for o in views.outputs(ctx.spec)], "output")
+    yield from _unique(ctx, [(v.name, v.at) for v in views.variants(ctx.spec)], "variant")
     yield from _ruled_outputs_declared(ctx)
     yield from _consistent_inputs(ctx)
 
@@ -44,25 +48,25 @@ def _consistent_inputs(ctx: Context) -> Iterator[Finding]:
             )
 
 
-def _unique(ctx: Context, part: str, what: str) -> Iterator[Finding]:
+def _unique(ctx: Context, named: list[tuple[Any, Keys]], what: str) -> Iterator[Finding]:
+    """Each entry (its name and place) whose name an earlier one has."""
     seen: set[str] = set()
-    for i, entry in enumerate(ctx.data.get(part) or []):
-        name = entry.get("name")
+    for name, keys in named:
         if name in seen:
             yield F.error(
                 F.MANIFEST_SCHEMA,
                 f"two {what}s are named '{name}'; {what} names must be unique",
-                **ctx.where(part, i, "name"),
+                **ctx.where(*keys, "name"),
             )
         seen.add(name)
 
 
 def _ruled_outputs_declared(ctx: Context) -> Iterator[Finding]:
     """`outputs` holds one entry per output a rule names: its meaning decides whether labels are required."""
-    declared = {str(entry.get("name")) for entry in ctx.data.get("outputs") or []}
+    declared = {output.name for output in views.outputs(ctx.spec)}
     reported: set[str] = set()
-    for place in views.rules(ctx.data):
-        output, keys = str(place.rule.get("output")), place.keys
+    for place in views.rules(ctx.spec):
+        output, keys = place.rule.output, place.keys
         if output not in declared and output not in reported:
             reported.add(output)
             yield F.error(
