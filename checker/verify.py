@@ -31,6 +31,7 @@ from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
+from checker.manifest import views
 from checker.manifest.canonical import manifest_digest
 from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
@@ -71,7 +72,7 @@ def platforms_stage(ctx: Context) -> Iterable[Finding]:
 
 def optlevels_stage(ctx: Context) -> Iterable[Finding]:
     """The optimization-levels stage (checks/optlevels.py), imported only when levels are declared or asked for."""
-    if not ctx.options.opt_levels and not (ctx.data.get("runtime") or {}).get("optimization_levels"):
+    if not ctx.options.opt_levels and not views.optimization_levels(ctx.spec.runtime):
         return ()
     from checker.checks.optlevels import optlevels_stage as stage
 
@@ -81,7 +82,7 @@ def optlevels_stage(ctx: Context) -> Iterable[Finding]:
 def placement_stage(ctx: Context) -> Iterable[Finding]:
     """The placement stage (checks/placement.py) and the NNAPI/CoreML usability check (checks/usability.py),
     imported only when the manifest or --providers declares an execution provider."""
-    if not ctx.options.providers and not (ctx.data.get("runtime") or {}).get("execution_providers"):
+    if not ctx.options.providers and not views.providers(ctx.spec.runtime):
         return ()
     from checker.checks.placement import placement_stage as stage
     from checker.checks.usability import usability_stage
@@ -247,7 +248,7 @@ class _Run:
         ctx = self.ctx
         if ctx is None:
             return report
-        release = ctx.data.get("release")
+        release = ctx.data.get("release")  # as parsed: a manifest the schema refused still names its release
         release = release if isinstance(release, dict) else {}
         report.name, report.version = _text(release.get("name")), _text(release.get("version"))
         report.manifest_digest = manifest_digest(ctx.data)

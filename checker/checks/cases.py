@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def _specs(ctx: Context, part: str) -> list[TensorSpec]:
     """The graph's specs when the graph loaded, else the manifest's declarations."""
-    entries: Sequence[Input | Output] = (ctx.spec.inputs if part == "inputs" else ctx.spec.outputs) or ()
+    entries: Sequence[Input | Output] = views.inputs(ctx.spec) if part == "inputs" else views.outputs(ctx.spec)
     if ctx.graph is not None:
         actual = graph_inputs(ctx.graph) if part == "inputs" else graph_outputs(ctx.graph)
         declared = {e.name: e for e in entries}
@@ -37,7 +37,7 @@ def _merge(spec: TensorSpec, entry: Input | Output | None) -> TensorSpec:
 
 
 def cases_stage(ctx: Context) -> Iterator[Finding]:
-    if not (ctx.data.get("comparison") or {}).get("cases"):
+    if not views.cases(ctx.spec):
         ctx.cases = []  # nothing to load: completeness already names the missing piece
         return
     inputs, outputs = _specs(ctx, "inputs"), _specs(ctx, "outputs")
@@ -69,7 +69,7 @@ def shard_stage(ctx: Context) -> Iterable[Finding]:
 
 def _ruled_outputs(ctx: Context) -> set[str]:
     """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's)."""
-    return {str(place.rule["output"]) for place in views.rules(ctx.data) if place.against == "reference"}
+    return {place.rule.output for place in views.rules(ctx.spec) if place.against == "reference"}
 
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:

@@ -18,7 +18,8 @@ from checker.compare.boundaries import Boundaries
 from checker.compare.determinism import REPEATED, repeat_findings
 from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
 from checker.compare.progress import Progress, for_run
-from checker.compare.ruleset import Entry, RuleSet, check_outputs, diagnosed_case, judge_set, parse_entries
+from checker.compare.ruleset import Entry, RuleSet, check_outputs, diagnosed_case, judge_set
+from checker.compare.ruleset import entries as rule_entries
 from checker.compare.session import (
     CaseRunError,
     Runtime,
@@ -33,6 +34,8 @@ from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.rules import AllClose, MaxAbs
+from checker.manifest.model.variants import Variant
 from checker.reports.model import Comparison
 
 if TYPE_CHECKING:
@@ -84,7 +87,7 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
     if blocked is not None:
         yield blocked
         return
-    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers, ctx.options.intra_op_threads)
+    runtime = resolve_runtime(ctx.spec.runtime, ctx.options.providers, ctx.options.intra_op_threads)
     yield from judge_all(Run(ctx, runtime, for_run(ctx.options.progress), comparisons))
 
 
@@ -92,11 +95,11 @@ def judge_all(run: Run) -> Iterator[Finding]:
     """The baseline, then every variant, in one runtime."""
     ctx = run.ctx
     try:
-        variants = _variants(ctx)
+        variants = views.variants(ctx.spec)
         run.progress.start("comparing", len(run.cases) * (1 + len(variants)))
         yield from _baseline(run, variants)
-        for i, variant in enumerate(variants):
-            run.statuses[str(variant.get("name"))] = yield from _variant(run, i, variant)
+        for variant in variants:
+            run.statuses[variant.name] = yield from _variant(run, variant)
     finally:
         run.progress.close()
 
@@ -132,20 +135,16 @@ def not_run(ctx: Context) -> Finding | None:
     return None
 
 
-def _variants(ctx: Context) -> list[dict[str, Any]]:
-    return views.variants(ctx.data)
-
-
-def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
+def _needed_outputs(variants: list[Variant]) -> set[str]:
     """Baseline outputs the variants' rules name: kept for drift rules and to tell the boundaries apart."""
-    return {str(place.rule.get("output")) for place in views.rules({"variants": variants})}
+    return {rule.output for v in variants for rule in (*v.rules, *views.drift_rules(v))}
 
 
-def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
+def _baseline(run: Run, variants: list[Variant]) -> Iterator[Finding]:
     ctx = run.ctx
-    entries, found = parse_entries(ctx, ("comparison", "rules"))
-    yield from found
-    run.baseline_path = ctx.graph_path or ctx.path(str((ctx.data.get("graph") or {}).get("path", "")))
+    entries = rule_entries(views.baseline_rules(ctx.spec))
+    graph = ctx.spec.graph
+    run.baseline_path = ctx.graph_path or (ctx.path(graph.path) if graph is not None and graph.path else None)
     session = yield from _open(run, "baseline", run.baseline_path, ("graph", "path"), ctx.graph)
     if session is None:
         run.comparisons.append(Comparison("baseline", "reference", skipped="onnxruntime could not load the graph"))
@@ -196,14 +195,14 @@ def _dynamic_axes(run: Run, session: ort.InferenceSession) -> Iterator[Finding]:
 
 def _tolerance(ctx: Context) -> Any:
     """An output's tolerance for the stacked run: its first allclose or max_abs rule's, else a small default."""
-    rules = [r for r in (ctx.data.get("comparison") or {}).get("rules") or [] if isinstance(r, dict)]
+    rules = views.baseline_rules(ctx.spec)
 
     def tolerance(output: str) -> tuple[float, float]:
         for rule in rules:
-            if rule.get("output") == output and rule.get("check") == "allclose":
-                return float(rule.get("atol", 1e-5)), float(rule.get("rtol", 1e-3))
-            if rule.get("output") == output and rule.get("check") == "max_abs" and "max" in rule:
-                return float(rule["max"]), 0.0
+            if rule.output == output and isinstance(rule, AllClose):
+                return rule.atol, rule.rtol
+            if rule.output == output and isinstance(rule, MaxAbs):
+                return rule.max, 0.0
         return DEFAULT_ATOL, DEFAULT_RTOL
 
     return tolerance
@@ -294,11 +293,11 @@ def _failures_finding(ctx: Context, graph: str, failures: list[tuple[Case, str]]
     )
 
 
-def _blocked(run: Run, name: str, variant: dict[str, Any]) -> str | None:
+def _blocked(run: Run, variant: Variant) -> str | None:
     """Why a variant cannot be judged, or None."""
-    if name in run.ctx.bad_graphs:
+    if variant.name in run.ctx.bad_graphs:
         return "its graph could not be parsed or checked (see the findings about its graph)"
-    parent = str(variant.get("derived_from", "baseline"))
+    parent = variant.derived_from
     if parent not in run.statuses:
         return f"derived_from names '{parent}', which is neither 'baseline' nor an earlier variant"
     if run.statuses[parent] == "pass":
@@ -311,25 +310,24 @@ def _blocked(run: Run, name: str, variant: dict[str, Any]) -> str | None:
     return f"variant '{parent}', which it derives from, {state}"
 
 
-def _variant(run: Run, i: int, variant: dict[str, Any]) -> Generator[Finding, None, str]:
+def _variant(run: Run, variant: Variant) -> Generator[Finding, None, str]:
     """Judge one variant; its status (pass, fail or not_assessed)."""
-    ctx = run.ctx
-    name = str(variant.get("name", f"variants[{i}]"))
+    ctx, name = run.ctx, variant.name
     model = ctx.variant_models.get(name)
     if not run.elsewhere:
-        yield from transform_findings(name, variant.get("transform"), model, ctx.where("variants", i, "transform"))
-    path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
-    reason = _blocked(run, name, variant) or (None if path is not None else "its graph file is missing or refused")
+        yield from transform_findings(name, variant.transform, model, ctx.where(*variant.transform.at))
+    path = ctx.path(variant.graph.path)
+    reason = _blocked(run, variant) or (None if path is not None else "its graph file is missing or refused")
     session = None
     if reason is None:
-        session = yield from _open(run, name, path, ("variants", i, "graph", "path"), model)
+        session = yield from _open(run, name, path, (*variant.graph.at, "path"), model)
         reason = None if session is not None else "onnxruntime could not load its graph"
     if session is None or reason is not None:
         run.progress.advance(len(run.cases))
         run.comparisons.append(Comparison(name, "reference", skipped=reason))
-        yield F.error(F.VARIANT_NOT_ASSESSED, f"variant '{name}' was not judged: {reason}", **ctx.where("variants", i))
+        yield F.error(F.VARIANT_NOT_ASSESSED, f"variant '{name}' was not judged: {reason}", **ctx.where(*variant.at))
         return "not_assessed"
-    judged = yield from _judge_variant(run, i, name, session)
+    judged = yield from _judge_variant(run, variant, session)
     run.comparisons.extend(judged)
     if all(c.status == "pass" for c in judged):
         return "pass"
@@ -339,12 +337,11 @@ def _variant(run: Run, i: int, variant: dict[str, Any]) -> Generator[Finding, No
 
 
 def _judge_variant(
-    run: Run, i: int, name: str, session: ort.InferenceSession
+    run: Run, variant: Variant, session: ort.InferenceSession
 ) -> Generator[Finding, None, list[Comparison]]:
-    ctx, keys = run.ctx, ("variants", i)
-    ref_entries, found = parse_entries(ctx, (*keys, "rules"))
-    drift_entries, more = parse_entries(ctx, (*keys, "drift_rules"))
-    yield from found + more
+    ctx, name = run.ctx, variant.name
+    ref_entries = rule_entries(variant.rules)
+    drift_entries = rule_entries(views.drift_rules(variant))
     yield from check_outputs(ctx, ref_entries + drift_entries, _output_names(session), f"variant '{name}'")
     base = run.baseline_outputs
     reference = RuleSet(
@@ -360,7 +357,7 @@ def _judge_variant(
         frozenset(ctx.index_outputs),
     )
     # The variant's own rules against the baseline's outputs: the error the transform alone introduced.
-    shadow_entries = [Entry(e.keys, e.raw, e.rule) for e in ref_entries]
+    shadow_entries = [Entry(e.block, e.rule) for e in ref_entries]
     shadow = RuleSet(
         name,
         "baseline",

@@ -10,6 +10,7 @@ from checker import findings as F
 from checker.bundle.paths import BundlePathError, check_relative, walk_files
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.manifest.canonical import field_digests, field_keys, is_field
 from checker.manifest.load import field_path
 from checker.manifest.named import Named, named_files
@@ -41,15 +42,15 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
 
 def _test_data_globs(ctx: Context) -> Iterator[Finding]:
     """A glob that leaves the bundle is refused like any other path (the cases stage then skips it)."""
-    for i, case in enumerate((ctx.data.get("comparison") or {}).get("cases") or []):
-        pattern = case.get("onnx_test_data") if isinstance(case, dict) else None
-        if not isinstance(pattern, str):
+    for case in views.cases(ctx.spec):
+        pattern = case.onnx_test_data
+        if pattern is None:
             continue
         try:
             check_relative(pattern)
         except BundlePathError as exc:
             ctx.unusable.add(pattern)
-            keys = ("comparison", "cases", i, "onnx_test_data")
+            keys = (*case.at, "onnx_test_data")
             yield F.error(F.BUNDLE_PATH, f"{field_path(keys)}: {exc}", **ctx.where(*keys))
 
 
@@ -120,8 +121,8 @@ def _listed_digests(ctx: Context, named: list[Named], listed: DigestList) -> Gen
 
 
 def _release_digest(ctx: Context, listed: DigestList | None, changed: list[str]) -> Iterator[Finding]:
-    declared = (ctx.data.get("release") or {}).get("digest")
-    fields = field_digests(ctx.data)
+    declared = ctx.spec.release.digest
+    fields = field_digests(ctx.data)  # the manifest as written: the digest covers its fields, not the typed form
     actual = bundle_digest({**ctx.digests, **fields})
     ctx.digest = actual
     if declared and declared != actual and not ctx.unusable:

@@ -15,6 +15,8 @@ from checker.compare import timing
 from checker.compare.session import CaseRunError, SessionError, open_session, resolve_runtime, timed_run, weight_bytes
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.release import Graph
+from checker.manifest.model.variants import Expect, Variant
 from checker.platforms.emulation import emulated
 
 if TYPE_CHECKING:
@@ -28,24 +30,25 @@ def gain_stage(ctx: Context) -> Iterator[Finding]:
     if not ctx.options.run_comparison or ctx.graph is None or not ctx.cases:
         return
     judged = {c.graph for c in ctx.comparisons if c.skipped is None}
-    base_files = _files(ctx, ctx.data.get("graph") or {})
+    base_files = _files(ctx, ctx.spec.graph) if ctx.spec.graph is not None else None
     if "baseline" not in judged or base_files is None:
         return
-    runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers, ctx.options.intra_op_threads)
-    for i, variant in enumerate(views.variants(ctx.data)):
-        name = str(variant.get("name"))
-        files = _files(ctx, variant.get("graph") or {})
-        if name not in judged or files is None:
+    runtime = resolve_runtime(ctx.spec.runtime, ctx.options.providers, ctx.options.intra_op_threads)
+    for variant in views.variants(ctx.spec):
+        files = _files(ctx, variant.graph)
+        if variant.name not in judged or files is None:
             continue
-        gain: dict[str, Any] = {"variant": name, "size": _size(base_files, files)}
-        gain["latency"] = _latency(ctx, runtime, base_files[0], files[0], name)
+        gain: dict[str, Any] = {"variant": variant.name, "size": _size(base_files, files)}
+        gain["latency"] = _latency(ctx, runtime, base_files[0], files[0], variant.name)
         ctx.gains.append(gain)
-        yield from _verdict(ctx, i, variant, gain)
+        yield from _verdict(ctx, variant, gain)
 
 
-def _files(ctx: Context, graph: Mapping[str, Any]) -> list[Path] | None:
+def _files(ctx: Context, graph: Graph) -> list[Path] | None:
     """The graph file and its external data files, or None when one of them is unusable."""
-    rels = [str(graph.get("path", ""))] + [str(e.get("path", "")) for e in views.items(graph.get("external_data"))]
+    if graph.path is None:
+        return None
+    rels = [graph.path, *(e.path for e in graph.external_data or ())]
     paths = [ctx.path(rel) for rel in rels]
     return None if any(p is None for p in paths) else [p for p in paths if p is not None]
 
@@ -98,7 +101,7 @@ def _run(session: Any, feed: dict[str, Any], timeout: float) -> None:
     timed_run(session, None, feed, timeout)
 
 
-def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str, Any]) -> Iterator[Finding]:
+def _verdict(ctx: Context, variant: Variant, gain: Mapping[str, Any]) -> Iterator[Finding]:
     name, size, latency = gain["variant"], gain["size"], gain["latency"]
     smaller = float(size["smaller"])
     faster = latency.get("faster")
@@ -108,11 +111,11 @@ def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str
         high = latency["interval"]["high"]
         said.append(f"{faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {latency['rounds']} paired rounds)")
     caveat = f"; not a device figure: {latency['not_device_figure']}" if latency.get("not_device_figure") else ""
-    where = ctx.where("variants", i)
-    expect = variant.get("expect")
-    if isinstance(expect, Mapping):
+    where = ctx.where(*variant.at)
+    expect = variant.expect
+    if expect is not None:
         said_all = ", ".join(said) + caveat
-        yield from _expected(name, expect, smaller, latency, said_all, ctx.where("variants", i, "expect"))
+        yield from _expected(name, expect, smaller, latency, said_all, ctx.where(*expect.at))
         return
     gains_size = smaller > 1.0
     gains_speed = low is not None and float(low) > 1.0 + timing.NOISE
@@ -130,20 +133,21 @@ def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str
 
 
 def _expected(
-    name: str, expect: Mapping[str, Any], smaller: float, latency: Mapping[str, Any], said: str, where: dict[str, Any]
+    name: str, expect: Expect, smaller: float, latency: Mapping[str, Any], said: str, where: dict[str, Any]
 ) -> Iterator[Finding]:
     """variant.no_gain as an error for each expectation the measured figures fall short of."""
     short = []
-    if "smaller" in expect and smaller < float(expect["smaller"]):
-        short.append(f"{float(expect['smaller']):g}x smaller")
+    if expect.smaller is not None and smaller < expect.smaller:
+        short.append(f"{expect.smaller:g}x smaller")
     faster = latency.get("faster")
-    speed_short = "faster" in expect and (faster is None or float(faster) < float(expect["faster"]))
+    speed_short = expect.faster is not None and (faster is None or float(faster) < expect.faster)
     if not short and not speed_short:
         return
-    if speed_short:
-        short.append(f"{float(expect['faster']):g}x faster")
+    if expect.faster is not None and speed_short:
+        short.append(f"{expect.faster:g}x faster")
     message = f"variant '{name}' does not gain what its manifest expects ({' and '.join(short)}): {said}"
     # A speed measured on shared or emulated cores says nothing about the device: that shortfall only warns.
     soft = not short[:-1] and speed_short and bool(latency.get("not_device_figure") or "skipped" in latency)
     make = F.warning if soft else F.error
-    yield make(F.VARIANT_NO_GAIN, message, **where, graph=name, smaller=smaller, faster=faster, expected=dict(expect))
+    expected = {k: v for k, v in (("smaller", expect.smaller), ("faster", expect.faster)) if v is not None}
+    yield make(F.VARIANT_NO_GAIN, message, **where, graph=name, smaller=smaller, faster=faster, expected=expected)

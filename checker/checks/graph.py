@@ -11,7 +11,9 @@ from checker.bundle.paths import BundlePathError, check_relative
 from checker.context import Context
 from checker.errors import first_line
 from checker.findings import Finding
+from checker.manifest import views
 from checker.manifest.model.inputs import Input
+from checker.manifest.model.release import Graph
 from checker.manifest.model.tensors import Output
 from checker.readers.graphinfo import ExternalRef, TensorSpec, external_refs, graph_inputs, graph_outputs
 
@@ -19,14 +21,14 @@ MAX_PROTO_BYTES = 2 << 30  # protobuf's own limit for one message
 
 
 def graph_stage(ctx: Context) -> Iterator[Finding]:
-    graph = ctx.data.get("graph") or {}
-    if graph.get("path"):
-        model = yield from _inspect(ctx, graph, ("graph",), "the graph")
+    graph = ctx.spec.graph
+    if graph is not None and graph.path:
+        model = yield from _inspect(ctx, graph, graph.path, "the graph")
         ctx.graph = model
-        ctx.graph_path = ctx.path(graph["path"]) if model is not None else None
+        ctx.graph_path = ctx.path(graph.path) if model is not None else None
         if model is not None:
             yield from io_findings(ctx, model, "the graph")
-    if not graph.get("producer"):
+    if graph is None or graph.producer is None:
         yield F.warning(
             F.GRAPH_PRODUCER,
             "graph.producer is absent: record the exporter, its version and settings so the export can be reproduced",
@@ -37,33 +39,33 @@ def graph_stage(ctx: Context) -> Iterator[Finding]:
 
 def _variants(ctx: Context) -> Iterator[Finding]:
     bad = ctx.bad_graphs
-    for i, variant in enumerate(ctx.data.get("variants") or []):
-        model = yield from _inspect(ctx, variant["graph"], ("variants", i, "graph"), variant["name"])
+    for variant in views.variants(ctx.spec):
+        model = yield from _inspect(ctx, variant.graph, variant.graph.path, variant.name)
         if model is None:
-            bad.add(variant["name"])
+            bad.add(variant.name)
             continue
-        ctx.variant_models[variant["name"]] = model
+        ctx.variant_models[variant.name] = model
         # A mismatch with the manifest is an error of its own; the graph still runs, so it is still judged.
-        yield from io_findings(ctx, model, f"variant '{variant['name']}'")
+        yield from io_findings(ctx, model, f"variant '{variant.name}'")
 
 
-def _inspect(
-    ctx: Context, entry: dict[str, Any], keys: tuple[str | int, ...], label: str
-) -> Generator[Finding, None, Any]:
-    """Parse and check one graph file; yields findings, returns the model (no external data) or None."""
-    path = ctx.path(entry["path"])
+def _inspect(ctx: Context, entry: Graph, rel: str, label: str) -> Generator[Finding, None, Any]:
+    """Parse and check one graph file (`rel`, its path); yields findings, returns the model (no external data)
+    or None."""
+    keys = entry.at
+    path = ctx.path(rel)
     if path is None:
         yield F.info(
             F.STAGE_SKIPPED,
-            f"{label}: graph checks did not run: '{entry['path']}' is unusable",
+            f"{label}: graph checks did not run: '{rel}' is unusable",
             **ctx.where(*keys, "path"),
         )
         return None
     model, problem = _parse(path)
     if model is None:
-        yield F.error(F.GRAPH_INVALID, f"{label}: '{entry['path']}' {problem}", **ctx.where(*keys, "path"))
+        yield F.error(F.GRAPH_INVALID, f"{label}: '{rel}' {problem}", **ctx.where(*keys, "path"))
         return None
-    external = list(external_data_findings(ctx, model, entry, keys, label))
+    external = list(external_data_findings(ctx, model, entry, rel, label))
     yield from external
     if any(f.severity is F.Severity.ERROR for f in external):
         return None  # never let a library follow a reference we refused
@@ -71,14 +73,14 @@ def _inspect(
     if rejected:
         yield F.error(
             F.GRAPH_INVALID,
-            f"{label}: the ONNX checker rejects '{entry['path']}': {rejected}",
+            f"{label}: the ONNX checker rejects '{rel}': {rejected}",
             **ctx.where(*keys, "path"),
         )
         return None
     if inferred:
         yield F.warning(
             F.GRAPH_INVALID,
-            f"{label}: strict shape inference rejects '{entry['path']}': {inferred}",
+            f"{label}: strict shape inference rejects '{rel}': {inferred}",
             **ctx.where(*keys, "path"),
         )
     return model
@@ -128,12 +130,11 @@ def _plain_check(path: Path) -> str | None:
     return None
 
 
-def external_data_findings(
-    ctx: Context, model: Any, entry: dict[str, Any], keys: tuple[str | int, ...], label: str
-) -> Iterator[Finding]:
-    listed = {e["path"] for e in entry.get("external_data") or []}
+def external_data_findings(ctx: Context, model: Any, entry: Graph, rel: str, label: str) -> Iterator[Finding]:
+    keys = entry.at
+    listed = {e.path for e in entry.external_data or ()}
     refs = list(external_refs(model))
-    folder = PurePosixPath(entry["path"]).parent
+    folder = PurePosixPath(rel).parent
     used = {(folder / r.location).as_posix().removeprefix("./") for r in refs if not isinstance(r, str)}
     for rel in sorted(listed - used):
         yield F.warning(
@@ -195,8 +196,8 @@ def _span_problem(ref: ExternalRef, rel: str, size: int) -> str | None:
 
 
 def io_findings(ctx: Context, model: Any, label: str) -> Iterator[Finding]:
-    yield from _match(ctx, "inputs", ctx.spec.inputs or (), graph_inputs(model), label, every=True)
-    yield from _match(ctx, "outputs", ctx.spec.outputs or (), graph_outputs(model), label, every=False)
+    yield from _match(ctx, "inputs", views.inputs(ctx.spec), graph_inputs(model), label, every=True)
+    yield from _match(ctx, "outputs", views.outputs(ctx.spec), graph_outputs(model), label, every=False)
 
 
 def _match(
@@ -205,7 +206,7 @@ def _match(
     singular = part[:-1]
     by_name = {spec.name: spec for spec in actual}
     seen = set()
-    for i, entry in enumerate(declared):
+    for entry in declared:
         seen.add(entry.name)
         spec = by_name.get(entry.name)
         if spec is None:
@@ -213,10 +214,10 @@ def _match(
             yield F.error(
                 F.GRAPH_IO,
                 f"{label} has no {singular} '{entry.name}' (it has: {names})",
-                **ctx.where(part, i, "name"),
+                **ctx.where(*entry.at, "name"),
             )
             continue
-        yield from _compare(ctx, entry, spec, (part, i), label)
+        yield from _compare(ctx, entry, spec, label)
     for spec in actual:
         if every and spec.name not in seen:
             yield F.error(
@@ -234,10 +235,8 @@ def _match(
                 )
 
 
-def _compare(
-    ctx: Context, entry: Input | Output, spec: TensorSpec, keys: tuple[str | int, ...], label: str
-) -> Iterator[Finding]:
-    name = entry.name
+def _compare(ctx: Context, entry: Input | Output, spec: TensorSpec, label: str) -> Iterator[Finding]:
+    name, keys = entry.name, entry.at
     if entry.dtype and entry.dtype != spec.dtype:
         yield F.error(
             F.GRAPH_IO,

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -27,6 +26,8 @@ from checker import findings as F
 from checker.compare.metrics import class_rows
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.manifest import views
+from checker.manifest.model.tensors import Output
 
 SHOWN = 5  # misplaced indices named in one message
 LISTED = 20  # labels long enough to spell the whole implied order
@@ -53,31 +54,30 @@ class Misplaced:
 
 
 def label_order_stage(ctx: Context) -> Iterator[Finding]:
-    outputs = [e for e in ctx.data.get("outputs") or [] if e["name"] in ctx.labels]
+    outputs = [o for o in views.outputs(ctx.spec) if o.name in ctx.labels and o.labels is not None]
     cases = [c for c in ctx.cases or [] if c.label is not None and c.name not in ctx.faulty_cases]
     if not outputs or not cases:
         return
     told: set[str] = set()
-    for position, entry in enumerate(ctx.data["outputs"]):
-        if entry not in outputs:
-            continue
-        name, labels = entry["name"], ctx.labels[entry["name"]]
+    for output in outputs:
+        labels = ctx.labels[output.name]
         evidence = Evidence()
         for case in cases:
-            yield from _collect(ctx, case, entry, labels, evidence, told)
-        yield from _judge(ctx, name, labels, evidence, ctx.where("outputs", position, "labels"))
+            yield from _collect(ctx, case, output, labels, evidence, told)
+        yield from _judge(ctx, output, labels, evidence)
 
 
 def _collect(
-    ctx: Context, case: Case, entry: dict[str, Any], labels: list[str], evidence: Evidence, told: set[str]
+    ctx: Context, case: Case, output: Output, labels: list[str], evidence: Evidence, told: set[str]
 ) -> Iterator[Finding]:
     """One case's labelled items into the evidence; a label the file cannot read is said once per case."""
-    name = entry["name"]
+    name = output.name
     reference = case.expected.get(name)
     if reference is None:
         return
     where = ctx.where(*case.where, "label")
-    picked = _picked(reference, name in ctx.index_outputs, (entry.get("labels") or {}).get("axis", -1))
+    axis = output.labels.axis if output.labels is not None and output.labels.axis is not None else -1
+    picked = _picked(reference, name in ctx.index_outputs, axis)
     if isinstance(picked, str):
         if case.name not in told:
             told.add(case.name)
@@ -163,11 +163,12 @@ def implied_order(labels: Sequence[str], moved: Sequence[Misplaced]) -> list[str
     return order if sorted(order) == sorted(labels) else None
 
 
-def _judge(ctx: Context, name: str, labels: list[str], evidence: Evidence, where: dict[str, Any]) -> Iterator[Finding]:
+def _judge(ctx: Context, output: Output, labels: list[str], evidence: Evidence) -> Iterator[Finding]:
     moved = misplaced(labels, evidence)
-    if not moved:
+    if not moved or output.labels is None:
         return
-    file = (next(e for e in ctx.data["outputs"] if e["name"] == name).get("labels") or {}).get("path", "the labels")
+    name, where = output.name, ctx.where(*output.labels.at)
+    file = output.labels.path or "the labels"
     said = []
     for m in moved[:SHOWN]:
         cases = evidence.cases[m.index, m.label]

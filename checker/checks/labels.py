@@ -9,64 +9,64 @@ from typing import Any
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
+from checker.manifest.model.tensors import Labels, Output
 from checker.readers.graphinfo import graph_outputs
 from checker.readers.labelfiles import LabelError, from_file, from_metadata
 
 
 def labels_stage(ctx: Context) -> Iterator[Finding]:
-    for i, entry in enumerate(ctx.data.get("outputs") or []):
-        spec = entry.get("labels")
-        if not spec:
+    for output in views.outputs(ctx.spec):
+        spec = output.labels
+        if spec is None:
             continue
-        where = ctx.where("outputs", i, "labels")
+        where = ctx.where(*spec.at)
         try:
             labels = _read(ctx, spec)
         except LabelError as exc:
-            yield F.error(F.LABELS_INVALID, f"labels of '{entry['name']}': {exc}", **where)
+            yield F.error(F.LABELS_INVALID, f"labels of '{output.name}': {exc}", **where)
             continue
         if labels is None:
             continue
-        ctx.labels[entry["name"]] = labels
-        if spec.get("values") == "index":
+        ctx.labels[output.name] = labels
+        if spec.values == "index":
             # Class indices, not scores: no axis to count; each value is checked against the file on the cases.
-            ctx.index_outputs.add(entry["name"])
+            ctx.index_outputs.add(output.name)
         else:
-            yield from _count(ctx, entry, spec, labels, where)
-        yield from _duplicates(entry["name"], labels, where)
+            yield from _count(ctx, output, spec, labels, where)
+        yield from _duplicates(output.name, labels, where)
 
 
-def _read(ctx: Context, spec: dict[str, Any]) -> list[str] | None:
-    if "path" in spec:
-        path = ctx.path(spec["path"])
-        return None if path is None else from_file(path, spec["path"])
-    if ctx.graph is None:
+def _read(ctx: Context, spec: Labels) -> list[str] | None:
+    if spec.path is not None:
+        path = ctx.path(spec.path)
+        return None if path is None else from_file(path, spec.path)
+    if ctx.graph is None or spec.metadata_key is None:
         return None  # the graph stage already said why it is unusable
-    return from_metadata(ctx.graph, spec["metadata_key"])
+    return from_metadata(ctx.graph, spec.metadata_key)
 
 
-def axis_size(ctx: Context, entry: dict[str, Any], axis: int) -> int | None:
+def axis_size(ctx: Context, output: Output, axis: int) -> int | None:
     """The labelled axis' size: from the manifest shape, else the graph's static dim."""
-    shapes: list[Any] = [entry.get("shape")]
+    shapes: list[Any] = [output.shape]
     if ctx.graph is not None:
-        shapes += [s.shape for s in graph_outputs(ctx.graph) if s.name == entry["name"]]
+        shapes += [s.shape for s in graph_outputs(ctx.graph) if s.name == output.name]
     for shape in shapes:
         if shape and -len(shape) <= axis < len(shape) and isinstance(shape[axis], int):
             return int(shape[axis])
     return None
 
 
-def _count(
-    ctx: Context, entry: dict[str, Any], spec: dict[str, Any], labels: list[str], where: dict[str, Any]
-) -> Iterator[Finding]:
-    axis = int(spec.get("axis", -1))
-    size = axis_size(ctx, entry, axis)
+def _count(ctx: Context, output: Output, spec: Labels, labels: list[str], where: dict[str, Any]) -> Iterator[Finding]:
+    axis = spec.axis if spec.axis is not None else -1
+    size = axis_size(ctx, output, axis)
     if size is None:
-        ctx.label_axes[entry["name"]] = axis  # counted on the reference outputs (reference_labels_stage)
+        ctx.label_axes[output.name] = axis  # counted on the reference outputs (reference_labels_stage)
         return
     if size != len(labels):
         yield F.error(
             F.LABELS_COUNT,
-            f"'{entry['name']}' has {size} entries on axis {axis}, but its label mapping has {len(labels)} labels",
+            f"'{output.name}' has {size} entries on axis {axis}, but its label mapping has {len(labels)} labels",
             **where,
             expected=size,
             actual=len(labels),
@@ -84,12 +84,12 @@ def reference_labels_stage(ctx: Context) -> Iterator[Finding]:
             if name in c.expected and -c.expected[name].ndim <= axis < c.expected[name].ndim
         }
         for size in sorted(sizes - {len(labels)})[:1]:
-            index = next(i for i, e in enumerate(ctx.data["outputs"]) if e["name"] == name)
+            output = next(o for o in views.outputs(ctx.spec) if o.name == name)
             yield F.error(
                 F.LABELS_COUNT,
                 f"'{name}' has {size} entries on axis {axis} in the reference outputs, "
                 f"but its label mapping has {len(labels)} labels",
-                **ctx.where("outputs", index, "labels"),
+                **ctx.where(*output.at, "labels"),
                 expected=size,
                 actual=len(labels),
             )

@@ -17,6 +17,7 @@ from checker.compare.progress import NoProgress
 from checker.compare.session import CaseRunError, Runtime, SessionError, resolve_runtime
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.reports.model import Comparison, RuntimeSet, for_runtime
 
 DEFAULT_LEVEL = "all"
@@ -24,16 +25,14 @@ ORDER = ("disabled", "basic", "extended", "all")
 
 
 def levels_of(ctx: Context) -> list[str]:
-    runtime = ctx.data.get("runtime") or {}
-    return list(dict.fromkeys(ctx.options.opt_levels or runtime.get("optimization_levels") or []))
+    return list(dict.fromkeys(ctx.options.opt_levels or views.optimization_levels(ctx.spec.runtime)))
 
 
 def optlevels_stage(ctx: Context) -> Iterator[Finding]:
     levels = levels_of(ctx)
     if not levels or not_run(ctx) is not None:
         return
-    runtime = ctx.data.get("runtime") or {}
-    own = str((runtime.get("session_options") or {}).get("graph_optimization_level", DEFAULT_LEVEL))
+    own = str(views.session_options(ctx.spec.runtime).get("graph_optimization_level", DEFAULT_LEVEL))
     for level in levels:
         if level != own:  # the checker's own run judged the declared level
             yield from _one_level(ctx, level, own)
@@ -42,8 +41,7 @@ def optlevels_stage(ctx: Context) -> Iterator[Finding]:
 def _one_level(ctx: Context, level: str, own: str) -> Iterator[Finding]:
     import onnxruntime as ort
 
-    declared = ctx.data.get("runtime") or {}
-    base = resolve_runtime(declared, ctx.options.providers, ctx.options.intra_op_threads)
+    base = resolve_runtime(ctx.spec.runtime, ctx.options.providers, ctx.options.intra_op_threads)
     runtime = Runtime(base.providers, {**base.options, "graph_optimization_level": level}, base.unavailable)
     label = f"optimization level {level}"
     result = RuntimeSet(label, "onnxruntime", ort.__version__, base.providers[0], optimization_level=level)
@@ -108,7 +106,5 @@ def _explain(ctx: Context, result: RuntimeSet, runtime: Runtime, level: str, own
 def _graph_path(ctx: Context, graph: str) -> Path | None:
     if graph == "baseline":
         return ctx.graph_path
-    for variant in ctx.data.get("variants") or []:
-        if isinstance(variant, dict) and variant.get("name") == graph:
-            return ctx.path(str((variant.get("graph") or {}).get("path", "")))
-    return None
+    variant = views.variant(ctx.spec, graph)
+    return ctx.path(variant.graph.path) if variant is not None else None

@@ -22,6 +22,7 @@ from checker.checks.comparison import not_run
 from checker.compare.session import CPU, machine_threads
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.reports.model import NotRun
 from checker.runtimes.placing import MEASURED_BY, place
 from checker.runtimes.remote import Worker
@@ -32,12 +33,12 @@ _IN_MESSAGE = 8
 
 
 def declared_providers(ctx: Context) -> list[str]:
-    runtime = ctx.data.get("runtime") or {}
-    return list(dict.fromkeys(ctx.options.providers or runtime.get("execution_providers") or []))
+    return list(dict.fromkeys(ctx.options.providers or views.providers(ctx.spec.runtime)))
 
 
 def forbids_fallback(ctx: Context) -> bool:
-    return (ctx.data.get("runtime") or {}).get("fallback") == "forbid"
+    runtime = ctx.spec.runtime
+    return runtime is not None and runtime.fallback == "forbid"
 
 
 def placement_stage(ctx: Context) -> Iterator[Finding]:
@@ -57,16 +58,15 @@ def placement_stage(ctx: Context) -> Iterator[Finding]:
 def graphs(ctx: Context) -> list[tuple[str, Path]]:
     """Every graph that loaded: the baseline and each variant, with its file."""
     out = [("baseline", ctx.graph_path)] if ctx.graph is not None and ctx.graph_path is not None else []
-    for i, variant in enumerate(ctx.data.get("variants") or []):
-        name = str(variant.get("name", f"variants[{i}]")) if isinstance(variant, dict) else ""
-        path = ctx.path(str((variant.get("graph") or {}).get("path", ""))) if isinstance(variant, dict) else None
-        if name in ctx.variant_models and name not in ctx.bad_graphs and path is not None:
-            out.append((name, path))
+    for variant in views.variants(ctx.spec):
+        path = ctx.path(variant.graph.path)
+        if variant.name in ctx.variant_models and variant.name not in ctx.bad_graphs and path is not None:
+            out.append((variant.name, path))
     return out
 
 
 def _options(ctx: Context) -> dict[str, Any]:
-    options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
+    options = views.session_options(ctx.spec.runtime)
     for key in ("intra_op_num_threads", "inter_op_num_threads"):  # a session opened, never more threads than CPUs
         if isinstance(options.get(key), int):
             options[key] = min(options[key], machine_threads())

@@ -19,6 +19,7 @@ from checker.compare.progress import NoProgress
 from checker.compare.session import CPU, Runtime
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.platforms import userland
 from checker.platforms.against import NativeDiff
 from checker.platforms.catalog import Platform, resolve
@@ -39,8 +40,8 @@ Observer = Callable[[str, "Case", "dict[str, np.ndarray] | None"], None]
 def platforms_stage(ctx: Context) -> Iterator[Finding]:
     if not ctx.options.platforms or not_run(ctx) is not None:
         return  # the checker's own comparison already says why nothing can be compared
-    runtime = ctx.data.get("runtime") or {}
-    platforms, unknown = resolve(ctx.options.platforms, runtime)
+    declared = views.platforms(ctx.spec.runtime)
+    platforms, unknown = resolve(ctx.options.platforms, declared)
     for name in unknown:
         yield F.error(
             F.PLATFORM_NOT_RUN,
@@ -48,7 +49,7 @@ def platforms_stage(ctx: Context) -> Iterator[Finding]:
             "(x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni, aarch64, aarch64-dotprod, ...)",
             **ctx.where("runtime"),
         )
-    if "target" in ctx.options.platforms and not runtime.get("platforms"):
+    if "target" in ctx.options.platforms and not declared:
         yield F.error(
             F.PLATFORM_NOT_RUN, "--platform target: the manifest declares no runtime.platforms", **ctx.where("runtime")
         )
@@ -85,7 +86,7 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
         if seen != platform.cpu_class:
             yield _skip(ctx, platform, f"under {chosen.how} the worker's CPU is {seen}, not {platform.cpu_class}")
             return
-        native = NativeDiff(ctx, dict((ctx.data.get("runtime") or {}).get("session_options") or {}))
+        native = NativeDiff(ctx, views.session_options(ctx.spec.runtime))
         try:
             result = judged_set(ctx, worker, chosen, label, {}, native.observe)
         finally:
@@ -141,7 +142,7 @@ def judged_set(
 ) -> Judged:
     """Every graph judged in `worker`, with the manifest's session options and these session config entries;
     `observe` sees each case's outputs there; `graphs` puts other files in place of shipped ones."""
-    options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
+    options = views.session_options(ctx.spec.runtime)
     if config:
         options["config_entries"] = dict(config)
     record = {

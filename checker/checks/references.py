@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.core import Keys
 
 
 def references_stage(ctx: Context) -> Iterator[Finding]:
-    yield from _unique(ctx, "inputs", "input", [e.name for e in ctx.spec.inputs or ()])
-    yield from _unique(ctx, "outputs", "output", [e.name for e in ctx.spec.outputs or ()])
-    yield from _unique(ctx, "variants", "variant", [v.get("name") for v in ctx.data.get("variants") or []])
+    yield from _unique(ctx, [(e.name, e.at) for e in views.inputs(ctx.spec)], "input")
+    yield from _unique(ctx, [(o.name, o.at) for o in views.outputs(ctx.spec)], "output")
+    yield from _unique(ctx, [(v.name, v.at) for v in views.variants(ctx.spec)], "variant")
     yield from _ruled_outputs_declared(ctx)
     yield from _consistent_inputs(ctx)
 
@@ -25,7 +27,7 @@ _KIND_MEANING = {"image": "image", "text": "text", "audio": "audio", "tabular": 
 def _consistent_inputs(ctx: Context) -> Iterator[Finding]:
     """Declarations of one input that contradict each other: a layout of another rank than the shape, or a
     preprocessing kind that makes another sort of tensor than its meaning says."""
-    for i, entry in enumerate(ctx.spec.inputs or ()):
+    for i, entry in enumerate(views.inputs(ctx.spec)):
         layout, shape = entry.layout, entry.shape
         if layout is not None and shape is not None and len(layout) != len(shape):
             yield F.error(
@@ -43,24 +45,25 @@ def _consistent_inputs(ctx: Context) -> Iterator[Finding]:
             )
 
 
-def _unique(ctx: Context, part: str, what: str, names: list[str]) -> Iterator[Finding]:
+def _unique(ctx: Context, named: list[tuple[Any, Keys]], what: str) -> Iterator[Finding]:
+    """Each entry (its name and place) whose name an earlier one has."""
     seen: set[str] = set()
-    for i, name in enumerate(names):
+    for name, keys in named:
         if name in seen:
             yield F.error(
                 F.MANIFEST_SCHEMA,
                 f"two {what}s are named '{name}'; {what} names must be unique",
-                **ctx.where(part, i, "name"),
+                **ctx.where(*keys, "name"),
             )
         seen.add(name)
 
 
 def _ruled_outputs_declared(ctx: Context) -> Iterator[Finding]:
     """`outputs` holds one entry per output a rule names: its meaning decides whether labels are required."""
-    declared = {str(entry.get("name")) for entry in ctx.data.get("outputs") or []}
+    declared = {output.name for output in views.outputs(ctx.spec)}
     reported: set[str] = set()
-    for place in views.rules(ctx.data):
-        output, keys = str(place.rule.get("output")), place.keys
+    for place in views.rules(ctx.spec):
+        output, keys = place.rule.output, place.keys
         if output not in declared and output not in reported:
             reported.add(output)
             yield F.error(

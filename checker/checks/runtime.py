@@ -10,27 +10,28 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.readers.environment import installed_version
 from checker.readers.graphinfo import opsets
 from checker.readers.support import Release, admitted, oldest_loading, releases
 
 
 def runtime_stage(ctx: Context) -> Iterator[Finding]:
-    runtime = ctx.data.get("runtime") or {}
-    yield from threads_findings(ctx, runtime.get("session_options") or {})
-    if not runtime.get("version"):
+    runtime = ctx.spec.runtime
+    yield from threads_findings(ctx, views.session_options(runtime))
+    if runtime is None or not runtime.version:
         return
     try:
-        spec = SpecifierSet(runtime["version"])
+        spec = SpecifierSet(runtime.version)
     except InvalidSpecifier:
         yield F.error(
             F.MANIFEST_SCHEMA,
-            f"runtime.version '{runtime['version']}' is not a PEP 440 specifier (e.g. '>=1.17,<2')",
+            f"runtime.version '{runtime.version}' is not a PEP 440 specifier (e.g. '>=1.17,<2')",
             **ctx.where("runtime", "version"),
         )
         return
-    yield from _opset(ctx, spec, runtime["version"])
-    yield from _installed(ctx, spec, runtime["version"])
+    yield from _opset(ctx, spec, runtime.version)
+    yield from _installed(ctx, spec, runtime.version)
     yield from providers_findings(ctx)
 
 
@@ -111,10 +112,10 @@ def providers_findings(ctx: Context) -> Iterator[Finding]:
     """Providers asked for (the command line's override, else the manifest's) that this machine lacks."""
     from checker.compare.session import resolve_runtime
 
-    declared = list((ctx.data.get("runtime") or {}).get("execution_providers") or [])
+    declared = views.providers(ctx.spec.runtime)
     if not declared and not ctx.options.providers:
         return
-    for name in resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers).unavailable:
+    for name in resolve_runtime(ctx.spec.runtime, ctx.options.providers).unavailable:
         keys: tuple[str | int, ...] = ("runtime", "execution_providers")
         if name in declared:
             keys = (*keys, declared.index(name))

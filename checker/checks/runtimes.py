@@ -17,10 +17,12 @@ from checker import findings as F
 from checker.checks.comparison import Run, judge_all, not_run
 from checker.checks.placement import placed
 from checker.compare.progress import NoProgress
-from checker.compare.ruleset import RuleSet, judge_set, parse_entries
+from checker.compare.ruleset import RuleSet, entries, judge_set
 from checker.compare.session import CPU, Runtime
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.manifest import views
+from checker.manifest.model.rules import RuleBase
 from checker.reports.model import RuntimeSet, for_runtime
 from checker.runtimes.envs import RuntimeSpecError, choose, ensure, parse_spec
 from checker.runtimes.remote import Worker, WorkerError, remote_opener
@@ -28,7 +30,6 @@ from checker.runtimes.remote import Worker, WorkerError, remote_opener
 if TYPE_CHECKING:
     import numpy as np
 
-Keys = tuple[str | int, ...]
 Arrays = Mapping[str, "np.ndarray"]
 _NO_CPU = "the CPU provider gave no output for this case"
 
@@ -41,15 +42,15 @@ def runtimes_stage(ctx: Context) -> Iterator[Finding]:
 
 
 def _declared(ctx: Context) -> list[str]:
-    runtime = ctx.data.get("runtime") or {}
-    return list(ctx.options.providers or runtime.get("execution_providers") or [])
+    return list(ctx.options.providers or views.providers(ctx.spec.runtime))
 
 
 def _one_runtime(ctx: Context, spec: str) -> Iterator[Finding]:
-    runtime = ctx.data.get("runtime") or {}
+    runtime = ctx.spec.runtime
     try:
         wanted = parse_spec(spec)
-        version = choose(wanted, runtime.get("version"), ctx.options.offline, ctx.options.find_links)
+        declared_version = runtime.version if runtime is not None else None
+        version = choose(wanted, declared_version, ctx.options.offline, ctx.options.find_links)
         env = ensure(wanted.package, version, ctx.options.offline, ctx.options.find_links)
         worker = Worker(env.python, env.label, ctx.options.case_timeout_s)
     except (RuntimeSpecError, WorkerError) as exc:
@@ -70,7 +71,7 @@ def _one_runtime(ctx: Context, spec: str) -> Iterator[Finding]:
                     runtime=env.label,
                 )
         others = [p for p in dict.fromkeys(declared) if p != CPU and p in worker.providers]
-        cpu = _CpuOutputs(_rule_keys(ctx)) if others else None
+        cpu = _CpuOutputs(views.reference_rules(ctx.spec)) if others else None
         yield from _one_set(ctx, worker, env.package, env.version, CPU, cpu)
         for provider in others:
             yield from _one_set(ctx, worker, env.package, env.version, provider, cpu)
@@ -80,20 +81,11 @@ def _one_runtime(ctx: Context, spec: str) -> Iterator[Finding]:
         worker.close()
 
 
-def _rule_keys(ctx: Context) -> dict[str, Keys]:
-    """Where each graph's rules against the reference stand in the manifest."""
-    keys: dict[str, Keys] = {"baseline": ("comparison", "rules")}
-    for i, variant in enumerate(ctx.data.get("variants") or []):
-        if isinstance(variant, dict):
-            keys[str(variant.get("name", f"variants[{i}]"))] = ("variants", i, "rules")
-    return keys
-
-
 @dataclass
 class _CpuOutputs:
     """The CPU provider's outputs of every graph, to hold another provider of the same runtime to them."""
 
-    keys: dict[str, Keys]
+    rules: dict[str, list[RuleBase]]  # graph -> its rules against the reference
     outputs: dict[str, dict[str, Arrays]] = field(default_factory=dict)  # graph -> case -> output -> array
     sets: dict[str, RuleSet] = field(default_factory=dict)  # graph -> its rules, against the CPU's outputs
 
@@ -102,10 +94,9 @@ class _CpuOutputs:
             self.outputs.setdefault(graph, {})[case.name] = outputs
 
     def judge(self, ctx: Context, graph: str, case: Case, outputs: Arrays | None) -> None:
-        if graph not in self.sets and graph in self.keys:
-            entries, _ = parse_entries(ctx, self.keys[graph])  # malformed rules: the checker's own run says so
+        if graph not in self.sets and graph in self.rules:
             cpu = self.outputs.get(graph, {})
-            self.sets[graph] = RuleSet(graph, CPU, entries, lambda c: cpu.get(c.name), _NO_CPU)
+            self.sets[graph] = RuleSet(graph, CPU, entries(self.rules[graph]), lambda c: cpu.get(c.name), _NO_CPU)
         if graph in self.sets:
             self.sets[graph].add_case(case, outputs, "it failed on this case")
 
@@ -115,7 +106,7 @@ def _one_set(
 ) -> Iterator[Finding]:
     label = f"{package} {version} {provider.removesuffix('ExecutionProvider')}"
     chosen = [provider] if provider == CPU else [provider, CPU]
-    options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
+    options = views.session_options(ctx.spec.runtime)
     result = RuntimeSet(label, package, version, provider)
     run = Run(ctx, Runtime(chosen, options), NoProgress(), result.comparisons)
     run.opener, run.elsewhere = remote_opener(worker), True

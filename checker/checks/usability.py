@@ -16,6 +16,7 @@ from checker.checks.placement import declared_providers, graphs
 from checker.compare.usability import CHECKED, UsabilityError, analyse, verdict
 from checker.context import Context
 from checker.findings import Finding
+from checker.manifest import views
 from checker.reports.model import NotRun
 
 
@@ -23,7 +24,7 @@ def usability_stage(ctx: Context) -> Iterator[Finding]:
     mobile = [p for p in declared_providers(ctx) if p in CHECKED]
     if not mobile or not_run(ctx) is not None:
         return
-    declared = (ctx.data.get("runtime") or {}).get("execution_providers") or []
+    declared = views.providers(ctx.spec.runtime)
     for provider in mobile:
         keys: tuple[str | int, ...] = ("runtime", "execution_providers")
         if provider in declared:

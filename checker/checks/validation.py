@@ -17,7 +17,6 @@ from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
 
-DEFAULT_TIMEOUT_S = 600.0
 # Set for the command's process: a checker that finds it set is running inside a validation command.
 NESTED_ENV = "ONNX_RELEASE_CHECKER_VALIDATING"
 MESSAGE_LINE_CHARS = 240
@@ -45,12 +44,12 @@ def with_running_checker(args: list[str], env: dict[str, str]) -> tuple[list[str
 
 
 def validation_stage(ctx: Context) -> Iterator[Finding]:
-    validation = ctx.data.get("validation") or {}
-    if not validation.get("command"):
+    validation = ctx.spec.validation
+    if validation is None or not validation.command:
         return  # the completeness stage reports the missing piece
     where = ctx.where("validation", "command")
     try:
-        args = command_args(validation["command"])
+        args = command_args(validation.command)
     except ValueError as exc:
         yield F.error(F.VALIDATION_FAILED, f"validation.command cannot be split into arguments: {exc}", **where)
         return
@@ -73,7 +72,7 @@ def validation_stage(ctx: Context) -> Iterator[Finding]:
             **where,
         )
         return
-    yield from _run(ctx, args, float(validation.get("timeout_s") or DEFAULT_TIMEOUT_S), where)
+    yield from _run(ctx, args, validation.timeout_s, where)
 
 
 def _run(ctx: Context, args: list[str], timeout: float, where: dict[str, Any]) -> Iterator[Finding]:

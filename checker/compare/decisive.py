@@ -6,15 +6,12 @@ a count of the first cases or their names) and how (`calibrate_method`) decide e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from checker.manifest.model.variants import Transform
 
 DECISIVE = {"quantize_static": ("calibration_cases", "calibrate_method")}
 
 
-def left_out(transform: Mapping[str, Any]) -> list[str]:
+def left_out(transform: Transform) -> list[str]:
     """The deciding settings `transform.settings` leaves out (none for a tool without calibration)."""
-    tool = str(transform.get("tool", "")).rsplit(".", 1)[-1]
-    settings = transform.get("settings")
-    given = settings if isinstance(settings, Mapping) else {}
-    return [key for key in DECISIVE.get(tool, ()) if key not in given]
+    tool = transform.tool.rsplit(".", 1)[-1]
+    return [key for key in DECISIVE.get(tool, ()) if key not in transform.settings]

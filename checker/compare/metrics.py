@@ -1,4 +1,4 @@
-"""Per-case figures for each check: pure NumPy on one actual and one expected array.
+"""Per-case figures for each check: pure NumPy on one actual and one expected array; and the rule kinds' registry.
 
 Every check reduces a case to one figure, so a rule can report how far the worst case missed and which
 threshold would just have passed. Figures are finite floats: the report is JSON, which has no NaN or infinity.
@@ -13,6 +13,8 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+
+from checker.manifest.model import rules as kinds
 
 # SQNR of identical arrays is infinite; the report caps it so it stays a JSON number.
 SQNR_CAP_DB = 200.0
@@ -104,11 +106,10 @@ Figure = Callable[[Pair, Params], float]
 
 @dataclass(frozen=True)
 class Check:
-    """One kind of check: its parameters, which one is the threshold, and which way it points."""
+    """One kind of check: its block in the manifest model (its parameters, their defaults and bounds), which
+    parameter is the threshold, which way it points, and how its figure is measured and worded."""
 
-    name: str
-    defaults: dict[str, Any]
-    required: tuple[str, ...]
+    model: type[kinds.RuleBase]
     threshold_key: str | None  # None: the threshold is fixed (exact: 0 differing elements)
     direction: str  # "max": the figure must be <= the threshold; "min": >= it
     figure: Figure
@@ -119,8 +120,33 @@ class Check:
     looser: dict[str, str | None]
     ranking: bool = False  # compares positions of the largest entries rather than element values
     numeric: bool = True  # needs numbers (exact also compares strings and booleans)
-    optional: tuple[str, ...] = ()  # parameters taken when stated, absent from the report otherwise
-    task: bool = False  # judges the application's answer (a case's `label`) over the whole set: compare.task
+
+    @property
+    def name(self) -> str:
+        return self.model.TAG
+
+    @property
+    def params(self) -> dict[str, kinds.Param]:
+        return kinds.parameters(self.model)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """The parameters a rule takes when it does not state them."""
+        return {p.name: p.default for p in self.params.values() if p.default is not None}
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params.values() if p.required)
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        """Parameters taken when stated, absent from the report otherwise."""
+        return tuple(p.name for p in self.params.values() if not p.required and p.default is None)
+
+    @property
+    def task(self) -> bool:
+        """Judges the application's answer (a case's `label`) over the whole set: compare.task."""
+        return issubclass(self.model, kinds.TaskRule)
 
     def threshold(self, params: Params) -> float:
         return 0.0 if self.threshold_key is None else float(params[self.threshold_key])
@@ -278,53 +304,51 @@ CHECKS: dict[str, Check] = {
     c.name: c
     for c in (
         Check(
-            "allclose", {"atol": 1e-5, "rtol": 1e-3}, (), "atol", "max", allclose_figure,
+            kinds.AllClose, "atol", "max", allclose_figure,
             wording="measured atol {v:.4g} at rtol {rtol:g} (threshold atol {t:g})",
             looser={"atol": "higher", "rtol": "higher"},
         ),
         Check(
-            "max_abs", {}, ("max",), "max", "max", max_abs_figure,
+            kinds.MaxAbs, "max", "max", max_abs_figure,
             wording="differs by up to {v:.4g} (max {t:g})", looser={"max": "higher"},
         ),
         Check(
-            "mean_abs", {}, ("max",), "max", "max", mean_abs_figure,
+            kinds.MeanAbs, "max", "max", mean_abs_figure,
             wording="differs by {v:.4g} on average (max {t:g})", looser={"max": "higher"},
         ),
         Check(
-            "cosine", {"min": 0.999}, (), "min", "min", cosine_figure, optional=("batch_axis",),
+            kinds.Cosine, "min", "min", cosine_figure,
             wording="has a cosine similarity of {v:.6g} (min {t:g})",
             looser={"min": "lower", "batch_axis": None},
         ),
         Check(
-            "sqnr", {"min_db": 30.0}, (), "min_db", "min", sqnr_figure,
+            kinds.Sqnr, "min_db", "min", sqnr_figure,
             wording="has an SQNR of {v:.4g} dB (min {t:g} dB)", looser={"min_db": "lower"},
         ),
         Check(
-            "topk", {"k": 1, "axis": -1, "min_agreement": 1.0}, (), "min_agreement", "min", topk_figure,
+            kinds.TopK, "min_agreement", "min", topk_figure,
             wording="agrees on the top {k} for a share of {v:.4g} of its items (min {t:g})", ranking=True,
-            optional=("batch_axis",),
             # Equal top-k sets get no easier with a larger k: k is a change, neither looser nor tighter.
             looser={"k": None, "axis": None, "min_agreement": "lower", "batch_axis": None},
         ),
         Check(
-            "score_drift", {"axis": -1, "apply": "none"}, ("max",), "max", "max", score_drift_figure,
+            kinds.ScoreDrift, "max", "max", score_drift_figure,
             wording="changed the top score by {v:.4g} (max {t:g})", ranking=True,
-            optional=("batch_axis",), looser={"max": "higher", "axis": None, "apply": None, "batch_axis": None},
+            looser={"max": "higher", "axis": None, "apply": None, "batch_axis": None},
         ),
         Check(
-            "accuracy", {"k": 1, "axis": -1}, ("min",), "min", "min", task_figure, ranking=True, task=True,
+            kinds.Accuracy, "min", "min", task_figure, ranking=True,
             wording="has a top-{k} accuracy of {v:.4g} against the labels (min {t:g})",
             looser={"k": "higher", "axis": None, "min": "lower"},
         ),
         Check(
-            "accuracy_drop", {"k": 1, "axis": -1, "relative": False}, ("max",), "max", "max", task_figure,
-            ranking=True, task=True,
+            kinds.AccuracyDrop, "max", "max", task_figure, ranking=True,
             wording="loses {v:.4g} of top-{k} accuracy against the labels (max {t:g})",
             # A drop in top-k accuracy need not shrink as k grows: k is a change.
             looser={"k": None, "axis": None, "relative": None, "max": "higher"},
         ),
         Check(
-            "exact", {}, (), None, "max", exact_figure,
+            kinds.Exact, None, "max", exact_figure,
             wording="differs at {v:.0f} element(s) (they must be equal)", numeric=False, looser={},
         ),
     )

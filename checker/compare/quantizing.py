@@ -18,6 +18,7 @@ import numpy as np
 from checker.compare.quiet import quietly
 from checker.context import Case
 from checker.errors import BundleError
+from checker.manifest.model.variants import Transform
 
 TOOLS = ("quantize_static", "quantize_dynamic")
 _ENUMS = {
@@ -93,12 +94,12 @@ def calibration_reader(cases: Sequence[Case]) -> Any:
 
 
 def requantize_to(
-    transform: Mapping[str, Any], cases: Sequence[Case], baseline: Path, out: Path, changed: Mapping[str, Any]
+    transform: Transform, cases: Sequence[Case], baseline: Path, out: Path, changed: Mapping[str, Any]
 ) -> None:
     """The recorded transform run again on `baseline` into `out`, with the settings in `changed` set over the
     recorded ones (e.g. reduce_range=True); BundleError says why it could not be."""
-    function = quantizer(str(transform.get("tool", "")))
-    settings = {**dict(transform.get("settings") or {}), **dict(changed)}
+    function = quantizer(transform.tool)
+    settings = {**transform.settings, **changed}
     kwargs, _ = quant_kwargs(function, settings)
     calibration = calibration_cases(cases, settings.get("calibration_cases"))
     reader = {"calibration_data_reader": calibration_reader(calibration)} if "static" in function.__name__ else {}

@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 
 from checker.compare.metrics import CHECKS, RANKING_BIG, Check, Pair
+from checker.manifest.model.build import build
+from checker.manifest.model.rules import MAX_TAG, MAX_TAGS, Param, RuleBase, param
 from checker.reports.model import RuleResult
 
 Keys = tuple[str | int, ...]
-_APPLY = ("none", "softmax", "sigmoid")
 _MAX_NOTES = 3
 NOTHING_COMPARED = "no case gave an element of '{output}' to compare (every expected one is empty or NaN)"
 
@@ -60,13 +61,75 @@ class Tally:
     gained: int = 0
 
 
-def _number(raw: Mapping[str, Any], key: str, low: float | None = None, high: float | None = None) -> float:
-    value = raw[key]
+def rule_of(block: RuleBase) -> Rule:
+    """The rule a manifest states, from its typed block (the schema has judged it): every parameter of its kind,
+    defaults filled in, and those taken only when stated left out when they are not."""
+    check = CHECKS[block.check]
+    params = {name: value for name in check.params if (value := getattr(block, name)) is not None}
+    tags = tuple(dict.fromkeys(block.tags)) if block.tags else ()
+    return Rule(block.output, check, params, block.min_pass_rate, block.at, tags)
+
+
+def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
+    """A rule from a mapping that has not been through the schema; RuleError says what is wrong with it. What a
+    kind takes, and each parameter's type and bounds, are its block's (manifest.model.rules)."""
+    if not isinstance(raw, Mapping):
+        raise RuleError("a rule must be a mapping with 'output' and 'check'")
+    output, name = raw.get("output"), raw.get("check")
+    if not isinstance(output, str) or not output:
+        raise RuleError("a rule needs 'output', the name of a graph output")
+    check = CHECKS.get(name) if isinstance(name, str) else None
+    if check is None:
+        raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
+    taken = {"output", "check", "tags", *check.params}
+    if not check.task:  # a task rule is judged on the whole set, not case by case
+        taken.add("min_pass_rate")
+    unknown = sorted(set(raw) - taken, key=str)
+    if unknown:
+        raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
+    missing = [k for k in check.required if k not in raw]
+    if missing:
+        raise RuleError(f"check '{check.name}' needs {', '.join(repr(k) for k in missing)}")
+    for key in raw:
+        if key in check.params or key == "min_pass_rate":
+            _value(raw[key], param(check.model, key))
+    if "tags" in raw:
+        _tags(raw["tags"])
+    return rule_of(build(check.model, raw, keys))
+
+
+def _value(value: Any, p: Param) -> None:
+    """A parameter's value against its type and bounds."""
+    if p.type is bool:
+        if not isinstance(value, bool):
+            raise RuleError(f"'{p.name}' must be true or false, not {_short(value)}")
+    elif p.choices is not None:
+        if value not in p.choices:
+            raise RuleError(f"'{p.name}' must be one of {', '.join(map(str, p.choices))}, not {_short(value)}")
+    elif p.type is int:
+        _integer(value, p)
+    else:
+        _number(value, p)
+
+
+def _number(value: Any, p: Param) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
-        raise RuleError(f"'{key}' must be a finite number, not {_short(value)}")
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise RuleError(f"'{key}' must lie in [{low}, {high}], not {value!r}")
-    return float(value)
+        raise RuleError(f"'{p.name}' must be a finite number, not {_short(value)}")
+    if not _within(value, p):
+        raise RuleError(f"'{p.name}' must lie in [{p.minimum}, {p.maximum}], not {value!r}")
+
+
+def _integer(value: Any, p: Param) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RuleError(f"'{p.name}' must be an integer, not {_short(value)}")
+    if p.minimum is not None and value < p.minimum:
+        raise RuleError(f"'{p.name}' must be an integer >= {p.minimum}, not {value!r}")
+    if p.maximum is not None and value > p.maximum:
+        raise RuleError(f"'{p.name}' must be an integer <= {p.maximum}, not {value!r}")
+
+
+def _within(value: float, p: Param) -> bool:
+    return (p.minimum is None or value >= p.minimum) and (p.maximum is None or value <= p.maximum)
 
 
 def _finite(value: float) -> bool:
@@ -82,61 +145,10 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:20] + "..." + text[-8:]
 
 
-def _integer(raw: Mapping[str, Any], key: str, low: int | None = None) -> int:
-    value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
-        raise RuleError(f"'{key}' must be an integer{f' >= {low}' if low is not None else ''}, not {value!r}")
-    return value
-
-
-def _param(raw: Mapping[str, Any], key: str) -> Any:
-    if key == "k":
-        return _integer(raw, key, 1)
-    if key in ("axis", "batch_axis"):
-        return _integer(raw, key)
-    if key == "relative":
-        if not isinstance(raw[key], bool):
-            raise RuleError(f"'relative' must be true or false, not {_short(raw[key])}")
-        return raw[key]
-    if key == "apply":
-        if raw[key] not in _APPLY:
-            raise RuleError(f"'apply' must be one of {', '.join(_APPLY)}, not {raw[key]!r}")
-        return raw[key]
-    bounds = {"min": (-1.0, 1.0), "min_agreement": (0.0, 1.0), "min_db": (None, None)}
-    return _number(raw, key, *bounds.get(key, (0.0, None)))
-
-
-def parse_rule(raw: Any, keys: Keys = ()) -> Rule:
-    """A rule from its manifest entry; RuleError says what is wrong with it."""
-    if not isinstance(raw, Mapping):
-        raise RuleError("a rule must be a mapping with 'output' and 'check'")
-    output, name = raw.get("output"), raw.get("check")
-    if not isinstance(output, str) or not output:
-        raise RuleError("a rule needs 'output', the name of a graph output")
-    check = CHECKS.get(name) if isinstance(name, str) else None
-    if check is None:
-        raise RuleError(f"unknown check {name!r}; known: {', '.join(CHECKS)}")
-    taken = {"output", "check", "tags", *check.defaults, *check.required, *check.optional}
-    if not check.task:  # a task rule is judged on the whole set, not case by case
-        taken.add("min_pass_rate")
-    unknown = sorted(set(raw) - taken)
-    if unknown:
-        raise RuleError(f"check '{check.name}' takes no parameter {', '.join(repr(k) for k in unknown)}")
-    missing = [k for k in check.required if k not in raw]
-    if missing:
-        raise RuleError(f"check '{check.name}' needs {', '.join(repr(k) for k in missing)}")
-    params = {
-        **check.defaults,
-        **{k: _param(raw, k) for k in raw if k not in ("output", "check", "min_pass_rate", "tags")},
-    }
-    rate = _number(raw, "min_pass_rate", 0.0, 1.0) if "min_pass_rate" in raw else 1.0
-    return Rule(output, check, params, rate, keys, _tags(raw["tags"]) if "tags" in raw else ())
-
-
-def _tags(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(t, str) and t for t in value):
+def _tags(value: Any) -> None:
+    named = isinstance(value, list) and all(isinstance(t, str) and 0 < len(t) <= MAX_TAG for t in value)
+    if not named or not 0 < len(value) <= MAX_TAGS:
         raise RuleError(f"'tags' must be a non-empty list of tag names, not {_short(value)}")
-    return tuple(dict.fromkeys(value))
 
 
 def _shape_problem(rule: Rule, a: np.ndarray, e: np.ndarray) -> str | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from checker import findings as F
 from checker.compare import messages, task
 from checker.compare.metrics import Pair
-from checker.compare.rules import CaseResult, Keys, Rule, RuleError, evaluate_case, judge_rule, parse_rule
+from checker.compare.rules import CaseResult, Keys, Rule, evaluate_case, judge_rule, rule_of
 from checker.findings import Finding
+from checker.manifest.model.rules import RuleBase
 from checker.reports.model import Comparison, RuleResult
 
 if TYPE_CHECKING:
@@ -23,13 +24,17 @@ Arrays = Mapping[str, "np.ndarray"]
 
 @dataclass
 class Entry:
-    """One rule as the manifest states it: parsed, or the reason it cannot be judged."""
+    """One rule as the manifest states it, and the rule judged from it (None when it cannot be judged: its
+    `problem` says why)."""
 
-    keys: Keys
-    raw: Any
+    block: RuleBase
     rule: Rule | None = None
     problem: str | None = None
     results: dict[str, CaseResult] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> Keys:
+        return self.block.at
 
 
 @dataclass
@@ -82,19 +87,9 @@ def case_result(
     return evaluate_case(rule, actual.get(rule.output), expected.get(rule.output), cache)
 
 
-def parse_entries(ctx: Context, keys: Keys) -> tuple[list[Entry], list[Finding]]:
-    """The rules at `keys` in the manifest; a malformed one is a manifest.schema finding, not a crash."""
-    raw_rules = _at(ctx.data, keys)
-    entries, found = [], []
-    for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
-        entry = Entry((*keys, i), raw)
-        try:
-            entry.rule = parse_rule(raw, entry.keys)
-        except RuleError as exc:
-            entry.problem = str(exc)
-            found.append(F.error(F.MANIFEST_SCHEMA, f"{_label(keys, i)}: {exc}", **ctx.where(*entry.keys)))
-        entries.append(entry)
-    return entries, found
+def entries(rules: Sequence[RuleBase]) -> list[Entry]:
+    """The rules of one graph against one side, each ready to be judged."""
+    return [Entry(block, rule_of(block)) for block in rules]
 
 
 def check_outputs(ctx: Context, entries: Sequence[Entry], outputs: Sequence[str], graph: str) -> list[Finding]:
@@ -109,27 +104,14 @@ def check_outputs(ctx: Context, entries: Sequence[Entry], outputs: Sequence[str]
     return found
 
 
-def _at(data: Mapping[str, Any], keys: Keys) -> Any:
-    node: Any = data
-    for key in keys:
-        if isinstance(node, Mapping) and isinstance(key, str):
-            node = node.get(key)
-        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-            node = node[key]
-        else:
-            return None
-    return node
-
-
 def _label(keys: Keys, index: int) -> str:
     return ".".join(str(k) for k in keys) + f"[{index}]"
 
 
 def _unjudged(entry: Entry, line: int | None) -> RuleResult:
-    raw = entry.raw if isinstance(entry.raw, Mapping) else {}
     return RuleResult(
-        output=str(raw.get("output", "?")),
-        check=str(raw.get("check", "?")),
+        output=entry.block.output,
+        check=entry.block.check,
         params={},
         passed=False,
         pass_rate=0.0,

@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.manifest import views
+
 if TYPE_CHECKING:
     import numpy as np
     import onnx
     import onnxruntime as ort
+
+    from checker.manifest.model.runtime import Runtime as Declared
 
 CPU = "CPUExecutionProvider"
 _LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED"}
@@ -71,15 +75,15 @@ def choose_providers(declared: Sequence[str], available: Sequence[str]) -> tuple
 
 
 def resolve_runtime(
-    runtime: Mapping[str, Any], override: Sequence[str] | None = None, threads: int | None = None
+    runtime: Declared | None, override: Sequence[str] | None = None, threads: int | None = None
 ) -> Runtime:
     """Providers (a command-line override wins over the manifest) and session options; `threads` is the
     intra-op thread count when the manifest sets none (bundles verified side by side share the cores)."""
     import onnxruntime as ort
 
-    declared = list(override) if override else list(runtime.get("execution_providers") or [])
+    declared = list(override) if override else views.providers(runtime)
     chosen, unavailable = choose_providers(declared, ort.get_available_providers())
-    options = dict(runtime.get("session_options") or {})
+    options = views.session_options(runtime)
     if threads is not None:
         options.setdefault("intra_op_num_threads", threads)
     return Runtime(chosen, options, unavailable)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.findings import Finding
+from checker.manifest import views
 from checker.readers.graphinfo import Dim, graph_outputs
 
 if TYPE_CHECKING:
@@ -80,6 +81,6 @@ def watch(ctx: Context, graph: str, model: Any) -> ShapeWatch:
     """A watch over one graph's outputs; a graph that did not parse here declares no shapes."""
     from_graph = {s.name: s.shape for s in graph_outputs(model)} if model is not None else {}
     from_manifest: dict[str, tuple[Declared, int]] = {}
-    for i, entry in enumerate(ctx.spec.outputs or ()):
-        from_manifest[entry.name] = (None if entry.shape is None else tuple(entry.shape), i)
+    for i, output in enumerate(views.outputs(ctx.spec)):
+        from_manifest[output.name] = (tuple(output.shape) if output.shape is not None else None, i)
     return ShapeWatch(graph, from_graph, from_manifest)

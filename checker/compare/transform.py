@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 from checker import findings as F
 from checker.compare.decisive import left_out
 from checker.findings import Finding
+from checker.manifest.model.variants import Transform
 
 if TYPE_CHECKING:
     import onnx
 
-REQUIRED = ("tool", "version", "settings")
 _QOPERATOR_OPS = {"ConvInteger", "MatMulInteger", "QGemm", "QAttention", "DynamicQuantizeMatMul"}
 _QDQ_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}
 _INT8, _UINT8 = 3, 2
@@ -47,12 +47,6 @@ class GraphFacts:
     float16: bool = False
     int8_weights: bool = False  # an int8 or uint8 initializer (or Constant node value)
     float16_weights: bool = False  # a float16 initializer (or Constant node value)
-
-
-def missing_fields(transform: Any) -> list[str]:
-    if not isinstance(transform, Mapping):
-        return list(REQUIRED)
-    return [k for k in REQUIRED if transform.get(k) in (None, "")]
 
 
 def read_facts(model: onnx.ModelProto) -> GraphFacts:
@@ -102,17 +96,12 @@ def _type_name(value: Any) -> str:
     return str(value).rsplit(".", 1)[-1]
 
 
-def _settings(transform: Mapping[str, Any]) -> Mapping[str, Any]:
-    raw = transform.get("settings")
-    return raw if isinstance(raw, Mapping) else {}
+def _declares_quantization(transform: Transform) -> bool:
+    return "quantiz" in transform.tool.lower() or "quant_format" in transform.settings
 
 
-def _declares_quantization(transform: Mapping[str, Any]) -> bool:
-    return "quantiz" in str(transform.get("tool", "")).lower() or "quant_format" in _settings(transform)
-
-
-def _declares_float16(transform: Mapping[str, Any]) -> bool:
-    tool = str(transform.get("tool", "")).lower()
+def _declares_float16(transform: Transform) -> bool:
+    tool = transform.tool.lower()
     return "float16" in tool or "fp16" in tool
 
 
@@ -120,7 +109,7 @@ def _quant_ops(facts: GraphFacts) -> set[str]:
     return {o for o in facts.ops if o in _QDQ_OPS | _QOPERATOR_OPS or o.startswith("QLinear")}
 
 
-def missing_traces(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
+def missing_traces(transform: Transform, facts: GraphFacts) -> Iterator[str]:
     """Each declared transform that left no trace in the graph: the graph was not transformed as declared."""
     if _declares_quantization(transform):
         ops = _quant_ops(facts)
@@ -131,10 +120,10 @@ def missing_traces(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[
         yield f"it declares a float16 conversion, so the graph should hold {EXPECTED_FP16}; it holds none"
 
 
-def contradictions(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
+def contradictions(transform: Transform, facts: GraphFacts) -> Iterator[str]:
     """Each way the declared transform's settings disagree with the graph."""
     if _quant_ops(facts):
-        yield from _format_contradictions(_settings(transform), facts)
+        yield from _format_contradictions(transform.settings, facts)
 
 
 def _format_contradictions(settings: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
@@ -162,25 +151,21 @@ def _names(types: set[int]) -> str:
 
 
 def transform_findings(
-    name: str, transform: Any, model: onnx.ModelProto | None, where: dict[str, Any]
+    name: str, transform: Transform, model: onnx.ModelProto | None, where: dict[str, Any]
 ) -> list[Finding]:
-    """variant.transform: an error when the transform is incomplete or left no trace in the graph, a warning
-    when its settings are empty or contradict the graph."""
-    missing = missing_fields(transform)
-    if missing:
-        msg = f"variant '{name}': transform must state {', '.join(REQUIRED)}; missing: {', '.join(missing)}"
-        return [F.error(F.VARIANT_TRANSFORM, msg, **where)]
+    """variant.transform: an error when the transform left no trace in the graph, a warning when its settings
+    are empty or contradict the graph. (That it states its tool, version and settings, the schema requires.)"""
     out = []
-    if not _settings(transform) and (_declares_quantization(transform) or _declares_float16(transform)):
+    if not transform.settings and (_declares_quantization(transform) or _declares_float16(transform)):
         msg = (
-            f"variant '{name}': transform.settings is empty, but {transform['tool']} takes settings; record the "
+            f"variant '{name}': transform.settings is empty, but {transform.tool} takes settings; record the "
             "ones it ran with (even the defaults) so the transform can be reproduced"
         )
         out.append(F.warning(F.VARIANT_TRANSFORM, msg, **where))
     elif left_out(transform):
         msg = (
             f"variant '{name}': transform.settings leave out {', '.join(left_out(transform))}, which decide "
-            f"what {transform['tool']} makes; without them `checker diagnose --reproduce {name}` cannot re-run it"
+            f"what {transform.tool} makes; without them `checker diagnose --reproduce {name}` cannot re-run it"
         )
         out.append(F.warning(F.VARIANT_TRANSFORM, msg, **where))
     if model is None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from checker import findings as F
 from checker.compare import divergence as D
 from checker.compare.metrics import sqnr_db
-from checker.compare.ruleset import RuleSet, judge_set, parse_entries
+from checker.compare.ruleset import RuleSet, entries, judge_set
 from checker.compare.ruleset import diagnosed_case as pick_case
 from checker.compare.session import (
     CaseRunError,
@@ -25,6 +25,7 @@ from checker.context import Case, Context, Options
 from checker.errors import BundleError, UsageError
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.variants import Variant
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -63,16 +64,14 @@ def _reasons(head: str, found: list[Finding]) -> str:
     return "\n".join([head, *lines])
 
 
-def variant_entry(ctx: Context, name: str) -> tuple[dict[str, object], Path]:
-    variants = views.variants(ctx.data)
-    entry = next((v for v in variants if v.get("name") == name), None)
+def variant_entry(ctx: Context, name: str) -> tuple[Variant, Path]:
+    entry = views.variant(ctx.spec, name)
     if entry is None:
-        known = ", ".join(str(v.get("name")) for v in variants) or "none"
+        known = ", ".join(v.name for v in views.variants(ctx.spec)) or "none"
         raise UsageError(f"no variant '{name}' in the manifest (variants: {known})")
     if name in ctx.bad_graphs:
         raise BundleError(f"variant '{name}': its graph is not usable (run checker verify for the findings)")
-    graph = entry.get("graph")
-    path = ctx.path(str(graph.get("path", ""))) if isinstance(graph, dict) else None
+    path = ctx.path(entry.graph.path)
     if path is None:
         raise BundleError(f"variant '{name}': its graph file is missing or refused")
     return entry, path
@@ -106,11 +105,10 @@ def _outputs(session: ort.InferenceSession, case: Case) -> dict[str, Any] | None
 
 def _failing_worst(ctx: Context, variant: str, outputs: dict[str, tuple[Any, Any]]) -> str | None:
     """The variant's rules (against the reference, then against the baseline) judged on `outputs`."""
-    index = next((i for i, v in enumerate(ctx.data.get("variants") or []) if v.get("name") == variant), None)
-    if index is None:
+    entry = views.variant(ctx.spec, variant)
+    if entry is None:
         return None
-    reference, _ = parse_entries(ctx, ("variants", index, "rules"))
-    drift, _ = parse_entries(ctx, ("variants", index, "drift_rules"))
+    reference, drift = entries(entry.rules), entries(views.drift_rules(entry))
     sets = [
         RuleSet(variant, "reference", reference, lambda c: c.expected, "no expected outputs", ctx.labels),
         RuleSet(variant, "baseline", drift, lambda c: outputs[c.name][1], "no baseline output", ctx.labels),
@@ -164,15 +162,14 @@ def _requantize(ctx: Context, variant: str, candidates: list[str], budget_s: flo
     entry, variant_path = variant_entry(ctx, variant)
     if ctx.graph_path is None:
         raise BundleError("the baseline graph is not usable")
-    index = next(i for i, v in enumerate(ctx.data.get("variants") or []) if v.get("name") == variant)
-    runtime = resolve_runtime(ctx.data.get("runtime") or {})
-    request = Request(index, entry, ctx.graph_path, variant_path, candidates, ctx.cases, budget_s)
+    runtime = resolve_runtime(ctx.spec.runtime)
+    request = Request(entry, ctx.graph_path, variant_path, candidates, ctx.cases, budget_s)
     return requantize(ctx, request, runtime)
 
 
 def _diagnosis(ctx: Context, variant: str, case_name: str | None, min_db: float) -> D.Diagnosis:
     _, variant_path = variant_entry(ctx, variant)
-    runtime = resolve_runtime(ctx.data.get("runtime") or {})
+    runtime = resolve_runtime(ctx.spec.runtime)
     baseline_path = ctx.graph_path
     if baseline_path is None or ctx.graph is None:
         raise BundleError("the baseline graph is not usable")

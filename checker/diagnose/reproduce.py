@@ -10,7 +10,6 @@ even when the tensors kept their values.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from checker.compare.quantizing import calibration_cases, calibration_reader, qu
 from checker.context import Context
 from checker.diagnose.requantize import Recorded
 from checker.errors import BundleError
+from checker.manifest.model.variants import Variant
 
 
 @dataclass
@@ -128,21 +128,18 @@ def first_difference(shipped: _Tensors, rerun: _Tensors) -> tuple[int, dict[str,
     return compared, None
 
 
-def reproduce(ctx: Context, entry: Mapping[str, Any], baseline: Path, variant: Path) -> Reproduced:
+def reproduce(ctx: Context, entry: Variant, baseline: Path, variant: Path) -> Reproduced:
     """Run the variant's recorded transform on the baseline and compare the result with the shipped graph."""
     import onnxruntime
 
-    transform = entry.get("transform")
-    if not isinstance(transform, Mapping):
-        raise BundleError(f"variant '{entry.get('name')}' records no transform to re-run")
-    function = quantizer(str(transform.get("tool", "")))
-    settings = dict(transform.get("settings") or {})
+    transform = entry.transform
+    function = quantizer(transform.tool)
+    settings = dict(transform.settings)
     kwargs, ignored = quant_kwargs(function, settings)
     calibration = calibration_cases(ctx.cases or [], settings.get("calibration_cases"))
     result = Reproduced(
-        str(transform.get("tool")), str(transform.get("version", "")), onnxruntime.__version__, settings, ignored,
-        [c.name for c in calibration],
-    )  # fmt: skip
+        transform.tool, transform.version, onnxruntime.__version__, settings, ignored, [c.name for c in calibration]
+    )
     with tempfile.TemporaryDirectory(prefix="checker-reproduce-") as work:
         out = Path(work) / "reproduced.onnx"
         reader = {"calibration_data_reader": calibration_reader(calibration)} if "static" in function.__name__ else {}
@@ -151,7 +148,7 @@ def reproduce(ctx: Context, entry: Mapping[str, Any], baseline: Path, variant: P
         except Exception as exc:  # onnxruntime.quantization raises bare exceptions of many kinds
             raise BundleError(f"{function.__name__} failed on the recorded settings: {exc}") from exc
         result.compared, result.difference = first_difference(_read(variant), _read(out))
-    result.summary = _summary(result, str(entry.get("name")))
+    result.summary = _summary(result, entry.name)
     return result
 
 

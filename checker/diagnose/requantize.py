@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,11 +19,13 @@ from typing import Any
 import numpy as np
 
 from checker.compare.quantizing import calibration_cases, calibration_reader, quant_kwargs, quantizer
-from checker.compare.ruleset import RuleSet, judge_set, parse_entries
+from checker.compare.ruleset import RuleSet, entries, judge_set
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, run_case
 from checker.context import Case, Context
 from checker.diagnose.search import Step, search, setting_changes
 from checker.errors import BundleError
+from checker.manifest import views
+from checker.manifest.model.variants import Variant
 from checker.reports.model import RuleResult
 
 MAX_SINGLE_TRIALS = 6  # besides the whole candidate set, each of the first few candidates alone
@@ -104,7 +106,7 @@ class _Judge:
     """Runs a graph on every case and judges it by the variant's rules and drift rules."""
 
     ctx: Context
-    index: int
+    variant: Variant
     runtime: Runtime
     baseline: dict[str, dict[str, np.ndarray]]  # case -> outputs of the baseline graph
 
@@ -114,9 +116,7 @@ class _Judge:
         except SessionError as exc:
             trial.error = f"onnxruntime cannot load it: {exc}"
             return trial
-        keys = ("variants", self.index)
-        ref, _ = parse_entries(self.ctx, (*keys, "rules"))
-        drift, _ = parse_entries(self.ctx, (*keys, "drift_rules"))
+        ref, drift = entries(self.variant.rules), entries(views.drift_rules(self.variant))
         sets = [
             RuleSet(trial.label, "reference", ref, lambda c: c.expected, "no expected outputs"),
             RuleSet(trial.label, "baseline", drift, lambda c: self.baseline.get(c.name), "no baseline outputs"),
@@ -192,10 +192,9 @@ def _choose(trials: Sequence[Trial], recorded: Trial) -> Trial | None:
 
 @dataclass
 class Request:
-    """What to re-run: the variant (its index and entry), the baseline graph, the shipped variant graph."""
+    """What to re-run: the variant, the baseline graph, the shipped variant graph."""
 
-    index: int
-    entry: Mapping[str, Any]
+    entry: Variant
     baseline: Path
     variant: Path
     candidates: list[str]
@@ -206,21 +205,20 @@ class Request:
 def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
     import onnxruntime
 
-    transform = request.entry.get("transform") if isinstance(request.entry.get("transform"), Mapping) else {}
-    assert isinstance(transform, Mapping)
-    function = quantizer(str(transform.get("tool", "")))
-    settings = dict(transform.get("settings") or {})
+    transform = request.entry.transform
+    function = quantizer(transform.tool)
+    settings = dict(transform.settings)
     kwargs, ignored = quant_kwargs(function, settings)
     calibration = calibration_cases(ctx.cases or [], settings.get("calibration_cases"))
     result = Requantized(
-        str(transform.get("tool")),
-        str(transform.get("version", "")),
+        transform.tool,
+        transform.version,
         onnxruntime.__version__,
         settings,
         ignored,
         [c.name for c in calibration],
     )
-    judge = _Judge(ctx, request.index, runtime, baseline_outputs(ctx, request.baseline, runtime))
+    judge = _Judge(ctx, request.entry, runtime, baseline_outputs(ctx, request.baseline, runtime))
     shipped = judge(Trial("the shipped variant", list(kwargs.get("nodes_to_exclude") or [])), request.variant)
     recorded_excluded = list(kwargs.pop("nodes_to_exclude", None) or [])
     with tempfile.TemporaryDirectory(prefix="checker-requantize-") as work:

@@ -1,47 +1,112 @@
-"""Views of a manifest that matched the schema: each part is walked here, once, with its absent parts as empty.
+"""Views of the typed manifest: its rules, variants and runtime walked once, each part that may be absent read as
+empty.
 
-The stages read the rules and variants through these instead of each walking `ctx.data` with its own fallbacks.
+The stages read these rather than each deciding what an absent list means. Each rule is its typed block
+(manifest.model.rules), whose `at` is its place in the manifest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-Keys = tuple[str | int, ...]
+from checker.manifest.model.comparison import Case
+from checker.manifest.model.core import Keys
+from checker.manifest.model.inputs import Input
+from checker.manifest.model.root import Spec
+from checker.manifest.model.rules import RuleBase
+from checker.manifest.model.runtime import Platform, Runtime
+from checker.manifest.model.tensors import Output
+from checker.manifest.model.variants import Variant
 
 
 @dataclass(frozen=True)
 class RulePlace:
-    """One rule, where it stands in the manifest, and what it judges."""
+    """One rule, and what it judges."""
 
-    rule: dict[str, Any]
-    keys: Keys  # ("comparison", "rules", 0) or ("variants", 1, "drift_rules", 0)
+    rule: RuleBase
     graph: str  # "baseline" or the variant's name
     against: str  # "reference" (expected outputs) or "baseline" (the baseline's own outputs: drift rules)
 
-
-def section(data: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def items(value: object) -> list[dict[str, Any]]:
-    """The mappings of a list (a schema-valid manifest has nothing else there)."""
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+    @property
+    def keys(self) -> Keys:
+        """Where it stands: ("comparison", "rules", 0) or ("variants", 1, "drift_rules", 0)."""
+        return self.rule.at
 
 
-def variants(data: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return items(data.get("variants"))
+def inputs(spec: Spec) -> list[Input]:
+    """`inputs`: the graph inputs the manifest declares."""
+    return list(spec.inputs or [])
 
 
-def rules(data: Mapping[str, Any]) -> Iterator[RulePlace]:
+def outputs(spec: Spec) -> list[Output]:
+    """`outputs`: the graph outputs the manifest declares."""
+    return list(spec.outputs or [])
+
+
+def baseline_rules(spec: Spec) -> list[RuleBase]:
+    """`comparison.rules`: the baseline's rules against the reference outputs."""
+    return list(spec.comparison.rules or []) if spec.comparison is not None else []
+
+
+def variants(spec: Spec) -> list[Variant]:
+    return list(spec.variants or [])
+
+
+def drift_rules(variant: Variant) -> list[RuleBase]:
+    """A variant's rules against the baseline's own outputs."""
+    return list(variant.drift_rules or [])
+
+
+def variant(spec: Spec, name: str) -> Variant | None:
+    """The variant of that name, or None."""
+    return next((v for v in variants(spec) if v.name == name), None)
+
+
+def reference_rules(spec: Spec) -> dict[str, list[RuleBase]]:
+    """Each graph's rules against the reference outputs: the baseline's, then each variant's."""
+    out: dict[str, list[RuleBase]] = {"baseline": baseline_rules(spec)}
+    for v in variants(spec):
+        out[v.name] = list(v.rules)
+    return out
+
+
+def rules(spec: Spec) -> Iterator[RulePlace]:
     """Every rule: the baseline's, then each variant's rules and drift rules, in manifest order."""
-    for i, rule in enumerate(items(section(data, "comparison").get("rules"))):
-        yield RulePlace(rule, ("comparison", "rules", i), "baseline", "reference")
-    for v, variant in enumerate(items(data.get("variants"))):
-        name = str(variant.get("name"))
-        for group, against in (("rules", "reference"), ("drift_rules", "baseline")):
-            for i, rule in enumerate(items(variant.get(group))):
-                yield RulePlace(rule, ("variants", v, group, i), name, against)
+    for rule in baseline_rules(spec):
+        yield RulePlace(rule, "baseline", "reference")
+    for v in variants(spec):
+        for rule in v.rules:
+            yield RulePlace(rule, v.name, "reference")
+        for rule in drift_rules(v):
+            yield RulePlace(rule, v.name, "baseline")
+
+
+def cases(spec: Spec) -> list[Case]:
+    """`comparison.cases`, as the manifest states them."""
+    return list(spec.comparison.cases or []) if spec.comparison is not None else []
+
+
+def providers(runtime: Runtime | None) -> list[str]:
+    """`runtime.execution_providers`, in preference order."""
+    return list(runtime.execution_providers or []) if runtime is not None else []
+
+
+def session_options(runtime: Runtime | None) -> dict[str, Any]:
+    """`runtime.session_options` as onnxruntime's option names and values: those the manifest states."""
+    stated = runtime.session_options if runtime is not None else None
+    if stated is None:
+        return {}
+    values = ((f.name, getattr(stated, f.name)) for f in stated.manifest_fields())
+    return {name: value for name, value in values if value is not None}
+
+
+def optimization_levels(runtime: Runtime | None) -> list[str]:
+    """`runtime.optimization_levels`: every level the application may open its sessions at."""
+    return list(runtime.optimization_levels or []) if runtime is not None else []
+
+
+def platforms(runtime: Runtime | None) -> list[Platform]:
+    """`runtime.platforms`: the CPU classes the release must hold on."""
+    return list(runtime.platforms or []) if runtime is not None else []

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.compare.session import CPU, CaseRunError, Runtime, SessionError, open_session, run_case
+from checker.manifest import views
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,10 +31,8 @@ class NativeDiff:
     def _path(self, graph: str) -> Path | None:
         if graph == "baseline":
             return self.ctx.graph_path
-        for variant in self.ctx.data.get("variants") or []:
-            if isinstance(variant, dict) and variant.get("name") == graph:
-                return self.ctx.path(str((variant.get("graph") or {}).get("path", "")))
-        return None
+        variant = views.variant(self.ctx.spec, graph)
+        return self.ctx.path(variant.graph.path) if variant is not None else None
 
     def _session(self, graph: str) -> Any:
         if graph not in self._sessions:

@@ -10,9 +10,11 @@ instructions. Its name is the level and its features joined by '-': `x86-64-v3`,
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from checker.manifest.model.runtime import Platform as Declared
 
 X86 = "x86_64"
 ARM = "aarch64"
@@ -54,23 +56,17 @@ def known_classes() -> list[Platform]:
     return out
 
 
-def from_manifest(entry: Mapping[str, Any]) -> Platform:
-    """A `runtime.platforms[]` entry (validated by the schema) as a Platform."""
-    arch = str(entry.get("arch"))
-    level = str(entry["cpu"]) if arch == X86 and entry.get("cpu") else None
-    features = tuple(sorted(str(f) for f in entry.get("features") or []))
-    name = str(entry.get("name") or class_name(arch, level, features))
-    return Platform(name, arch, level, features)
+def from_manifest(entry: Declared) -> Platform:
+    """A `runtime.platforms[]` entry as a Platform."""
+    level = entry.cpu if entry.arch == X86 else None
+    features = tuple(sorted(entry.features)) if entry.features else ()
+    name = entry.name or class_name(entry.arch, level, features)
+    return Platform(name, entry.arch, level, features)
 
 
-def declared(runtime: Mapping[str, Any]) -> list[Platform]:
-    entries = runtime.get("platforms") or []
-    return [from_manifest(e) for e in entries if isinstance(e, Mapping)]
-
-
-def resolve(names: Sequence[str], runtime: Mapping[str, Any]) -> tuple[list[Platform], list[str]]:
+def resolve(names: Sequence[str], declared: Sequence[Declared]) -> tuple[list[Platform], list[str]]:
     """The platforms --platform NAMEs mean (a declared name, a class name, or `target`), and the unknown names."""
-    mine = declared(runtime)
+    mine = [from_manifest(entry) for entry in declared]
     by_name = {p.cpu_class: p for p in known_classes()} | {p.name: p for p in mine}
     chosen: dict[str, Platform] = {}
     unknown = []

@@ -18,6 +18,7 @@ from checker import findings as F
 from checker.compare.quantizing import requantize_to
 from checker.errors import BundleError
 from checker.findings import Finding
+from checker.manifest import views
 from checker.reports.model import Comparison, RuntimeSet
 
 if TYPE_CHECKING:
@@ -127,13 +128,13 @@ def _reduce_range(ctx: Context, graph: str, rerun: Rerun) -> dict[str, Any]:
     fit in int16), then judged on this platform by the same rules: the remedy measured where it is needed."""
     import onnxruntime
 
-    entry = next((v for v in ctx.data.get("variants") or [] if isinstance(v, dict) and v.get("name") == graph), {})
-    transform = entry.get("transform")
-    shipped = ctx.path(str((entry.get("graph") or {}).get("path", "")))
+    variant = views.variant(ctx.spec, graph)
+    shipped = ctx.path(variant.graph.path) if variant is not None else None
     base: dict[str, Any] = {"settings": dict(REDUCE_RANGE), "onnxruntime": onnxruntime.__version__}
-    if not isinstance(transform, Mapping) or shipped is None or ctx.graph_path is None:
+    if variant is None or shipped is None or ctx.graph_path is None:
         return {**base, "measured": False, "reason": "the variant records no transform to re-run"}
-    if (transform.get("settings") or {}).get("reduce_range") is True:
+    transform = variant.transform
+    if transform.settings.get("reduce_range") is True:
         return {**base, "measured": False, "reason": "the variant is already quantized with reduce_range=True"}
     with tempfile.TemporaryDirectory(prefix="checker-reduce-range-") as work:
         out = Path(work) / "reduce_range.onnx"

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from checker.bundle.paths import BundlePathError
 from checker.context import Case, Context
+from checker.manifest import views
+from checker.manifest.model.comparison import Case as CaseEntry
 from checker.manifest.named import PB_NAME, test_data_folders
 from checker.readers.tensors import TensorFileError, load_npy, load_npz, load_pb
 
@@ -24,17 +26,18 @@ class Loaded:
 
 def load_cases(ctx: Context, input_names: list[str], output_names: list[str]) -> Loaded:
     loaded = Loaded()
-    for i, entry in enumerate((ctx.data.get("comparison") or {}).get("cases") or []):
-        where: tuple[str | int, ...] = ("comparison", "cases", i)
-        if "onnx_test_data" in entry:
-            _test_data(ctx, entry, where, input_names, output_names, loaded)
+    for entry in views.cases(ctx.spec):
+        if entry.onnx_test_data is not None:
+            _test_data(ctx, entry, entry.onnx_test_data, input_names, output_names, loaded)
         else:
-            _stored(ctx, entry, where, loaded)
+            _stored(ctx, entry, loaded)
     return loaded
 
 
-def _side(ctx: Context, value: Any, where: tuple[str | int, ...]) -> tuple[dict[str, np.ndarray], list[str]]:
+def _side(ctx: Context, value: str | dict[str, str] | None) -> tuple[dict[str, np.ndarray], list[str]]:
     """One side of a case (inputs or expected): a name -> .npy mapping, or one .npz."""
+    if value is None:  # the schema requires both sides of a stored case
+        return {}, []
     if isinstance(value, str):
         path = _usable(ctx, value)
         return load_npz(path, value), [value]
@@ -51,35 +54,22 @@ def _usable(ctx: Context, rel: str) -> Path:
     return path
 
 
-def _stored(ctx: Context, entry: dict[str, Any], where: tuple[str | int, ...], loaded: Loaded) -> None:
+def _stored(ctx: Context, entry: CaseEntry, loaded: Loaded) -> None:
+    name, where = str(entry.name), entry.at
     try:
-        inputs, in_files = _side(ctx, entry["inputs"], (*where, "inputs"))
-        expected, out_files = _side(ctx, entry["expected"], (*where, "expected"))
+        inputs, in_files = _side(ctx, entry.inputs)
+        expected, out_files = _side(ctx, entry.expected)
     except TensorFileError as exc:
-        loaded.problems.append((f"case '{entry['name']}': {exc}", where))
+        loaded.problems.append((f"case '{name}': {exc}", where))
         return
-    case = Case(
-        entry["name"],
-        list(entry.get("tags") or []),
-        inputs,
-        expected,
-        dict(entry.get("raw") or {}),
-        where,
-        in_files + out_files,
-        entry.get("label"),
-    )
-    loaded.cases.append(case)
+    tags, raw = list(entry.tags or ()), dict(entry.raw or {})
+    loaded.cases.append(Case(name, tags, inputs, expected, raw, where, in_files + out_files, entry.label))
 
 
 def _test_data(
-    ctx: Context,
-    entry: dict[str, Any],
-    where: tuple[str | int, ...],
-    input_names: list[str],
-    output_names: list[str],
-    loaded: Loaded,
+    ctx: Context, entry: CaseEntry, pattern: str, input_names: list[str], output_names: list[str], loaded: Loaded
 ) -> None:
-    pattern = entry["onnx_test_data"]
+    where = entry.at
     if pattern in ctx.unusable:
         return  # the files stage refused it (bundle.path)
     try:
@@ -90,7 +80,7 @@ def _test_data(
     if not folders:
         loaded.problems.append((f"onnx_test_data '{pattern}' matches no folder", (*where, "onnx_test_data")))
     for folder in folders:
-        name = f"{entry['name']}/{Path(folder).name}" if entry.get("name") else folder
+        name = f"{entry.name}/{Path(folder).name}" if entry.name else folder
         try:
             inputs = _pb_side(ctx, folder, "input", input_names)
             expected = _pb_side(ctx, folder, "output", output_names)
@@ -98,7 +88,7 @@ def _test_data(
             loaded.problems.append((f"case '{name}': {exc}", where))
             continue
         files = [f"{folder}/{p.name}" for p in sorted((ctx.root / folder).iterdir()) if PB_NAME.match(p.name)]
-        loaded.cases.append(Case(name, list(entry.get("tags") or []), inputs, expected, {}, where, files))
+        loaded.cases.append(Case(name, list(entry.tags or ()), inputs, expected, {}, where, files))
 
 
 def _pb_side(ctx: Context, folder: str, prefix: str, names: list[str]) -> dict[str, np.ndarray]:

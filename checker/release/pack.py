@@ -22,6 +22,9 @@ from checker.context import Options
 from checker.errors import BundleError, Error, UsageError
 from checker.manifest.canonical import release_lines
 from checker.manifest.load import load_manifest
+from checker.manifest.model.build import build
+from checker.manifest.model.release import Release
+from checker.manifest.model.root import Spec
 from checker.manifest.named import named_files
 from checker.readers.digest import CHUNK, bundle_digest
 from checker.readers.digestlist import DIGEST_LIST
@@ -53,12 +56,9 @@ def fixed_mtime() -> int:
     return int(value) if value.isdigit() else 0
 
 
-def release_stem(data: dict[str, object]) -> str:
+def release_stem(release: Release) -> str:
     """NAME-VERSION, safe as a file and folder name."""
-    release = data.get("release") if isinstance(data.get("release"), dict) else {}
-    assert isinstance(release, dict)
-    stem = f"{release.get('name', 'bundle')}-{release.get('version', '0')}"
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", stem)
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", f"{release.name}-{release.version}")
 
 
 def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Signer | None = None) -> PackResult:
@@ -79,7 +79,7 @@ def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Sign
     root = manifest_path.parent
     if signer is not None:
         sign_bundle(manifest_path, signer)  # only a release that passed is signed
-    stem = release_stem(manifest.data)
+    stem = release_stem(build(Spec, manifest.data).release)  # it passed verification, so the schema
     named = sorted({entry.rel for entry in named_files(manifest.data, root)})
     target = out if out is not None else Path(f"{stem}.tar.gz")
     beside = [manifest_path.name] + [name for name in (DIGEST_LIST, SIGNATURE) if (root / name).is_file()]

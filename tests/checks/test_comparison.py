@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from bundlekit import context_for
 from modelkit import (
     case,
     classifier,
@@ -19,6 +20,7 @@ from modelkit import (
     quantize,
     run,
     variant_entry,
+    write_bundle,
 )
 from onnx import TensorProto, helper
 
@@ -27,6 +29,7 @@ from checker.checks.comparison import compare_stage
 from checker.checks.runtime import runtime_stage
 from checker.context import Options
 from checker.reports.model import Comparison
+from checker.verify import verify_bundle
 
 BACKEND = Path(onnx.__file__).parent / "backend/test/data/pytorch-converted"
 LOOSE = [
@@ -327,16 +330,19 @@ def test_expected_outputs_from_the_float_run_match(quantized: dict[str, Any]) ->
 
 
 def test_malformed_rules_are_schema_errors_not_crashes(tmp_path: Path) -> None:
+    # The schema gate stops rules stated wrongly, each at its own lines; the comparison never judges them.
     model = classifier()
-    rules = [{"output": "logits", "check": "nearly"}, {"output": "logits", "check": "max_abs"}, "allclose"]
-    ctx = make_context(tmp_path, manifest(rules), {"model.onnx": model}, classifier_cases(model, 1))
-    found, comparisons = stage(ctx)
-    schema = [f for f in found if f.id == F.MANIFEST_SCHEMA]
-    assert [f.line for f in schema] == [ctx.manifest.line("comparison", "rules", i) for i in range(3)]
-    assert "unknown check 'nearly'" in schema[0].message
-    assert "needs 'max'" in schema[1].message
-    assert [r.passed for r in comparisons[0].rules] == [False, False, False]
-    assert comparisons[0].status == "fail"
+    rules: list[Any] = [{"output": "logits", "check": "nearly"}, {"output": "logits", "check": "max_abs"}, "allclose"]
+    root = write_bundle(tmp_path / "b", {"model.onnx": model}, classifier_cases(model, 1), rules)
+    report = verify_bundle(root, Options())
+    schema = [f for f in report.findings if f.id == F.MANIFEST_SCHEMA]
+    manifest = context_for(root, "bundle.json").manifest
+    said = ["'nearly' is not one of", "'max' is a required property", "'allclose' is not of type 'object'"]
+    for i, words in enumerate(said):
+        found = [f for f in schema if f.message.startswith(f"comparison.rules[{i}]")]
+        assert any(words in f.message for f in found), found
+        assert all(f.line is not None and f.line >= manifest.line("comparison", "rules", i) for f in found)
+    assert report.comparisons == [] and report.status() == "fail"
 
 
 def test_a_transform_that_left_no_trace_is_an_error(tmp_path: Path) -> None:

@@ -26,6 +26,14 @@ from checker.compare.session import (
     weight_bytes,
 )
 from checker.compare.transform import contradictions, read_facts, transform_findings
+from checker.manifest.model.build import build
+from checker.manifest.model.runtime import Runtime as Declared
+from checker.manifest.model.variants import Transform
+from checker.manifest.schema import validator
+
+
+def transform(tool: str, settings: dict[str, object]) -> Transform:
+    return build(Transform, {"tool": tool, "version": "1", "settings": settings})
 
 
 def test_session_options_from_the_manifest() -> None:
@@ -53,7 +61,8 @@ def test_providers_keep_the_declared_order_with_the_cpu_last() -> None:
         ["TensorrtExecutionProvider"],
     )
     assert choose_providers([], available) == (["CPUExecutionProvider"], [])
-    runtime = resolve_runtime({"execution_providers": ["XnnpackExecutionProvider"]}, ["CPUExecutionProvider"])
+    declared = build(Declared, {"execution_providers": ["XnnpackExecutionProvider"]})
+    runtime = resolve_runtime(declared, ["CPUExecutionProvider"])
     assert runtime.providers == ["CPUExecutionProvider"] and runtime.unavailable == []
 
 
@@ -91,7 +100,7 @@ def test_graph_facts_of_a_qdq_model(qdq: onnx.ModelProto) -> None:
 
 
 def test_a_truthful_transform_has_no_contradiction(qdq: onnx.ModelProto) -> None:
-    assert list(contradictions({"tool": TOOL, "settings": SETTINGS}, read_facts(qdq))) == []
+    assert list(contradictions(transform(TOOL, SETTINGS), read_facts(qdq))) == []
 
 
 @pytest.mark.parametrize(
@@ -104,23 +113,25 @@ def test_a_truthful_transform_has_no_contradiction(qdq: onnx.ModelProto) -> None
     ],
 )
 def test_contradictions_are_named(qdq: onnx.ModelProto, change: dict[str, object], words: str) -> None:
-    found = list(contradictions({"tool": TOOL, "settings": {**SETTINGS, **change}}, read_facts(qdq)))
+    found = list(contradictions(transform(TOOL, {**SETTINGS, **change}), read_facts(qdq)))
     assert any(words in text for text in found), found
 
 
 def test_transform_findings() -> None:
     where = {"file": "bundle.yaml", "line": 7}
-    missing = transform_findings("int8", {"tool": TOOL}, None, where)
-    assert [(f.id, f.severity) for f in missing] == [(F.VARIANT_TRANSFORM, F.Severity.ERROR)]
-    assert "missing: version, settings" in missing[0].message and missing[0].line == 7
-    assert transform_findings("int8", None, None, where)[0].severity is F.Severity.ERROR
-    floaty = transform_findings("int8", {"tool": TOOL, "version": "1", "settings": {}}, classifier(), where)
+    # A transform without its version and settings, or a variant without one, is refused by the schema.
+    variant = {"name": "int8", "graph": {"path": "q.onnx"}, "derived_from": "baseline", "rules": []}
+    for stated in ({"transform": {"tool": TOOL}}, {}):
+        manifest = {"manifest_version": 1, "release": {"name": "r", "version": "1"}, "variants": [variant | stated]}
+        assert {e.validator for e in validator("manifest").iter_errors(manifest)} == {"required"}
+    floaty = transform_findings("int8", transform(TOOL, {}), classifier(), where)
+    assert floaty[0].line == 7
     assert [f.severity for f in floaty] == [F.Severity.WARNING, F.Severity.ERROR]
     assert "transform.settings is empty" in floaty[0].message
     assert "should hold QuantizeLinear" in floaty[1].message and "int8 or uint8 initializers" in floaty[1].message
     fp16 = transform_findings(
         "half",
-        {"tool": "onnxconverter_common.float16", "version": "1", "settings": {"keep_io_types": True}},
+        transform("onnxconverter_common.float16", {"keep_io_types": True}),
         classifier(),
         where,
     )

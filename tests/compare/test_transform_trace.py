@@ -13,9 +13,15 @@ from onnx import TensorProto, helper, numpy_helper
 from checker import findings as F
 from checker.compare.transform import read_facts, transform_findings
 from checker.context import Options
+from checker.manifest.model.build import build
+from checker.manifest.model.variants import Transform
 from checker.verify import verify_bundle
 
 DYNAMIC = "onnxruntime.quantization.quantize_dynamic"
+
+
+def transform(tool: str, settings: dict[str, object]) -> Transform:
+    return build(Transform, {"tool": tool, "version": "1", "settings": settings})
 
 
 def constant_weight_model() -> onnx.ModelProto:
@@ -102,16 +108,16 @@ def test_int8_weights_in_constant_nodes_count_as_a_trace(tmp_path: Path) -> None
     del graph.initializer[:]
     assert read_facts(quantized).int8_weights
     where = {"file": "bundle.yaml", "line": 3}
-    assert transform_findings("int8", {"tool": DYNAMIC, "version": "1", "settings": {"a": 1}}, quantized, where) == []
+    assert transform_findings("int8", transform(DYNAMIC, {"a": 1}), quantized, where) == []
 
 
 def test_empty_settings_for_a_tool_with_settings_is_a_warning() -> None:
     from bundlekit import linear_model
 
     where = {"file": "bundle.yaml", "line": 3}
-    found = transform_findings("x", {"tool": "onnxsim", "version": "0.4", "settings": {}}, linear_model(), where)
+    found = transform_findings("x", transform("onnxsim", {}), linear_model(), where)
     assert found == []  # a tool without known settings may leave them empty
-    found = transform_findings("x", {"tool": DYNAMIC, "version": "1", "settings": {}}, None, where)
+    found = transform_findings("x", transform(DYNAMIC, {}), None, where)
     assert [(f.severity, "settings is empty" in f.message) for f in found] == [(F.Severity.WARNING, True)]
     assert json.dumps(found[0].to_dict())
 

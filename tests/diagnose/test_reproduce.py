@@ -17,6 +17,8 @@ from checker import findings as F
 from checker.cli import main
 from checker.compare.transform import transform_findings
 from checker.diagnose.reproduce import _describe, kind
+from checker.manifest.model.build import build
+from checker.manifest.model.variants import Transform
 
 
 def diagnose(capsys: pytest.CaptureFixture[str], root: Path) -> tuple[int, dict[str, Any]]:
@@ -74,11 +76,11 @@ def test_settings_without_what_decides_the_result_are_a_warning() -> None:
         "version": "1.32.0",
         "settings": {"per_channel": True},
     }
-    (found,) = transform_findings("int8", transform, None, {"file": "bundle.yaml", "line": 3})
+    (found,) = transform_findings("int8", build(Transform, transform), None, {"file": "bundle.yaml", "line": 3})
     assert found.id == F.VARIANT_TRANSFORM and found.severity is F.Severity.WARNING
     assert "leave out calibration_cases, calibrate_method" in found.message
     complete = {**transform, "settings": {"calibration_cases": 8, "calibrate_method": "MinMax"}}
-    assert transform_findings("int8", complete, None, {"file": None, "line": None}) == []
+    assert transform_findings("int8", build(Transform, complete), None, {"file": None, "line": None}) == []
 
 
 def test_tensor_kinds_and_equal_arrays() -> None:

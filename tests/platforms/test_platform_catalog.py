@@ -10,6 +10,9 @@ import pytest
 from bundlekit import linear_model, put
 from platformkit import write_bundle as write_pairs
 
+from checker.manifest.model.build import build
+from checker.manifest.model.runtime import Platform as Declared
+from checker.manifest.model.runtime import Runtime
 from checker.manifest.schema import validator
 from checker.platforms.catalog import Platform, from_manifest, platform_of_target, resolve
 from checker.platforms.features import class_of
@@ -27,14 +30,15 @@ RUNTIME = {
 
 
 def test_declared_names_classes_and_target_resolve() -> None:
-    chosen, unknown = resolve(["target", "x86-64-v4-vnni", "pi5", "nonsense"], RUNTIME)
+    chosen, unknown = resolve(["target", "x86-64-v4-vnni", "pi5", "nonsense"], build(Runtime, RUNTIME).platforms or [])
     assert [(p.name, p.cpu_class) for p in chosen] == [
         ("pi5", "aarch64-dotprod"),
         ("x86-64-v3", "x86-64-v3"),
         ("x86-64-v4-vnni", "x86-64-v4-vnni"),
     ]
     assert unknown == ["nonsense"]
-    assert from_manifest({"arch": "aarch64", "features": ["i8mm", "dotprod"]}).cpu_class == "aarch64-dotprod-i8mm"
+    declared = build(Declared, {"arch": "aarch64", "features": ["i8mm", "dotprod"]})
+    assert from_manifest(declared).cpu_class == "aarch64-dotprod-i8mm"
 
 
 @pytest.mark.parametrize(

@@ -86,10 +86,16 @@ class S:
 @dataclass(frozen=True)
 class Tagged:
     """On a union of blocks: the key whose value picks the block (`kind: image`), each block saying its own value
-    in `TAG`."""
+    in `TAG`.
+
+    `shared`: a block every member subclasses, whose fields the union states once beside the key (a rule's
+    `output`, `min_pass_rate` and `tags` beside its `check`); each member's `then` lists them again with its own,
+    so that no other key is allowed, and requires only its own. The key is then no field of the members: the
+    member's `TAG` says it."""
 
     key: str
     words: S = S()
+    shared: type[Block] | None = None
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,8 @@ def _tagged(union: Tagged, options: list[Any]) -> dict[str, Any]:
     """A union picked by one key's value: the key's enum, then one `if key is X then block X` per block."""
     blocks = [m for m in options if isinstance(m, type) and issubclass(m, Block)]
     tag = {**_head(union.words), "type": "string", "enum": [b.TAG for b in blocks]}
+    if union.shared is not None:
+        return _tagged_shared(union.key, union.shared, blocks, tag)
     return {
         "type": "object",
         "required": [union.key],
@@ -173,6 +175,27 @@ def _tagged(union: Tagged, options: list[Any]) -> dict[str, Any]:
 def _tagged_block(cls: type[Block], key: str) -> dict[str, Any]:
     schema = block_schema(cls)
     return {k: v for k, v in schema.items() if k not in ("title", "description", "type")}
+
+
+def _tagged_shared(key: str, shared: type[Block], blocks: list[Any], tag: dict[str, Any]) -> dict[str, Any]:
+    """A union whose members share `shared`'s fields: the key and those fields once on the union, and per
+    member every field it takes (the key among them), requiring only its own."""
+    base = block_schema(shared, head=False)
+    common = base.get("required", [])
+    out: dict[str, Any] = {
+        "type": "object",
+        "required": [key, *common],
+        "properties": {key: tag, **base.get("properties", {})},
+    }
+    out["allOf"] = []
+    for b in blocks:
+        then = _tagged_block(b, key)
+        then["properties"] = {key: tag, **then.get("properties", {})}
+        own = [name for name in then.pop("required", []) if name not in common]
+        if own:
+            then["required"] = own
+        out["allOf"].append({"if": {"properties": {key: {"const": b.TAG}}, "required": [key]}, "then": then})
+    return out
 
 
 def _keyed(options: list[Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from checker.manifest.model.comparison import Comparison
 from checker.manifest.model.core import Block, S
 from checker.manifest.model.generate import block_schema
 from checker.manifest.model.inputs import Inputs
@@ -11,6 +12,7 @@ from checker.manifest.model.release import Graph, Release
 from checker.manifest.model.runtime import Runtime
 from checker.manifest.model.tensors import Outputs
 from checker.manifest.model.validation import Validation
+from checker.manifest.model.variants import Variants
 
 SCHEMA_ID = "https://onnx-release-checker.dev/schemas/manifest-1.schema.json"
 
@@ -32,8 +34,8 @@ class Spec(Block):
     outputs: Outputs | None = None
     runtime: Runtime | None = None
     validation: Validation | None = None
-    comparison: Any = None
-    variants: Any = None
+    comparison: Comparison | None = None
+    variants: Variants | None = None
 
 
 def manifest_schema() -> dict[str, Any]:

@@ -1,0 +1,106 @@
+"""The comparison: `comparison:` (the reference, the cases and the baseline's rules)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from checker.manifest.model.common import MAX_PATH, MAX_TENSORS, BundlePath
+from checker.manifest.model.core import Block, S
+from checker.manifest.model.rules import MAX_RULES, MAX_TAGS, Rule, Tag
+
+MAX_CASES = 100_000
+MAX_LABEL = 2**20  # a class index
+MAX_LABELS = 100_000  # labels of one case, one per item of its batch
+
+# Input or output name -> .npy file, or one .npz whose keys are the names.
+TensorFiles = BundlePath | Annotated[dict[str, BundlePath], S(max_properties=MAX_TENSORS)]
+ClassLabel = Annotated[str, S(min_length=1, max_length=1024)] | Annotated[int, S(minimum=0, maximum=MAX_LABEL)]
+Version = Annotated[str, S(max_length=64)]
+
+
+class Reference(Block):
+    WORDS = S("Reference", "What produced the expected outputs.")
+
+    description: Annotated[
+        str | None, S("Description", "E.g. 'PyTorch 2.5.1 eager, float32, x86_64'.", min_length=1, max_length=4096)
+    ] = None
+
+
+class ProducedOn(Block):
+    WORDS = S(
+        "Produced on",
+        "The platform that ran the reference when the case was stored (`checker case add`, `save_case`): its "
+        "architecture, CPU class and features, and the onnxruntime and NumPy there.",
+    )
+
+    arch: Annotated[Version | None, S("Architecture", "platform.machine(), e.g. x86_64 or aarch64.")] = None
+    cpu_class: Annotated[Version | None, S("CPU class", "E.g. x86-64-v4-vnni, aarch64-dotprod.")] = None
+    cpu_features: Annotated[
+        list[Version] | None, S("CPU features", "NumPy's names of the CPU features found there.", max_items=256)
+    ] = None
+    onnxruntime: Annotated[Version | None, S("onnxruntime", "The onnxruntime version installed there, if any.")] = None
+    numpy: Annotated[Version | None, S("NumPy", "The NumPy version there.")] = None
+
+
+class Case(Block):
+    WORDS = S(
+        "Case",
+        "A comparison case: stored input tensors and the reference's outputs, or a glob of ONNX test-data folders.",
+    )
+    EXTRA = {
+        "oneOf": [
+            {"required": ["name", "inputs", "expected"], "not": {"required": ["onnx_test_data"]}},
+            {
+                "required": ["onnx_test_data"],
+                "not": {"anyOf": [{"required": ["inputs"]}, {"required": ["expected"]}, {"required": ["raw"]}]},
+            },
+        ]
+    }
+
+    name: Annotated[str | None, S("Case name", "Unique among the cases.", min_length=1, max_length=128)] = None
+    tags: Annotated[list[Tag] | None, S("Tags", "Free tags; `edge` marks an awkward case.", max_items=MAX_TAGS)] = None
+    inputs: Annotated[
+        TensorFiles | None, S("Inputs", "Input name -> .npy file, or one .npz whose keys are input names.")
+    ] = None
+    expected: Annotated[
+        TensorFiles | None,
+        S("Expected outputs", "Output name -> .npy file, or one .npz whose keys are output names."),
+    ] = None
+    raw: Annotated[
+        dict[str, BundlePath] | None,
+        S(
+            "Raw inputs",
+            "Input name -> the application input (image, text file) this tensor was made from.",
+            max_properties=MAX_TENSORS,
+        ),
+    ] = None
+    onnx_test_data: Annotated[
+        str | None,
+        S(
+            "ONNX test data",
+            "A glob of folders in ONNX test-data layout (input_N.pb, output_N.pb); each folder becomes a case named "
+            "after it.",
+            min_length=1,
+            max_length=MAX_PATH,
+        ),
+    ] = None
+    produced_on: ProducedOn | None = None
+    label: Annotated[
+        ClassLabel | Annotated[list[ClassLabel], S(min_items=1, max_items=MAX_LABELS)] | None,
+        S(
+            "Label",
+            "The class the application expects: a name from the output's labels or an index; a list gives one per "
+            "item of the batch.",
+        ),
+    ] = None
+
+
+class Comparison(Block):
+    WORDS = S("Comparison", "The comparison inputs, their reference outputs and the acceptance rules.")
+
+    reference: Reference | None = None
+    cases: Annotated[list[Case] | None, S("Cases", "At least one case.", max_items=MAX_CASES)] = None
+    rules: Annotated[
+        list[Rule] | None,
+        S("Rules", "The baseline's rules, judged against the reference outputs.", max_items=MAX_RULES),
+    ] = None
