@@ -161,12 +161,15 @@ def cmd_case_add(args: argparse.Namespace) -> int:
 
     if not args.expected:
         raise UsageError("case add: give the reference's outputs with --expected NAME=FILE")
+    inputs, expected = pairs(args.input, "--input"), pairs(args.expected, "--expected")
     case = NewCase(
         args.name,
-        load_tensors(pairs(args.input, "--input")),
-        load_tensors(pairs(args.expected, "--expected")),
+        load_tensors(inputs),
+        load_tensors(expected),
         pairs(args.raw, "--raw"),
         list(args.tag),
+        input_files={name: str(path) for name, path in inputs.items()},
+        expected_files={name: str(path) for name, path in expected.items()},
     )
     added = add_case(args.path, case, replace=args.replace, reference=args.reference)
     verb = "replaced" if added.replaced else "added"
