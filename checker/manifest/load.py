@@ -11,7 +11,8 @@ from typing import Any
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
 from checker.findings import Finding
-from checker.manifest.schema import fast_validator, validator
+from checker.manifest.schema import fast_validator
+from checker.manifest.schemaerrors import schema_errors
 from checker.manifest.strings import unencodable_fields
 from checker.manifest.yamltree import MAX_DEPTH, parse_marked, plain_data
 from checker.manifest.yamltree import parse_text as parse_text  # the round-trip reader `checker lock` edits with
@@ -154,9 +155,11 @@ def schema_findings(manifest: Manifest) -> list[Finding]:
     """Every schema violation, each at the line of the field at fault."""
     if surely_valid(manifest.data):
         return []
-    out = []
-    for err in sorted(validator("manifest").iter_errors(manifest.data), key=lambda e: list(e.absolute_path)):
-        out.extend(_describe(manifest, err))
+    errors, more = schema_errors(manifest.data)
+    out = [finding for err in errors for finding in _describe(manifest, err)]
+    if more:
+        msg = f"more schema errors than the {len(errors)} listed: fix those and verify again to see the rest"
+        out.append(F.error(F.MANIFEST_SCHEMA, msg, manifest.file))
     return out
 
 
