@@ -193,7 +193,7 @@ def _describe(manifest: Manifest, err: Any) -> list[Finding]:
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         return [_unknown_key(manifest, keys, key, err.schema) for key in _extra_keys(err)]
     if err.validator in ("oneOf", "anyOf") and err.context:
-        from jsonschema.exceptions import best_match
+        from jsonschema.exceptions import best_match  # jsonschema loads only for an invalid manifest
 
         err = best_match(err.context)
         keys = keys + tuple(err.relative_path)
@@ -207,7 +207,7 @@ def _extra_keys(err: Any) -> list[str]:
 
 
 def _unknown_key(manifest: Manifest, keys: tuple[Any, ...], key: str, schema: dict[str, Any]) -> Finding:
-    import difflib
+    import difflib  # only for a manifest with an unknown field
 
     line = manifest.line(*keys, key)
     close = difflib.get_close_matches(key, list(schema.get("properties", {})), n=1)
@@ -220,7 +220,7 @@ def dump_tree(tree: Any, suffix: str) -> str:
     """The manifest's text from its round-trip tree: comments, key order and quoting kept."""
     if suffix == ".json":
         return json.dumps(to_plain(tree), indent=2) + "\n"
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # for `checker lock` alone: verify never writes a manifest
 
     yaml = YAML(typ="rt")
     yaml.width = 4096  # never re-wrap the user's lines

@@ -168,7 +168,7 @@ def _libyaml_tree(text: str, name: str) -> Any:
     if odd:
         line = text.count("\n", 0, odd.start()) + 1
         return _Stop(doubt=f"a tab or an unusual line break or mark ({odd.group()!r})", line=line)
-    import yaml
+    import yaml  # not for `checker --help`, which reads no manifest
 
     loader_class = getattr(yaml, "CSafeLoader", None)
     if loader_class is None:
@@ -328,6 +328,7 @@ class _Bounds:
 @functools.cache
 def _bounded_parser() -> type:
     """ruamel.yaml's round-trip parser, each event checked against the bounds before its composer takes it."""
+    # ruamel.yaml is slow to import: only a doubtful manifest or `checker lock` needs it
     from ruamel.yaml import events
     from ruamel.yaml.parser import RoundTripParser
 
@@ -346,6 +347,7 @@ def _bounded_parser() -> type:
 
 def _ruamel_tree(text: str, name: str) -> tuple[Any, list[Finding]]:
     """ruamel.yaml's round-trip tree (comments and quoting kept), or None with a `manifest.parse` finding."""
+    # ruamel.yaml is slow to import: only a doubtful manifest or `checker lock` needs it
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 

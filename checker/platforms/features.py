@@ -19,7 +19,7 @@ FEATURE_NAMES = {"vnni": ("AVX512VNNI", "AVX_VNNI", "AVXVNNI"), "dotprod": ("ASI
 
 def numpy_features() -> list[str]:
     """This process's CPU features, by NumPy's names (the worker reports its own the same way)."""
-    import numpy as np
+    import numpy as np  # not for `checker --help`, which reaches this module through the platforms' names
 
     core = getattr(np, "_core", None) or np.core  # NumPy 1 names it core
     found = getattr(core._multiarray_umath, "__cpu_features__", {})
@@ -34,7 +34,7 @@ _AT_HWCAP2 = 26
 
 
 def _hwcap2() -> int:
-    import ctypes
+    import ctypes  # on aarch64 alone
 
     try:
         return int(ctypes.CDLL(None).getauxval(_AT_HWCAP2))
@@ -69,6 +69,7 @@ def this_machine() -> tuple[str, list[str]]:
 def produced_on() -> dict[str, Any]:
     """Where a reference output is being stored: this machine's architecture, CPU class and features, and the
     onnxruntime and NumPy installed (read from their metadata: onnxruntime is not imported for it)."""
+    # Only when a case is stored; NumPy as in numpy_features
     from importlib.metadata import PackageNotFoundError, version
 
     import numpy as np
