@@ -22,7 +22,7 @@ from typing import Any
 
 from checker.errors import Error, UsageError
 from checker.github.config import Config
-from checker.github.event import PULL_EVENTS, Event
+from checker.github.event import EVENTS, Event, base_commit
 from checker.reports.files import read_report
 
 GIT_TIMEOUT_S = 300.0
@@ -38,19 +38,16 @@ def base_report(config: Config, event: Event, bundle_words: list[str], extra_arg
         return read_report(Path(config.compare_to), untrusted=True)
     sha = base_sha(event)
     if sha is None:
-        raise UsageError("compare-to: base needs a pull_request event (it names the base commit)")
+        named = ", ".join(kind.name for kind in EVENTS.values() if kind.base)
+        raise UsageError(f"compare-to: base needs a pull_request event, or another that names its base ({named})")
     repo = config.workspace or Path.cwd()
     with worktree(repo, sha) as tree:
         return verify_at(tree, bundle_words, [a for a in extra_args if a.split("=", 1)[0] not in DROPPED])
 
 
 def base_sha(event: Event) -> str | None:
-    if event.name not in PULL_EVENTS:
-        return None
-    pull = event.payload.get("pull_request")
-    base = pull.get("base") if isinstance(pull, dict) else None
-    sha = base.get("sha") if isinstance(base, dict) else None
-    return sha if isinstance(sha, str) and _SHA.match(sha) else None
+    sha = base_commit(event)
+    return sha if sha and _SHA.match(sha) else None
 
 
 @contextmanager

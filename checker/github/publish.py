@@ -21,7 +21,7 @@ from checker.github.api import ApiError, Client
 from checker.github.comment import PROVENANCE, Outcome, Sticky
 from checker.github.commit import checked_sha, verified_commit
 from checker.github.config import Config
-from checker.github.event import PULL_EVENTS, Event, Target, as_number, find_targets, head_sha, load_event
+from checker.github.event import EVENTS, Event, Target, as_number, find_targets, head_sha, load_event
 from checker.github.files import append_summary, write_outputs
 from checker.render.escape import text
 from checker.render.links import Links
@@ -31,8 +31,6 @@ from checker.reports.model import mappings as _dicts
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
 FORKS = "docs/action.md#pull-requests-from-forks"
 EXIT_USAGE = 2
-# Events in which a comment-only job may post the reports of earlier jobs of the same run (a matrix's).
-SAME_RUN_EVENTS = (*PULL_EVENTS, "merge_group")
 BASE_CHECKED = "the base branch was checked, not this pull request's files"
 
 
@@ -182,7 +180,7 @@ def provenance(config: Config, event: Event, context: Mapping[str, Any]) -> str:
     repo = config.repository or ""
     base = f"{config.server_url}/{repo}"
     run_id, commit = config.run_id, _verified(config, event, context)
-    if config.mode == "comment-only" and event.name == "workflow_run":
+    if config.mode == "comment-only" and event.kind.pulls == "run":
         run = event.payload.get("workflow_run")
         run = run if isinstance(run, Mapping) else {}
         run_id = str(run.get("id")) if isinstance(run.get("id"), int) else None
@@ -210,7 +208,7 @@ def _verified(config: Config, event: Event, context: Mapping[str, Any]) -> str |
 
 def _base_warning(config: Config, event: Event, result: Published) -> list[str]:
     """pull_request_target checks out the base branch: the pull request's own files were not verified."""
-    if event.name != "pull_request_target" or config.mode == "comment-only":
+    if event.kind.checkout != "base" or config.mode == "comment-only":
         return []
     checked, head = verified_commit(config, event), head_sha(event, None)
     if checked and head and checked == head:
@@ -227,14 +225,15 @@ def _refusal(config: Config, event: Event, context: Mapping[str, Any]) -> str:
     """Why an untrusted report (comment-only mode) is not posted, or empty when it may be."""
     if config.mode != "comment-only":
         return ""
-    if event.name not in ("workflow_run", *SAME_RUN_EVENTS):
+    if event.kind.pulls != "run" and not event.kind.same_run:
+        same = ", ".join(kind.name for kind in EVENTS.values() if kind.same_run)
         return (
-            "comment-only mode runs on a workflow_run event, or in a later job of the pull_request (or "
-            f"merge_group) run that made the reports, not on {event.name or 'none'}: see {FORKS}."
+            "comment-only mode runs on a workflow_run event, or in a later job of the run that made the reports "
+            f"({same}), not on {event.name or 'none'}: see {FORKS}."
         )
     if not context:
         return "The report has no context (which pull request and commit it is about), so it was not posted."
-    if event.name in SAME_RUN_EVENTS and str(context.get("run_id")) != str(config.run_id):
+    if event.kind.same_run and str(context.get("run_id")) != str(config.run_id):
         return "The report was made by another run than this one, so it was not posted."
     recorded, expected = context.get("head_sha"), head_sha(event, None)
     if not isinstance(recorded, str) or recorded != expected:
