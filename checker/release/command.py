@@ -352,7 +352,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
         sys.stdout.write(_failed_report(result, args.strict))
         why = "it fails verification (the findings above)"
         if result.report.status(args.strict) == "pass":
-            why = f"not every check ran here ({not_run_line([n.to_dict() for n in result.report.not_run])})"
+            why = f"not every check ran here ({not_run_line(result.report.not_run)})"
         sys.stderr.write(f"checker: {args.path} was not packed: {why}\n")
         return 1
     signed = " (signed: bundle.sig)" if args.sign else ""
@@ -365,4 +365,4 @@ def _failed_report(result: PackResult, strict: bool) -> str:
     from checker.render import render
 
     report = Report(checker_version=__version__, bundles=[result.report], strict=strict, environment=environment())
-    return render("text", report.to_dict())
+    return render("text", report)

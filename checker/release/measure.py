@@ -26,6 +26,7 @@ from checker.findings import Finding
 from checker.manifest.load import Manifest
 from checker.platforms.features import this_machine
 from checker.reports.model import Comparison
+from checker.reports.parts.placement import PlatformRecord
 
 GROUPS = {"reference": "rules", "baseline": "drift_rules"}
 _SHOWN = 6
@@ -106,9 +107,8 @@ def measure(prepared: Prepared, rules: list[dict[str, Any]], drift_rules: list[d
     return measured
 
 
-def _platform_words(platform: Mapping[str, Any]) -> str:
-    how = str(platform.get("how", ""))
-    return f"{platform.get('name')}" + ("" if how in ("", "native") else f" ({how})")
+def _platform_words(platform: PlatformRecord) -> str:
+    return platform.name + ("" if platform.how in ("", "native") else f" ({platform.how})")
 
 
 def _collect(

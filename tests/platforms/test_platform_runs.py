@@ -17,6 +17,7 @@ from platformkit import LIMIT, V3_MODEL, int8_max_abs, needs_qemu, outputs, redu
 
 from checker.render import render
 from checker.reports.files import validate
+from checker.reports.model import Report
 
 pytestmark = needs_qemu
 Cli = Callable[..., tuple[int, str, str]]
@@ -127,9 +128,9 @@ def test_shards_on_a_platform_merge_into_the_whole_run(cli: Cli, planted: Path, 
 def test_junit_and_markdown_show_the_platform_figures(cli: Cli, planted: Path, tmp_path: Path) -> None:
     _, report, _ = _verify(cli, planted, tmp_path / "r.json", "--platform", "x86-64-v3")
     emulated = _int8(report["bundles"][0]["runtimes"][0]["comparisons"])["measured"]
-    junit = ET.fromstring(render("junit", report))
+    junit = ET.fromstring(render("junit", Report.from_dict(report)))
     [case] = [c for c in junit.iter("testcase") if c.get("classname") == "pairs.platform-x86-64-v3.int8.vs-reference"]
     failure = case.find("failure")
     assert failure is not None and f"measured {emulated}" in (failure.get("message") or "")
-    markdown = render("markdown", report)
+    markdown = render("markdown", Report.from_dict(report))
     assert "platform x86-64-v3" in markdown and f"✗ {emulated:.4g}" in markdown
