@@ -6,7 +6,8 @@ when the manifest's `expect` states what the variant must gain and a measured fi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from checker.manifest import views
 from checker.manifest.model.release import Graph
 from checker.manifest.model.variants import Expect, Variant
 from checker.platforms.emulation import emulated
+from checker.reports.parts.gains import Gain, Latency, Size
 
 if TYPE_CHECKING:
     from checker.context import Context
@@ -38,8 +40,8 @@ def gain_stage(ctx: Context) -> Iterator[Finding]:
         files = _files(ctx, variant.graph)
         if variant.name not in judged or files is None:
             continue
-        gain: dict[str, Any] = {"variant": variant.name, "size": _size(base_files, files)}
-        gain["latency"] = _latency(ctx, runtime, base_files[0], files[0], variant.name)
+        latency = _latency(ctx, runtime, base_files[0], files[0], variant.name)
+        gain = Gain(variant.name, _size(base_files, files), latency)
         ctx.gains.append(gain)
         yield from _verdict(ctx, variant, gain)
 
@@ -53,13 +55,9 @@ def _files(ctx: Context, graph: Graph) -> list[Path] | None:
     return None if any(p is None for p in paths) else [p for p in paths if p is not None]
 
 
-def _size(base: list[Path], variant: list[Path]) -> dict[str, Any]:
+def _size(base: list[Path], variant: list[Path]) -> Size:
     base_bytes, variant_bytes = (sum(p.stat().st_size for p in files) for files in (base, variant))
-    return {
-        "baseline_bytes": base_bytes,
-        "variant_bytes": variant_bytes,
-        "smaller": base_bytes / variant_bytes if variant_bytes else 0.0,
-    }
+    return Size(base_bytes, variant_bytes, base_bytes / variant_bytes if variant_bytes else 0.0)
 
 
 def not_device_figure(ctx: Context) -> str | None:
@@ -69,19 +67,19 @@ def not_device_figure(ctx: Context) -> str | None:
     return emulated()
 
 
-def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -> dict[str, Any]:
+def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -> Latency:
     budget = ctx.options.gain_budget_s
     threads = {k: v for k, v in runtime.options.items() if k.endswith("_threads")}
-    out: dict[str, Any] = {"threads": threads or "onnxruntime's default (one per core)"}
+    out = Latency(threads or "onnxruntime's default (one per core)")
     if budget <= 0:
-        return {**out, "skipped": "timing was turned off (--gain-budget 0)"}
+        return replace(out, skipped="timing was turned off (--gain-budget 0)")
     try:
         sessions = [
             open_session(path, runtime, weight_bytes=weight_bytes(model))
             for path, model in ((base, ctx.graph), (variant, ctx.variant_models.get(name)))
         ]
     except SessionError as exc:
-        return {**out, "skipped": f"a session could not be opened: {exc}"}
+        return replace(out, skipped=f"a session could not be opened: {exc}")
     cases = [c.inputs for c in (ctx.cases or [])][:16]
     feeds = [[{i.name: case[i.name] for i in s.get_inputs() if i.name in case} for case in cases] for s in sessions]
     timeout = ctx.options.case_timeout_s
@@ -92,25 +90,24 @@ def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -
     try:
         measured = timing.paired(runner(0), runner(1), len(cases), budget)
     except CaseRunError as exc:
-        return {**out, "skipped": f"a graph failed while being timed: {exc}"}
-    reason = not_device_figure(ctx)
-    return {**out, **measured.to_dict(), **({"not_device_figure": reason} if reason else {})}
+        return replace(out, skipped=f"a graph failed while being timed: {exc}")
+    return replace(out, timing=measured.record(), not_device_figure=not_device_figure(ctx))
 
 
 def _run(session: Any, feed: dict[str, Any], timeout: float) -> None:
     timed_run(session, None, feed, timeout)
 
 
-def _verdict(ctx: Context, variant: Variant, gain: Mapping[str, Any]) -> Iterator[Finding]:
-    name, size, latency = gain["variant"], gain["size"], gain["latency"]
-    smaller = float(size["smaller"])
-    faster = latency.get("faster")
-    low = (latency.get("interval") or {}).get("low")
-    said = [f"{smaller:.3g}x smaller ({size['variant_bytes']} bytes against {size['baseline_bytes']})"]
-    if faster is not None:
-        high = latency["interval"]["high"]
-        said.append(f"{faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {latency['rounds']} paired rounds)")
-    caveat = f"; not a device figure: {latency['not_device_figure']}" if latency.get("not_device_figure") else ""
+def _verdict(ctx: Context, variant: Variant, gain: Gain) -> Iterator[Finding]:
+    name, size, latency, measured = gain.variant, gain.size, gain.latency, gain.latency.timing
+    smaller = float(size.smaller)
+    faster = measured.faster if measured is not None else None
+    low = measured.interval.low if measured is not None else None
+    said = [f"{smaller:.3g}x smaller ({size.variant_bytes} bytes against {size.baseline_bytes})"]
+    if measured is not None:
+        high = measured.interval.high
+        said.append(f"{measured.faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {measured.rounds} paired rounds)")
+    caveat = f"; not a device figure: {latency.not_device_figure}" if latency.not_device_figure else ""
     where = ctx.where(*variant.at)
     expect = variant.expect
     if expect is not None:
@@ -120,7 +117,7 @@ def _verdict(ctx: Context, variant: Variant, gain: Mapping[str, Any]) -> Iterato
     gains_size = smaller > 1.0
     gains_speed = low is not None and float(low) > 1.0 + timing.NOISE
     if not (gains_size or gains_speed):
-        untimed = f"; its speed was not measured: {latency['skipped']}" if "skipped" in latency else ""
+        untimed = f"; its speed was not measured: {latency.skipped}" if latency.skipped is not None else ""
         yield F.warning(
             F.VARIANT_NO_GAIN,
             f"variant '{name}' is neither smaller nor faster than the baseline beyond the noise: "
@@ -133,13 +130,13 @@ def _verdict(ctx: Context, variant: Variant, gain: Mapping[str, Any]) -> Iterato
 
 
 def _expected(
-    name: str, expect: Expect, smaller: float, latency: Mapping[str, Any], said: str, where: dict[str, Any]
+    name: str, expect: Expect, smaller: float, latency: Latency, said: str, where: dict[str, Any]
 ) -> Iterator[Finding]:
     """variant.no_gain as an error for each expectation the measured figures fall short of."""
     short = []
     if expect.smaller is not None and smaller < expect.smaller:
         short.append(f"{expect.smaller:g}x smaller")
-    faster = latency.get("faster")
+    faster = latency.timing.faster if latency.timing is not None else None
     speed_short = expect.faster is not None and (faster is None or float(faster) < expect.faster)
     if not short and not speed_short:
         return
@@ -147,7 +144,7 @@ def _expected(
         short.append(f"{expect.faster:g}x faster")
     message = f"variant '{name}' does not gain what its manifest expects ({' and '.join(short)}): {said}"
     # A speed measured on shared or emulated cores says nothing about the device: that shortfall only warns.
-    soft = not short[:-1] and speed_short and bool(latency.get("not_device_figure") or "skipped" in latency)
+    soft = not short[:-1] and speed_short and bool(latency.not_device_figure or latency.skipped is not None)
     make = F.warning if soft else F.error
     expected = {k: v for k, v in (("smaller", expect.smaller), ("faster", expect.faster)) if v is not None}
     yield make(F.VARIANT_NO_GAIN, message, **where, graph=name, smaller=smaller, faster=faster, expected=expected)

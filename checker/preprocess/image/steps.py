@@ -113,6 +113,19 @@ class Step:
         """The range after this step, given the range before; None when the step can leave any bound."""
         return r
 
+    # Every step class says what it does to the image's size and whether it treats each band alike (below): no
+    # default, so that a new geometry step cannot be taken for one that keeps the size
+    # (tests/preprocess/test_step_entries.py holds every class in STEPS to defining both).
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        """The height and width this step makes of an h x w image (PreprocessError when it would fail)."""
+        raise NotImplementedError(f"{type(self).__name__} says nothing of the size it makes")
+
+    def per_band(self) -> bool:
+        """Whether this step, run on one grey band and then repeated, makes what it makes of three equal bands:
+        a geometry step that treats each band alike with one value for all (Pillow resamples each band with
+        the same integer kernel)."""
+        raise NotImplementedError(f"{type(self).__name__} says nothing of its bands")
+
     def params(self) -> dict[str, Any]:
         """The parameters as written (defaults left out unless the step has no other); a condition first, as
         it reads: `pad: {when: {sum_of_sides: {lt: 64}}, at_least: [32, 32]}`."""
@@ -210,6 +223,12 @@ class Decode(Step):
         composite = None if isinstance(alpha, str) else _pixel_values(alpha.composite, f"{where}.alpha.composite")
         return Decode(mode=block.mode, library=block.library, exif=block.exif, alpha=composite)
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class Convert(Step):
@@ -224,6 +243,12 @@ class Convert(Step):
     @classmethod
     def from_model(cls, block: m.Convert, where: str) -> Convert:
         return Convert(block.to, block.formula)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -300,6 +325,14 @@ class Resize(Step):
             return None
         return r
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        from checker.preprocess.image.geometry import resize_size  # geometry imports this module's classes
+
+        return resize_size(self, h, w)
+
+    def per_band(self) -> bool:
+        return self.library == "pillow"
+
 
 @dataclass(frozen=True)
 class Crop(Step):
@@ -326,6 +359,14 @@ class Crop(Step):
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return r if self.pad_if_smaller is None else r.including(self.pad_if_smaller)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        if self.center:
+            return self.center
+        return (self.box[2], self.box[3]) if self.box is not None else (h, w)
+
+    def per_band(self) -> bool:
+        return self.pad_if_smaller is None or len(self.pad_if_smaller) == 1
 
 
 @dataclass(frozen=True)
@@ -371,6 +412,14 @@ class Pad(Step):
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return r.including(self.value) if self.mode == "constant" else r
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        from checker.preprocess.image.geometry import pad_amounts  # geometry imports this module's classes
+
+        return pad_amounts(self, h, w)
+
+    def per_band(self) -> bool:
+        return len(self.value) == 1
+
 
 @dataclass(frozen=True)
 class Scale(Step):
@@ -392,6 +441,12 @@ class Scale(Step):
     def value_range(self, r: ValueRange) -> ValueRange | None:
         a, b = r.low * self.factor, r.high * self.factor
         return ValueRange(np.minimum(a, b), np.maximum(a, b), True)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -421,6 +476,12 @@ class Normalize(Step):
         a, b = (r.low - mean) / std, (r.high - mean) / std
         return ValueRange(np.minimum(a, b), np.maximum(a, b), True)
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class Cast(Step):
@@ -436,6 +497,12 @@ class Cast(Step):
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return replace(r, is_float=True) if self.dtype in ("float32", "float16", "float64") else r
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class Batch(Step):
@@ -446,6 +513,12 @@ class Batch(Step):
     @classmethod
     def from_model(cls, block: m.Batch, where: str) -> Batch:
         return Batch(block.repeat)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -458,6 +531,12 @@ class Layout(Step):
     @classmethod
     def from_model(cls, block: m.LayoutStep, where: str) -> Layout:
         return Layout(block.layout)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
 
 
 # Every image step, in the order docs/preprocessing.md lists them: its kernel (pipeline.py) and its one-edit
