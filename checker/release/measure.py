@@ -24,6 +24,8 @@ from checker.context import Case, Context, Options
 from checker.errors import Error
 from checker.findings import Finding
 from checker.manifest.load import Manifest
+from checker.manifest.model.build import build
+from checker.manifest.model.root import Spec
 from checker.platforms.features import this_machine
 from checker.reports.model import Comparison
 from checker.reports.parts.placement import PlatformRecord
@@ -85,6 +87,7 @@ def measure(prepared: Prepared, rules: list[dict[str, Any]], drift_rules: list[d
     ctx, found = prepared.ctx, list(prepared.found)
     variant = ctx.data["variants"][0]
     variant["rules"], variant["drift_rules"] = rules, drift_rules
+    ctx.spec = build(Spec, ctx.data)  # typed again: the stages that judge the variant read its rules there
     name = str(variant["name"])
     found += list(compare_stage(ctx))
     if ctx.options.platforms:

@@ -14,10 +14,11 @@ hidden in a threshold: the rule keeps its strict threshold and states the share 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker.manifest.model.tensors import Output
 from checker.release.measure import Figure
 
 MARGIN = 0.2
@@ -54,20 +55,20 @@ class Proposed:
     note: str
 
 
-def plan(outputs: Sequence[Mapping[str, Any]], expected: set[str], graph_outputs: set[str]) -> list[Planned]:
+def plan(outputs: Sequence[Output], expected: set[str], graph_outputs: set[str]) -> list[Planned]:
     """The rules for each declared output the variant's graph has; those against the reference only for
     outputs every case gives an expected value of."""
     planned: list[Planned] = []
     for entry in outputs:
-        name = str(entry.get("name"))
+        name = entry.name
         if name not in graph_outputs:
             continue
-        found = entry.get("labels")
-        labels: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-        dtype, meaning = str(entry.get("dtype", "float32")), str(entry.get("meaning", "other"))
-        axis = {"axis": labels["axis"]} if isinstance(labels.get("axis"), int) and labels["axis"] != -1 else {}
+        labels = entry.labels
+        dtype, meaning = entry.dtype or "float32", entry.meaning
+        given_axis = labels.axis if labels is not None else None
+        axis = {"axis": given_axis} if given_axis is not None and given_axis != -1 else {}
         head = {"output": name}
-        if dtype not in FLOATS or labels.get("values") == "index":
+        if dtype not in FLOATS or (labels is not None and labels.values == "index"):
             if name in expected:
                 planned.append(Planned("rules", {**head, "check": "exact"}))
             continue

@@ -17,7 +17,11 @@ from typing import Any
 
 from checker.bundle.layout import locate
 from checker.errors import Error, UsageError
+from checker.manifest import views
 from checker.manifest.load import Manifest, schema_findings, to_plain
+from checker.manifest.model.build import build
+from checker.manifest.model.root import Spec
+from checker.manifest.model.variants import Variant
 from checker.platforms.explain import is_u8s8
 from checker.platforms.features import this_machine
 from checker.release import traces
@@ -88,22 +92,26 @@ def add_variant(bundle: Path, spec: VariantSpec) -> AddedVariant:
         raise UsageError(f"--graph {spec.graph}: no such file")
     tree = read_tree(manifest)
     data = to_plain(tree)
-    _check_manifest(tree, data, manifest)
+    typed = _check_manifest(tree, data, manifest)
+    baseline = typed.graph.path if typed.graph is not None else None
+    if not baseline:
+        raise VariantError(f"{manifest}: graph.path names no baseline graph to derive a variant from")
     root = manifest.parent
     model = load_model(spec.graph)
     facts = graph_facts(model, spec.graph.name)
-    name = spec.name or default_name(spec.graph, str(data["graph"]["path"]))
-    variants = [v for v in data.get("variants") or [] if isinstance(v, Mapping)]
+    name = spec.name or default_name(spec.graph, baseline)
+    variants = views.variants(typed)
     index = _index(variants, name, spec.replace)
     _check_parent(variants, index, spec.derived_from)
-    _check_graph(_bundle_rel(spec.graph, root), data, index)
+    _check_graph(_bundle_rel(spec.graph, root), baseline, variants, index)
     shown = traces.shown_transform(model)
-    transform = _transform(spec, shown, data)
+    transform = _transform(spec, shown, typed)
     fresh = _fresh_files(spec.graph, root, facts.external)
     placed = place(spec.graph, root, facts.external, spec.force)
     try:
         entry = _entry(name, placed, spec.derived_from, transform.block)
-        proposals, places, hints = _propose(root, data, manifest.name, entry, spec, {s.name for s in facts.outputs})
+        outputs = {s.name for s in facts.outputs}
+        proposals, places, hints = _propose(root, data, typed, manifest.name, entry, spec, outputs)
         node = _node(entry, transform, proposals, hints)
         variant_list = _variants(tree)
         if index is None:
@@ -116,8 +124,8 @@ def add_variant(bundle: Path, spec: VariantSpec) -> AddedVariant:
             path.unlink(missing_ok=True)
         raise
     write_tree(tree, manifest)
-    hints += _calibration_hint(transform.block, name) + _platform_hints(spec, data, model)
-    locked = bool(isinstance(data.get("release"), Mapping) and data["release"].get("digest"))
+    hints += _calibration_hint(transform.block, name) + _platform_hints(spec, typed, model)
+    locked = bool(typed.release is not None and typed.release.digest)
     return AddedVariant(
         manifest, name, transform.block, shown.words, index is not None, placed.copied, transform.read,
         transform.assumed, transform.contradictions, transform.notes, proposals, places, hints, locked,
@@ -133,7 +141,8 @@ def default_name(graph: Path, baseline: str) -> str:
     return slug if slug and slug != "baseline" else "variant"
 
 
-def _check_manifest(tree: Any, data: Mapping[str, Any], path: Path) -> None:
+def _check_manifest(tree: Any, data: Mapping[str, Any], path: Path) -> Spec:
+    """The manifest as typed blocks, once the schema finds nothing wrong with it."""
     invalid = schema_findings(Manifest(dict(data), path.name, tree))
     if invalid:
         where = [f"{path}" + (f":{f.line}" if f.line else "") for f in invalid[:3]]
@@ -141,24 +150,22 @@ def _check_manifest(tree: Any, data: Mapping[str, Any], path: Path) -> None:
             "the manifest does not match the schema; fix it first: "
             + "; ".join(f"{w}: {f.message}" for w, f in zip(where, invalid))
         )
-    graph = data.get("graph")
-    if not isinstance(graph, Mapping) or not graph.get("path"):
-        raise VariantError(f"{path}: graph.path names no baseline graph to derive a variant from")
+    return build(Spec, data)
 
 
-def _index(variants: list[Mapping[str, Any]], name: str, replace: bool) -> int | None:
+def _index(variants: list[Variant], name: str, replace: bool) -> int | None:
     if not NAME.match(name) or name == "baseline":
         raise UsageError(
             f"variant name '{name}': use letters, digits, '.', '_' and '-' (at most 64), not 'baseline' (--name)"
         )
-    found = next((i for i, v in enumerate(variants) if v.get("name") == name), None)
+    found = next((i for i, v in enumerate(variants) if v.name == name), None)
     if found is not None and not replace:
         raise VariantError(f"the bundle has a variant named '{name}' already; pass --replace to record it anew")
     return found
 
 
-def _check_parent(variants: list[Mapping[str, Any]], index: int | None, parent: str) -> None:
-    earlier = [str(v.get("name")) for v in (variants if index is None else variants[:index])]
+def _check_parent(variants: list[Variant], index: int | None, parent: str) -> None:
+    earlier = [v.name for v in (variants if index is None else variants[:index])]
     if parent != "baseline" and parent not in earlier:
         raise UsageError(
             f"--derived-from {parent}: a variant derives from 'baseline' or an earlier variant "
@@ -166,15 +173,15 @@ def _check_parent(variants: list[Mapping[str, Any]], index: int | None, parent: 
         )
 
 
-def _check_graph(rel: str, data: Mapping[str, Any], index: int | None) -> None:
-    if rel == data["graph"]["path"]:
+def _check_graph(rel: str, baseline: str, variants: list[Variant], index: int | None) -> None:
+    if rel == baseline:
         raise UsageError(f"--graph {rel} is the baseline graph; a variant is a graph derived from it")
-    for i, other in enumerate(data.get("variants") or []):
-        if i != index and isinstance(other, Mapping) and (other.get("graph") or {}).get("path") == rel:
-            raise VariantError(f"variant '{other.get('name')}' is recorded with {rel} already (--name it to replace)")
+    for i, other in enumerate(variants):
+        if i != index and other.graph.path == rel:
+            raise VariantError(f"variant '{other.name}' is recorded with {rel} already (--name it to replace)")
 
 
-def _transform(spec: VariantSpec, shown: traces.Shown, data: Mapping[str, Any]) -> _Transform:
+def _transform(spec: VariantSpec, shown: traces.Shown, typed: Spec) -> _Transform:
     """The transform block: the tool and settings the graph shows, the calibration cases, what is stated."""
     tool = traces.expand(spec.tool) if spec.tool else shown.tool
     if tool is None:
@@ -194,7 +201,7 @@ def _transform(spec: VariantSpec, shown: traces.Shown, data: Mapping[str, Any]) 
                 default = f"{_short(tool)}'s default (no graph shows it; state another with --settings)"
                 assumed.append(f"{key}: {value}, {default}")
     if spec.calibration is not None:
-        settings["calibration_cases"] = _calibration(spec.calibration, tool, data)
+        settings["calibration_cases"] = _calibration(spec.calibration, tool, typed)
     settings.update(spec.settings)
     version = spec.version or installed_version(tool)
     if version is None:
@@ -209,11 +216,10 @@ def _short(tool: str) -> str:
     return tool.rsplit(".", 1)[-1]
 
 
-def _calibration(declared: int | list[str], tool: str, data: Mapping[str, Any]) -> int | list[str]:
+def _calibration(declared: int | list[str], tool: str, typed: Spec) -> int | list[str]:
     if tool != traces.STATIC:
         raise UsageError(f"--calibration-cases: {_short(tool)} does not calibrate on cases (quantize_static does)")
-    cases = (data.get("comparison") or {}).get("cases") or []
-    names = [str(c.get("name")) for c in cases if isinstance(c, Mapping) and c.get("name")]
+    names = [c.name for c in views.cases(typed) if c.name]
     if isinstance(declared, int):
         if not 1 <= declared <= len(names):
             raise UsageError(
@@ -261,15 +267,20 @@ def _entry(name: str, placed: Placed, parent: str, transform: dict[str, Any]) ->
 
 
 def _propose(
-    root: Path, data: Mapping[str, Any], file: str, entry: dict[str, Any], spec: VariantSpec, outputs: set[str]
+    root: Path,
+    data: Mapping[str, Any],
+    typed: Spec,
+    file: str,
+    entry: dict[str, Any],
+    spec: VariantSpec,
+    outputs: set[str],
 ) -> tuple[list[Proposed], list[str], list[str]]:
     """Each planned rule with its measured threshold, where they were measured, and what is left to do."""
-    cases = (data.get("comparison") or {}).get("cases") or []
-    if not cases:
+    if not views.cases(typed):
         return [], [], ["no rules are proposed: the bundle has no cases yet (`checker case add`, then --replace)"]
     prepared = prepare(root, data, file, entry, spec.platforms)
     expected = _expected_everywhere(prepared)
-    planned = plan([o for o in data.get("outputs") or [] if isinstance(o, Mapping)], expected, outputs)
+    planned = plan(views.outputs(typed), expected, outputs)
     if not planned:
         return [], [], ["no rules are proposed: no declared output is one the variant's graph has"]
     groups: dict[str, list[Planned]] = {"rules": [], "drift_rules": []}
@@ -357,13 +368,12 @@ def _calibration_hint(transform: Mapping[str, Any], name: str) -> list[str]:
     ]
 
 
-def _platform_hints(spec: VariantSpec, data: Mapping[str, Any], model: Any) -> list[str]:
+def _platform_hints(spec: VariantSpec, typed: Spec, model: Any) -> list[str]:
     """Where the thresholds were not measured but may not hold: the declared platforms, or the CPUs whose int8
     kernels compute this graph otherwise."""
     if spec.platforms:
         return []
-    runtime = data.get("runtime")
-    if isinstance(runtime, Mapping) and runtime.get("platforms"):
+    if views.platforms(typed.runtime):
         return ["the thresholds were measured here only: add --platform target so they hold on the declared platforms"]
     here, _ = this_machine()
     if is_u8s8(model) and not (here.startswith("x86-64") and "vnni" not in here):

@@ -18,28 +18,39 @@ ClassLabel = Annotated[str, S(min_length=1, max_length=1024)] | Annotated[int, S
 Version = Annotated[str, S(max_length=64)]
 
 
+class BundleProducedOn(Block):
+    WORDS = S(
+        "Produced on",
+        "Where the cases' expected outputs were stored (`checker case add`, `save_case`), once for the bundle: the "
+        "architecture, CPU class, onnxruntime and NumPy there. A case stored elsewhere has its own `produced_on`.",
+    )
+
+    arch: Annotated[Version | None, S("Architecture", "platform.machine(), e.g. x86_64 or aarch64.")] = None
+    cpu_class: Annotated[Version | None, S("CPU class", "E.g. x86-64-v4-vnni, aarch64-dotprod.")] = None
+    onnxruntime: Annotated[Version | None, S("onnxruntime", "The onnxruntime version installed there, if any.")] = None
+    numpy: Annotated[Version | None, S("NumPy", "The NumPy version there.")] = None
+
+
+class ProducedOn(BundleProducedOn):
+    WORDS = S(
+        "Produced on",
+        "The platform that ran the reference when this case was stored, when it is not the bundle's "
+        "(`comparison.reference.produced_on`): its architecture, CPU class (and features, in manifests written "
+        "before the bundle-wide record), and the onnxruntime and NumPy there.",
+    )
+
+    cpu_features: Annotated[
+        list[Version] | None, S("CPU features", "NumPy's names of the CPU features found there.", max_items=256)
+    ] = None
+
+
 class Reference(Block):
     WORDS = S("Reference", "What produced the expected outputs.")
 
     description: Annotated[
         str | None, S("Description", "E.g. 'PyTorch 2.5.1 eager, float32, x86_64'.", min_length=1, max_length=4096)
     ] = None
-
-
-class ProducedOn(Block):
-    WORDS = S(
-        "Produced on",
-        "The platform that ran the reference when the case was stored (`checker case add`, `save_case`): its "
-        "architecture, CPU class and features, and the onnxruntime and NumPy there.",
-    )
-
-    arch: Annotated[Version | None, S("Architecture", "platform.machine(), e.g. x86_64 or aarch64.")] = None
-    cpu_class: Annotated[Version | None, S("CPU class", "E.g. x86-64-v4-vnni, aarch64-dotprod.")] = None
-    cpu_features: Annotated[
-        list[Version] | None, S("CPU features", "NumPy's names of the CPU features found there.", max_items=256)
-    ] = None
-    onnxruntime: Annotated[Version | None, S("onnxruntime", "The onnxruntime version installed there, if any.")] = None
-    numpy: Annotated[Version | None, S("NumPy", "The NumPy version there.")] = None
+    produced_on: BundleProducedOn | None = None
 
 
 class Case(Block):
