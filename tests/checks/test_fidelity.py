@@ -16,6 +16,8 @@ from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
 from checker.context import Context
 from checker.findings import Finding, Severity
+from checker.manifest.model.build import build
+from checker.manifest.model.root import Spec
 
 CHELSEA = photo("chelsea.png")  # 300 x 451
 COFFEE = photo("coffee.png")  # 400 x 600
@@ -276,6 +278,7 @@ def test_text_with_the_file_line_break(make_bundle: BundleMaker, tokenizer: Path
 def test_tokenizer_failing_its_digest_is_left_to_the_digest_check(make_bundle: BundleMaker, tokenizer: Path) -> None:
     ctx = text_ctx(make_bundle, tokenizer, "The cat sat")
     ctx.data["inputs"][0]["preprocessing"]["tokenizer_sha256"] = "0" * 64
+    ctx.spec = build(Spec, ctx.data)  # the typed manifest, made again with the edited digest
     ctx.digests["tokenizer.json"] = "1" * 64
     assert list(fidelity_stage(ctx)) == []
 
