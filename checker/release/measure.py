@@ -72,7 +72,8 @@ def prepare(
     """Open the bundle with `variant` in it; MeasureError when its baseline, variant or cases cannot be loaded."""
     provisional = copy.deepcopy(dict(data))
     provisional["comparison"] = {**dict(provisional.get("comparison") or {}), "rules": []}
-    provisional["variants"] = [{**copy.deepcopy(dict(variant)), "derived_from": "baseline"}]
+    # No rules yet (measure sets those it measures by), as the typed manifest needs a variant's rules stated.
+    provisional["variants"] = [{**copy.deepcopy(dict(variant)), "derived_from": "baseline", "rules": []}]
     ctx = Context(root, Manifest(provisional, file), Options(platforms=list(platforms), gain_budget_s=0.0))
     found: list[Finding] = []
     for stage in (files_stage, graph_stage, cases_stage):

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from checker.manifest.model.build import build
+from checker.manifest.model.runtime import Platform as DeclaredPlatform
 from checker.manifest.schema import load
 from checker.platforms import catalog, features, launch, userland
 from checker.platforms.catalog import ARM, CLASSES, CpuClass, Platform, from_manifest
@@ -73,8 +75,9 @@ def registry_gaps(schema: dict[str, Any] | None = None) -> list[str]:
         for f in {f for c in classes for f in c.features} - set(features.FEATURE_NAMES)
     ]
     for _, entry in catalog._TARGETS:
-        if from_manifest(entry).cpu_class not in names:
-            gaps.append(f"target names imply {from_manifest(entry).cpu_class}, which is no class")
+        implied = from_manifest(build(DeclaredPlatform, entry)).cpu_class
+        if implied not in names:
+            gaps.append(f"target names imply {implied}, which is no class")
     enums = platform_enums(schema)
     mine = {
         "arch": {c.arch for c in classes},
