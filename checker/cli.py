@@ -125,8 +125,6 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from checker.verify import verify_paths
-
     check_paths(args.paths)
     check_output(args)
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
@@ -138,6 +136,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from checker.reports.files import read_report  # loaded here: a plain run reads no report file
 
         base = read_report(args.compare_to, untrusted=True)
+    from checker.verify import verify_paths
+
     report = verify_paths(args.paths, options)
     if base is not None:
         from checker.reports.diff import diff
@@ -150,9 +150,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
         report = unrendered(report, exc)
         emit_report(args, report.to_dict())
-    from checker.signing.options import write_attestation
+    from checker.signing.options import attest_signer
 
-    write_attestation(args, report.to_dict())
+    signer = attest_signer(args)
+    if signer is not None:  # the verdict signed, with the CPU class of the machine that judged it
+        from checker.platforms.features import this_machine
+        from checker.signing.attest import Circumstances, write_attestations
+
+        here = Circumstances(this_machine()[0])
+        write_attestations(report.to_dict(), args.attest, signer, [here] * len(report.bundles))
     crashed = internal_errors(report)
     if crashed:
         sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")

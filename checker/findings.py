@@ -76,6 +76,9 @@ ATTESTATION_SUBJECT = "attestation.subject"
 ATTESTATION_FAILED = "attestation.failed"
 ATTESTATION_ACCEPTED = "attestation.accepted"
 ATTESTATION_RERUN_DIFFERS = "attestation.rerun_differs"
+ATTESTATION_STRICT = "attestation.strict"
+ATTESTATION_PLATFORMS = "attestation.platforms"
+SIGNATURE_STALE = "signature.stale"
 
 # The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,
 # with a note, so that no check has to count characters and no report breaks its own schema.

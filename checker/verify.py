@@ -25,7 +25,7 @@ from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage, superseded
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
-from checker.checks.signature import signature_stage
+from checker.checks.signature import signature_stage, stale_signature_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -98,6 +98,7 @@ ALWAYS: tuple[Stage, ...] = (completeness_stage, signature_stage)
 AFTER_SCHEMA: tuple[Stage, ...] = (
     references_stage,
     files_stage,
+    stale_signature_stage,
     attestation_stage,
     graph_stage,
     labels_stage,

@@ -142,11 +142,13 @@ def attest(config: Config, report: dict[str, Any]) -> str:
     if not config.attest or config.attest_key is None:
         return ""
     # The attestation code needs cryptography: loaded only when the action attests.
-    from checker.signing.attest import write_attestations
+    from checker.platforms.features import this_machine
+    from checker.signing.attest import Circumstances, write_attestations
     from checker.signing.dsse import EnvelopeSigner
 
     out = Path(config.attestation)
-    write_attestations(report, out, EnvelopeSigner(config.attest_key.reveal().encode("utf-8")))
+    here = [Circumstances(this_machine()[0])] * len(report.get("bundles") or [])
+    write_attestations(report, out, EnvelopeSigner(config.attest_key.reveal().encode("utf-8")), here)
     return config.attestation
 
 

@@ -9,6 +9,13 @@ from pathlib import Path
 
 CHUNK = 1 << 20
 
+# Which definition of the bundle digest a digest was made by. 1: the named files only (the first contract);
+# 2: the named files and every manifest field (docs/manifest.md, "The bundle digest"). A digest records the
+# definition that made it where it is written for others (an attestation's subject), and a digest that
+# matches the files alone is recognised as the earlier definition's and said so.
+DIGEST_DEFINITION = 2
+EARLIER_DEFINITION = 1
+
 
 def sha256_file(path: Path) -> str:
     """Hex SHA-256 of one file, read in 1 MiB chunks into one reused buffer (no copy per chunk)."""
@@ -50,6 +57,8 @@ def _size(path: Path) -> int:
 
 
 def bundle_digest(file_digests: Mapping[str, str]) -> str:
-    """`sha256:` + SHA-256 of the lines `<sha256>  <path>` of every named file, sorted by path."""
+    """`sha256:` + SHA-256 of the lines `<sha256>  <path>` of every named file and (given with them, named
+    `manifest:<pointer>`) every manifest field, sorted by name. Of the named files alone, it is the digest by
+    the earlier definition (EARLIER_DEFINITION)."""
     lines = "".join(f"{file_digests[rel]}  {rel}\n" for rel in sorted(file_digests))
     return "sha256:" + hashlib.sha256(lines.encode("utf-8")).hexdigest()

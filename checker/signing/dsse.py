@@ -151,3 +151,18 @@ def _chained_key(entry: dict[str, Any], trust: Trust, when: datetime.datetime) -
     if not signs or not isinstance(public, ec.EllipticCurvePublicKey):
         raise EnvelopeError("the signing certificate is not an elliptic-curve key for digital signatures")
     return public
+
+
+def signer_in_words(entry: dict[str, Any], trust: Trust) -> str:
+    """Who signed a verified signature entry: the trusted key, or the signing certificate's subject and the CA
+    it chains to."""
+    if trust.key is not None:
+        return trust.whom()
+    pems = entry.get("certificates")
+    try:
+        leaf = x509.load_pem_x509_certificate(str(pems[0]).encode("ascii")) if isinstance(pems, list) else None
+    except (ValueError, UnicodeEncodeError, IndexError):
+        leaf = None
+    if leaf is None:
+        return trust.whom()
+    return f"{leaf.subject.rfc4514_string()} ({trust.whom()})"

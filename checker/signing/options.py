@@ -12,6 +12,8 @@ from checker.errors import UsageError
 
 if TYPE_CHECKING:
     from checker.context import Trust
+    from checker.signing.dsse import EnvelopeSigner
+    from checker.signing.keyless import KeylessSigner
     from checker.signing.sign import Signer
 
 
@@ -156,19 +158,17 @@ def _check_attest(args: argparse.Namespace) -> None:
             raise UsageError(f"no such file: {path}")
 
 
-def write_attestation(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    if args.attest is not None:
-        # The attestation code and its signer, loaded only for --attest.
-        from checker.signing.attest import write_attestations
-        from checker.signing.dsse import EnvelopeSigner
-        from checker.signing.keyless import KeylessSigner
+def attest_signer(args: argparse.Namespace) -> EnvelopeSigner | KeylessSigner | None:
+    """What signs --attest (a key, a certificate chain or Sigstore), or None without --attest."""
+    if args.attest is None:
+        return None
+    # The attestation's signers, loaded only for --attest.
+    from checker.signing.dsse import EnvelopeSigner
+    from checker.signing.keyless import KeylessSigner
 
-        if args.attest_sigstore:
-            token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
-            write_attestations(report, args.attest, KeylessSigner(token))
-            return
-        signer = EnvelopeSigner(args.attest_key, args.attest_certificate, list(args.attest_certificate_chain))
-        write_attestations(report, args.attest, signer)
+    if args.attest_sigstore:
+        return KeylessSigner(os.environ.get("SIGSTORE_ID_TOKEN") or None)  # a token given explicitly, else ambient
+    return EnvelopeSigner(args.attest_key, args.attest_certificate, list(args.attest_certificate_chain))
 
 
 def trust_from(args: argparse.Namespace) -> Trust | None:
