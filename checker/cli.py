@@ -136,9 +136,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from checker.reports.files import read_report  # loaded here: a plain run reads no report file
 
         base = read_report(args.compare_to, untrusted=True)
-    from checker.verify import verify_paths
+    outcomes = None
+    if options.reuse is not None:  # a verdict store: the bundles with a trusted stored verdict are not run
+        from checker.store.run import verify_reusing
 
-    report = verify_paths(args.paths, options)
+        reusing = verify_reusing(args.paths, options)
+        report, outcomes = reusing.report, reusing.outcomes
+    else:
+        from checker.verify import verify_paths
+
+        report = verify_paths(args.paths, options)
     if base is not None:
         from checker.reports.diff import diff
 
@@ -153,12 +160,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from checker.signing.options import attest_signer
 
     signer = attest_signer(args)
-    if signer is not None:  # the verdict signed, with the CPU class of the machine that judged it
-        from checker.platforms.features import this_machine
-        from checker.signing.attest import Circumstances, write_attestations
+    if signer is not None:  # the verdict signed, with the key a verdict store files it under (and filed there)
+        from checker.store.filing import attest
 
-        here = Circumstances(this_machine()[0])
-        write_attestations(report.to_dict(), args.attest, signer, [here] * len(report.bundles))
+        attest(report, options, signer, args.attest, outcomes)
     crashed = internal_errors(report)
     if crashed:
         sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")

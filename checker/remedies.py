@@ -250,6 +250,15 @@ REMEDIES: dict[str, Remedy] = {
     F.SIGNATURE_STALE: _fixed(
         "sign the bundle again (`checker sign`, or `checker pack --sign`), or restore the files it signed"
     ),
+    F.STORE_REUSED: _fixed(
+        "nothing to do for a reused pass; for a reused failure, fix what the run that stored it found (its report), "
+        "then the changed bundle runs again"
+    ),
+    F.STORE_REFUSED: _fixed(
+        "remove the entry the message names from the store, and find out who wrote it; only a trusted run with "
+        "--attest writes the store"
+    ),
+    F.STORE_NOT_REUSED: _fixed("nothing to do: the bundle ran, and a run with --attest stores its verdict"),
     F.SIGNATURE_MISSING: _fixed("sign the bundle with `checker sign` before it is shipped"),
     F.SIGNATURE_UNTRUSTED: _fixed("get the bundle from its publisher again, or trust the key that signed it"),
     F.SIGNATURE_PATH: _fixed("do not trust this signature: sign the bundle again with `checker sign`"),

@@ -219,6 +219,30 @@ def not_run_line(not_run: Sequence[Mapping[str, Any]]) -> str:
     return f"{len(not_run)} {noun} not run: {shown}{more}"
 
 
+def reused_line(reused: Mapping[str, Any]) -> str:
+    """'reused: verdict of 2026-01-02T03:04:05Z, signed by the key attest.pub (passed; checker 0.2.0, 3
+    comparisons passed, 1 warning)', as every renderer words a verdict read from a verdict store."""
+    result = "passed" if reused.get("result") == "PASSED" else "failed"
+    figures = [result, f"checker {reused.get('checker_version')}"] if reused.get("checker_version") else [result]
+    comparisons = mappings(reused.get("comparisons"))
+    failing = [c for c in comparisons if c.get("status") != "pass"]
+    if comparisons and not failing:
+        figures.append(f"{len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''} passed")
+    figures += [f"{c.get('graph')} vs {c.get('against')}: {c.get('status')}" for c in failing[:3]]
+    counts = reused.get("findings")
+    for severity in ("error", "warning"):
+        ids = counts.get(severity) if isinstance(counts, Mapping) else None
+        if not isinstance(ids, Mapping):
+            continue
+        total = sum(int(n) for n in ids.values() if isinstance(n, int))
+        if total:
+            figures.append(f"{total} {severity}{'s' if total != 1 else ''} ({', '.join(sorted(map(str, ids)))})")
+    platforms = [str(p.get("class")) for p in mappings(reused.get("platforms")) if p.get("class")]
+    if platforms:
+        figures.append("on " + ", ".join(platforms))
+    return f"reused: verdict of {reused.get('verified_at')}, signed by {reused.get('signed_by')} ({'; '.join(figures)})"
+
+
 @dataclass
 class RuntimeSet:
     """The comparison repeated in one runtime environment (a package version and an execution provider)."""
@@ -303,6 +327,10 @@ class BundleReport:
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
     shard: dict[str, Any] | None = None
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
+    # A verdict read from a verdict store instead of judged here (checker.store): the stored attestation's
+    # entry, date, signer, result and figures. None when the bundle was judged in this run.
+    reused: dict[str, Any] | None = None
+    duration_s: float | None = None  # how long its verification took here (`checker plan` balances by it)
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -336,6 +364,8 @@ class BundleReport:
             **({"usability": self.usability} if self.usability else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
+            **({"reused": self.reused} if self.reused is not None else {}),
+            **({"duration_s": self.duration_s} if self.duration_s is not None else {}),
         }
 
     @classmethod
@@ -362,6 +392,8 @@ class BundleReport:
             gains=[dict(g) for g in mappings(data.get("gains"))],
             placement=[dict(p) for p in mappings(data.get("placement"))],
             usability=[dict(u) for u in mappings(data.get("usability"))],
+            reused=dict(reused) if isinstance(reused := data.get("reused"), Mapping) else None,
+            duration_s=float(duration) if isinstance(duration := data.get("duration_s"), (int, float)) else None,
         )
 
 

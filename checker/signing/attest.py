@@ -44,9 +44,11 @@ class AttestationError(Exception):
 @dataclass(frozen=True)
 class Circumstances:
     """What a statement records beyond the bundle's report: the CPU class of the machine whose own onnxruntime
-    judged it, worked out by the command that attests."""
+    judged it, and the key a verdict store files the verdict under (`checker.store.key`), both worked out by the
+    command that attests."""
 
     cpu_class: str | None = None
+    reuse: Mapping[str, Any] | None = None  # {"key": hex, "parts": the key's parts}
 
 
 def policy_digest(bundle: Mapping[str, Any]) -> str:
@@ -100,7 +102,8 @@ def statement(
 ) -> dict[str, Any]:
     """The Statement about one bundle's report: its digest, the rules judged, the runtimes, each result, and
     what a later reader must know to rely on it: the checks that did not run, the platforms judged, whether
-    warnings failed the verdict (--strict), and the findings it rested on."""
+    warnings failed the verdict (--strict), the findings it rested on, and the key a verdict store files it
+    under."""
     known = circumstances or Circumstances()
     digest = str(bundle.get("digest") or "").removeprefix("sha256:")
     platform = environment.get("platform")
@@ -133,6 +136,9 @@ def statement(
             "notRun": [dict(n) for n in bundle.get("not_run") or [] if isinstance(n, Mapping)],
             "platforms": judged_platforms(bundle, known.cpu_class),
             "findings": finding_counts(bundle),
+            # What the verification cost, for a matrix planned by cost (`checker plan`) when the verdict is reused.
+            **({"durationSeconds": bundle["duration_s"]} if isinstance(bundle.get("duration_s"), (int, float)) else {}),
+            **({"reuse": dict(known.reuse)} if known.reuse is not None else {}),
         },
     }
 

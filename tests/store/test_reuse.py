@@ -1,0 +1,250 @@
+"""`checker verify PATH... --reuse STORE`: a bundle whose key has a trusted entry is not run again, its verdict
+(pass or fail) reused and said so; every other bundle runs and, with --attest, is added. The store is untrusted:
+an entry signed by another key, about another digest, filed under another key, or that does not parse is never
+reused, and a warning names it; a run with other options (--strict added) finds nothing to reuse and says so."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from signkit import KeyFiles, key_pair
+from zookit import change, release, zoo
+
+from checker.release.lock import lock
+from checker.reports.files import validate
+from checker.reports.model import Report
+from checker.signing.attest import sign_statement
+from checker.signing.dsse import EnvelopeSigner
+from checker.store.entries import ENTRY
+
+Cli = Callable[..., tuple[int, str, str]]
+FAST = ("--gain-budget", "0")  # no paired timing: what is reused or run is the same, sooner
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> KeyFiles:
+    return key_pair(tmp_path / "keys")
+
+
+def run(cli: Cli, bundles: list[Path], store: Path, keys: KeyFiles, *more: Any, attest: bool = True) -> dict[str, Any]:
+    out = store.parent / f"report-{len(list(store.parent.glob('report-*')))}.json"
+    signing = ["--attest", store.parent / "a.intoto.jsonl", "--attest-key", keys.private] if attest else []
+    code, _, err = cli(
+        "verify", *bundles, "--reuse", store, "--trusted-key", keys.public, *signing, *FAST, *more,
+        "--format", "json", "-o", out,
+    )  # fmt: skip
+    assert code in (0, 1), err
+    report = json.loads(out.read_text())
+    validate(report, out)
+    return dict(report)
+
+
+def reused(report: dict[str, Any]) -> list[bool]:
+    return [b.get("reused") is not None for b in report["bundles"]]
+
+
+def found(report: dict[str, Any], fid: str) -> list[dict[str, Any]]:
+    return [f for b in report["bundles"] for f in b["findings"] if f["id"] == fid]
+
+
+def entries(store: Path) -> list[Path]:
+    return sorted(p for p in store.iterdir() if ENTRY.match(p.name))
+
+
+def test_a_changed_bundle_runs_and_the_rest_are_reused(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundles, store = zoo(tmp_path / "zoo", 4), tmp_path / "store"
+    first = run(cli, bundles, store, keys)
+    assert reused(first) == [False] * 4 and first["status"] == "pass"
+    assert len(entries(store)) == 4
+    change(bundles[2])
+    second = run(cli, bundles, store, keys)
+    assert reused(second) == [True, True, False, True]
+    assert [b["status"] for b in second["bundles"]] == ["pass"] * 4
+    # The reused bundles say so, with the verdict's date, signer and figures; the changed one ran.
+    line = found(second, "store.reused")[0]
+    assert line["severity"] == "info" and line["message"].startswith(f"reused: verdict of {first['created_at']}")
+    assert "signed by the key release.pub" in line["message"] and "3 comparisons passed" in line["message"]
+    record = second["bundles"][0]["reused"]
+    assert record["result"] == "PASSED" and record["verified_at"] == first["created_at"]
+    assert [c["status"] for c in record["comparisons"]] == ["pass", "pass", "pass"]
+    assert second["bundles"][0]["comparisons"] == [] and second["bundles"][2]["comparisons"]
+    assert second["bundles"][0]["pieces"] == first["bundles"][0]["pieces"]  # judged again here: cheap
+    assert len(entries(store)) == 5  # the changed bundle's verdict is added beside its old one
+    # The attestation file holds every bundle, the reused ones as they were stored.
+    lines = (tmp_path / "a.intoto.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    stored = {p.read_text().strip() for p in entries(store)}
+    assert lines[0] in stored and lines[2] in stored
+    third = run(cli, bundles, store, keys, attest=False)
+    assert reused(third) == [True] * 4
+    assert Report.from_dict(third).to_dict() == third  # the reused record reads back as itself
+
+
+def test_a_failed_verdict_is_reused_as_a_failure(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundle = release(tmp_path / "zoo" / "m", "m")
+    logits = bundle / "cases" / "meadow" / "logits.npy"
+    np.save(logits, np.load(logits) + 1.0)  # a reference the graph does not reproduce, on any CPU
+    assert lock(bundle).ok
+    store = tmp_path / "store"
+    assert run(cli, [bundle], store, keys)["status"] == "fail"
+    again = run(cli, [bundle], store, keys)
+    assert reused(again) == [True] and again["status"] == "fail"
+    [line] = found(again, "store.reused")
+    assert line["severity"] == "error" and "(failed;" in line["message"]
+    assert "comparison.rule" in line["message"]
+
+
+def _signed_line(keys: KeyFiles, statement: dict[str, Any]) -> str:
+    return json.dumps(sign_statement(statement, EnvelopeSigner(keys.private)), sort_keys=True) + "\n"
+
+
+def _statement(entry: Path) -> dict[str, Any]:
+    return dict(json.loads(base64.b64decode(json.loads(entry.read_text())["payload"])))
+
+
+def test_an_untrusted_entry_is_never_reused_and_a_warning_names_it(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    a, b = zoo(tmp_path / "zoo", 2)
+    store = tmp_path / "store"
+    run(cli, [a, b], store, keys)
+    [entry_b] = [p for p in entries(store) if p.name.startswith(_digest(b))]
+    [entry_a] = [p for p in entries(store) if p != entry_b]
+    good_b = entry_b.read_text()
+
+    def refused_with(text: str | None, link: Path | None = None) -> str:
+        entry_b.unlink()
+        if link is not None:
+            entry_b.symlink_to(link)
+        else:
+            entry_b.write_text(text or "")
+        report = run(cli, [a, b], store, keys, attest=False)
+        assert reused(report) == [True, False] and report["bundles"][1]["comparisons"]  # b ran again
+        [warning] = found(report, "store.refused")
+        assert warning["severity"] == "warning" and entry_b.name in warning["message"]
+        return str(warning["message"])
+
+    stranger = key_pair(tmp_path / "stranger", "stranger")
+    assert "not an attestation signed by the key release.pub" in refused_with(_signed_line_for(stranger, good_b))
+    assert "its subject is another digest" in refused_with(entry_a.read_text())  # a's verdict under b's name
+    strict_parts = _statement_of(good_b)
+    strict_parts["predicate"]["reuse"]["parts"]["options"]["strict"] = True  # filed as b's non-strict key
+    assert "not the key it is filed under" in refused_with(_signed_line(keys, strict_parts))
+    assert "not an attestation signed" in refused_with("{not json\n")
+    assert "holds 2 lines" in refused_with(good_b + good_b)
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(good_b)
+    assert "a link is never followed" in refused_with(None, link=outside)
+    assert "bytes; an entry is at most" in refused_with("x" * ((1 << 20) + 1))
+    entry_b.unlink()
+    entry_b.write_text(good_b)
+    assert reused(run(cli, [a, b], store, keys, attest=False)) == [True, True]
+
+
+def _statement_of(line: str) -> dict[str, Any]:
+    return dict(json.loads(base64.b64decode(json.loads(line)["payload"])))
+
+
+def _signed_line_for(signer: KeyFiles, line: str) -> str:
+    return _signed_line(signer, _statement_of(line))
+
+
+def _digest(bundle: Path) -> str:
+    from checker.bundle.opening import open_bundle
+    from checker.store.identity import identify
+
+    with open_bundle(bundle) as opened:
+        identity = identify(opened)
+    assert identity is not None
+    return identity.digest.removeprefix("sha256:")
+
+
+def test_a_run_with_other_options_reuses_nothing_and_says_what_differs(
+    cli: Cli, keys: KeyFiles, tmp_path: Path
+) -> None:
+    [bundle] = zoo(tmp_path / "zoo", 1)
+    store = tmp_path / "store"
+    run(cli, [bundle], store, keys)
+    strict = run(cli, [bundle], store, keys, "--strict")
+    assert reused(strict) == [False]
+    [note] = found(strict, "store.not_reused")
+    assert note["severity"] == "info" and "options.strict: false -> true" in note["message"]
+    assert reused(run(cli, [bundle], store, keys, "--strict", attest=False)) == [True]  # its own verdict, stored
+    assert reused(run(cli, [bundle], store, keys, attest=False)) == [True]  # and the lenient one is still there
+
+
+def test_a_pass_with_a_check_not_run_is_never_reused_under_strict(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundle = release(tmp_path / "zoo" / "m", "m")
+    manifest = bundle / "bundle.yaml"
+    text = manifest.read_text().replace(
+        "execution_providers: [CPUExecutionProvider]",
+        "execution_providers: [OpenVINOExecutionProvider, CPUExecutionProvider]\n  fallback: forbid",
+    )
+    manifest.write_text(text)
+    assert lock(bundle).ok
+    store = tmp_path / "store"
+    lenient = run(cli, [bundle], store, keys)
+    assert lenient["status"] == "pass" and lenient["bundles"][0]["not_run"]
+    strict = run(cli, [bundle], store, keys, "--strict")
+    assert reused(strict) == [False] and strict["status"] == "fail"  # judged again, and --strict fails it
+    # A forged pass filed under the strict key, with the check not run, is refused though it is signed.
+    [strict_entry] = [p for p in entries(store) if _statement(p)["predicate"]["strict"]]
+    statement = _statement(strict_entry)
+    assert statement["predicate"]["verificationResult"] == "FAILED"
+    statement["predicate"]["verificationResult"] = "PASSED"
+    strict_entry.write_text(_signed_line(keys, statement))
+    again = run(cli, [bundle], store, keys, "--strict", attest=False)
+    assert reused(again) == [False] and again["status"] == "fail"
+    assert "--strict fails" in found(again, "store.refused")[0]["message"]
+
+
+def test_reused_verdicts_are_the_same_side_by_side(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundles, store = zoo(tmp_path / "zoo", 3), tmp_path / "store"
+    run(cli, bundles, store, keys, "--jobs", "1")
+    change(bundles[1])
+    one = run(cli, bundles, store, keys, "--jobs", "1", attest=False)
+    two = run(cli, bundles, store, keys, "--jobs", "2", attest=False)
+    assert reused(one) == reused(two) == [True, False, True]
+
+    def verdicts(report: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+        return [(b["path"], b["status"], sorted(f["id"] for f in b["findings"])) for b in report["bundles"]]
+
+    assert verdicts(one) == verdicts(two)
+
+
+def test_a_reused_zoo_never_loads_onnxruntime(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundles, store = zoo(tmp_path / "zoo", 2), tmp_path / "store"
+    run(cli, bundles, store, keys)
+    script = (
+        "import sys\n"
+        "from checker.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, 'onnxruntime' in sys.modules, 'checker.verify' in sys.modules)\n"
+    )
+    trusted = ["--reuse", str(store), "--trusted-key", str(keys.public)]
+    args = ["verify", *map(str, bundles), *trusted, "--jobs", "1", *FAST]
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stderr
+    assert done.stdout.count("reused: verdict of") == 2
+
+
+def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    code, _, err = cli("verify", example, "--reuse", store)
+    assert code == 2 and "--trusted-key" in err
+    trusted = ["--reuse", store, "--trusted-key", keys.public]
+    code, _, err = cli("verify", example, *trusted, "--shard", "1/2")
+    assert code == 2 and "--shard" in err
+    code, _, err = cli("verify", example, *trusted, "--runtime", "newest")
+    assert code == 2 and "name its version" in err
+    (tmp_path / "file").write_text("")
+    code, _, err = cli("verify", example, "--reuse", tmp_path / "file", "--trusted-key", keys.public)
+    assert code == 2 and "not a folder" in err
