@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "pack": "checker.release.command",
     "github": "checker.github.command",
     "sign": "checker.signing.command",
+    "plan": "checker.plan.command",
 }
 BUILT_IN = ("verify", "lock", "schema")
 

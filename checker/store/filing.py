@@ -38,11 +38,13 @@ def attest(
     out: Path,
     outcomes: Sequence[Outcome] | None = None,
 ) -> list[str]:
-    """Write OUT (one line per bundle, in the report's order); with a store, add the bundles that ran. Returns
-    the store entries added."""
+    """Write OUT (one line per bundle, in the report's order, shards left out); with a store, add the bundles
+    that ran. Returns the store entries added."""
     data = report.to_dict()
-    bundles = list(data.get("bundles") or [])
-    found = list(outcomes or [])
+    # A shard's verdict is not the bundle's (the merged report's is): it is neither attested nor stored.
+    data["bundles"] = [b for b in data.get("bundles") or [] if b.get("shard") is None]
+    bundles = list(data["bundles"])
+    found = [o for o in outcomes or [] if o.report.shard is None]
     stored = {i: o.document for i, o in enumerate(found) if o.document is not None}
     machine = Machine.here()
     known = [None if i in stored else _circumstances(b, machine, options) for i, b in enumerate(bundles)]
