@@ -186,6 +186,7 @@ class _Run:
         release = release if isinstance(release, dict) else {}
         report.name, report.version = _text(release.get("name")), _text(release.get("version"))
         report.manifest_digest = manifest_digest(ctx.data)
+        report.manifest_sha256 = ctx.manifest.text_sha256
         # What the stages that ran left (a later stage's bug does not lose it).
         report.pieces = dict(ctx.pieces)
         report.comparisons = list(ctx.comparisons)

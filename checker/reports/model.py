@@ -314,6 +314,7 @@ class BundleReport:
     version: str | None = None
     digest: str | None = None
     manifest_digest: str | None = None  # the manifest judged (canonical data, release.digest left out)
+    manifest_sha256: str | None = None  # the manifest's text as judged (manifest.load.text_digest)
     pieces: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
@@ -357,6 +358,7 @@ class BundleReport:
             "not_run": [n.to_dict() for n in self.not_run],
             **({"validation": self.validation} if self.validation is not None else {}),
             **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
+            **({"manifest_sha256": self.manifest_sha256} if self.manifest_sha256 else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"gains": self.gains} if self.gains else {}),
@@ -380,6 +382,7 @@ class BundleReport:
             version=data.get("version"),
             digest=data.get("digest"),
             manifest_digest=data.get("manifest_digest"),
+            manifest_sha256=data.get("manifest_sha256"),
             pieces={p: pieces.get(p) == "present" for p in PIECES},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],

@@ -136,6 +136,15 @@ def statement(
             "notRun": [dict(n) for n in bundle.get("not_run") or [] if isinstance(n, Mapping)],
             "platforms": judged_platforms(bundle, known.cpu_class),
             "findings": finding_counts(bundle),
+            # The release and its manifest as judged: a verdict store knows the manifest again by its text's
+            # digest, and words a reused verdict from these without parsing it.
+            "release": {"name": bundle.get("name"), "version": bundle.get("version")},
+            "pieces": dict(bundle.get("pieces") or {}),
+            **(
+                {"manifest": {"file": bundle.get("manifest"), "sha256": text, "digest": bundle.get("manifest_digest")}}
+                if isinstance(text := bundle.get("manifest_sha256"), str)
+                else {}
+            ),
             # What the verification cost, for a matrix planned by cost (`checker plan`) when the verdict is reused.
             **({"durationSeconds": bundle["duration_s"]} if isinstance(bundle.get("duration_s"), (int, float)) else {}),
             **({"reuse": dict(known.reuse)} if known.reuse is not None else {}),

@@ -11,19 +11,24 @@ this digest under other keys only, naming what differs).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker import findings as F
-from checker.bundle.opening import OpenedBundle, open_bundle
+from checker.bundle.opening import OpenedBundle, is_archive, open_bundle
+from checker.bundle.paths import BundlePathError, real_under
 from checker.checks.completeness import completeness_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
-from checker.manifest.canonical import manifest_digest
+from checker.manifest.canonical import is_field, manifest_digest
+from checker.manifest.load import read_text, text_digest
 from checker.platforms.catalog import declared
+from checker.readers.digest import bundle_digest, sha256_small
+from checker.readers.digestlist import read_digest_list
 from checker.reports.model import BundleReport, NotRun, mappings, reused_line
 from checker.signing.attest import AttestationError, StatementChecker, Verified
 from checker.store.entries import Entry, EntryProblem, Store
@@ -31,6 +36,9 @@ from checker.store.identity import Identity, identify
 from checker.store.key import Machine, differences, key_of, key_parts
 
 MAX_OTHERS_READ = 3  # entries of the same digest under other keys read to say what differs
+# Words of a manifest that may make what it names or what a verdict must judge depend on more than its text
+# (a glob over the bundle's folders, declared platforms): such a manifest is looked up in full.
+QUICK_UNSURE = ("onnx_test_data", "platforms")
 
 
 @dataclass
@@ -50,6 +58,9 @@ class Refused(Exception):
 def look_up(path: Path, options: Options, machine: Machine, store: Store, checker: StatementChecker) -> Looked:
     try:
         with open_bundle(path) as opened:
+            known = quick_look_up(path, opened, options, machine, store, checker)
+            if known is not None:
+                return known
             identity = identify(opened)
             if identity is None:
                 return Looked()
@@ -82,6 +93,50 @@ def _look_up(
         return Looked(parts=parts, findings=[F.info(F.STORE_NOT_REUSED, msg, entry=entry.name, key=key)])
     store.used(entry)
     report = reused_report(opened, identity, options, entry, key, verified)
+    return Looked(report, document, parts)
+
+
+def quick_look_up(
+    path: Path, opened: OpenedBundle, options: Options, machine: Machine, store: Store, checker: StatementChecker
+) -> Looked | None:
+    """A stored verdict of a bundle whose manifest is the very text judged and whose files are as its
+    `bundle.sha256` lists them: found without parsing the manifest, or None (the full look-up then decides).
+
+    The listed lines hash to a digest; an entry of that digest and its key whose signed statement records the
+    manifest's text digest is the verdict of this bundle: the same text names the same files and fields, and
+    lines that hash to the judged digest are the judged lines (each listed file hashed here matches its line).
+    Only where nothing but the text decides what is named: not for an archive, nor for a manifest that could
+    name files by a glob (`onnx_test_data`) or declare platforms (the full look-up checks them)."""
+    if opened.manifest_path is None or opened.findings or is_archive(path):
+        return None
+    text, found = read_text(opened.manifest_path)
+    if text is None or found or any(word in text for word in QUICK_UNSURE):
+        return None
+    listed = read_digest_list(opened.root)
+    if listed is None or listed.problems:
+        return None
+    real_root, known = os.path.realpath(opened.root), dict[str, str]()
+    try:
+        for name, (listed_digest, _) in listed.digests.items():
+            if not is_field(name) and sha256_small(real_under(real_root, name, known)) != listed_digest:
+                return None
+    except (BundlePathError, OSError):
+        return None
+    digest = bundle_digest({name: line[0] for name, line in listed.digests.items()})
+    parts = key_parts(digest, machine, options)
+    key, hexdigest = key_of(parts), digest.removeprefix("sha256:")
+    entry = store.find(hexdigest, key)
+    if entry is None:
+        return None
+    try:
+        verified, document = judge(store, entry, hexdigest, key, checker)
+    except Refused:
+        return None  # the full look-up finds the same entry and says why it is refused
+    recorded = verified.statement["predicate"].get("manifest")
+    if not isinstance(recorded, Mapping) or recorded.get("sha256") != text_digest(text):
+        return None
+    store.used(entry)
+    report = _reused_from_statement(opened.display, opened.manifest_path.name, digest, entry, key, verified)
     return Looked(report, document, parts)
 
 
@@ -175,26 +230,43 @@ def _others(store: Store, digest: str, key: str, parts: dict[str, Any], checker:
 def reused_report(
     opened: OpenedBundle, identity: Identity, options: Options, entry: Entry, key: str, verified: Verified
 ) -> BundleReport:
-    """The bundle's report from its stored verdict: its identity and completeness from here, its verdict and
-    figures from the attestation."""
-    predicate = verified.statement["predicate"]
-    reused = reused_record(entry, key, verified)
-    ctx = Context(identity.root, identity.manifest, options)
-    findings = list(completeness_stage(ctx))
-    failed = reused["result"] != "PASSED"
-    make = F.error if failed else F.info
-    findings.append(make(F.STORE_REUSED, reused_line(reused), entry=entry.name, key=key))
+    """The bundle's report from its stored verdict, its identity from here (and its pieces, where the
+    attestation does not record them)."""
+    report = _reused_from_statement(opened.display, identity.manifest.file, identity.digest, entry, key, verified)
     found = identity.data.get("release")
     release: dict[str, Any] = found if isinstance(found, dict) else {}
+    report.name, report.version = _text(release.get("name")), _text(release.get("version"))
+    report.manifest_digest = manifest_digest(identity.data)
+    report.manifest_sha256 = identity.manifest.text_sha256
+    if not report.pieces:
+        ctx = Context(identity.root, identity.manifest, options)
+        report.findings[:0] = list(completeness_stage(ctx))
+        report.pieces = dict(ctx.pieces)
+    return report
+
+
+def _reused_from_statement(
+    display: str, manifest_file: str, digest: str, entry: Entry, key: str, verified: Verified
+) -> BundleReport:
+    """A reused bundle's report as the attestation words it: the release, the manifest's digest and the pieces
+    judged, the verdict (store.reused, an error when it failed), the checks not run and what the run cost."""
+    predicate = verified.statement["predicate"]
+    reused = reused_record(entry, key, verified)
+    make = F.error if reused["result"] != "PASSED" else F.info
+    found = predicate.get("release")
+    release: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    manifest = predicate.get("manifest")
+    pieces = predicate.get("pieces")
     return BundleReport(
-        path=opened.display,
-        manifest_file=identity.manifest.file,
+        path=display,
+        manifest_file=manifest_file,
         name=_text(release.get("name")),
         version=_text(release.get("version")),
-        digest=identity.digest,
-        manifest_digest=manifest_digest(identity.data),
-        pieces=dict(ctx.pieces),
-        findings=findings,
+        digest=digest,
+        manifest_digest=_text(manifest.get("digest")) if isinstance(manifest, Mapping) else None,
+        manifest_sha256=_text(manifest.get("sha256")) if isinstance(manifest, Mapping) else None,
+        pieces={str(p): v == "present" for p, v in pieces.items()} if isinstance(pieces, Mapping) else {},
+        findings=[make(F.STORE_REUSED, reused_line(reused), entry=entry.name, key=key)],
         not_run=[NotRun(str(n.get("check")), str(n.get("reason"))) for n in mappings(predicate.get("notRun"))],
         reused=reused,
         duration_s=float(cost) if isinstance(cost := predicate.get("durationSeconds"), (int, float)) else None,

@@ -2,18 +2,18 @@
 without a trusted one verified.
 
 A look-up hashes the bundle's files and reads one entry, a few milliseconds; a verification costs seconds. So
-that a pull request of one changed bundle among hundreds costs about that one bundle, the work is not done in
-two phases: each worker (`--jobs`) takes the next bundle, looks it up, and verifies it there and then when it
-must, while the other workers go on looking up the rest. The stages are imported only by a process that
-verifies a bundle: a run whose verdicts are all reused never loads onnxruntime.
+that a pull request of one changed bundle among hundreds costs about that one bundle, this process looks the
+bundles up in order and hands each that must run to a worker (`--jobs`) at once, which verifies it while the
+look-ups go on. The workers start at the first bundle that must run, and the stages are imported only by the
+process that verifies one: a run whose verdicts are all reused starts no worker and never loads onnxruntime.
 """
 
 from __future__ import annotations
 
-import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker import __version__
 from checker.context import Options
@@ -23,8 +23,11 @@ from checker.reports.model import BundleReport, Report
 from checker.signing.attest import StatementChecker
 from checker.store.entries import Store
 from checker.store.key import Machine
-from checker.store.lookup import look_up
+from checker.store.lookup import Looked, look_up
 from checker.workers import pool_size, start_method, worker_options
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 @dataclass
@@ -48,64 +51,64 @@ class Reusing:
         return sum(1 for o in self.outcomes if o.document is not None)
 
 
-@dataclass
-class _State:
-    """What every look-up of one run shares: the store as listed once, this machine, the options, the checker
-    of signatures (one per process)."""
-
-    store: Store
-    machine: Machine
-    options: Options
-    checker: StatementChecker
-
-
-_WORKER_STATE: _State | None = None  # a worker process's, set once when it starts
-
-
 def verify_reusing(paths: list[str], options: Options) -> Reusing:
     if options.reuse is None or options.reuse_trust is None:
         raise UsageError("--reuse needs a store and the signer whose verdicts it may reuse")
     store = Store.open(options.reuse)
     machine = Machine.here()
+    checker = StatementChecker(options.reuse_trust)
     given = [Path(p) for p in paths]
-    workers = pool_size(given, options.jobs)
-    if workers <= 1:
-        state = _State(store, machine, options, StatementChecker(options.reuse_trust))
-        outcomes = [_one(state, path) for path in given]
-        env = environment()
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        state = _State(store, machine, worker_options(options, workers), StatementChecker(options.reuse_trust))
-        context = multiprocessing.get_context(start_method())
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(state,)) as pool:
-            outcomes = list(pool.map(_one_here, given))  # one bundle a task: the next free worker takes the next
-            env = pool.submit(environment).result()
-    report = Report(__version__, [o.report for o in outcomes], options.strict, env)
-    return Reusing(report, outcomes)
-
-
-def _start(state: _State) -> None:
-    global _WORKER_STATE
-    _WORKER_STATE = state
+    runs = _Runs(given, options)
+    outcomes: list[Outcome | Future[Outcome]] = []
+    try:
+        for path in given:
+            looked = look_up(path, options, machine, store, checker)
+            if looked.report is not None:
+                outcomes.append(Outcome(looked.report, looked.parts, looked.document))
+            else:
+                outcomes.append(runs.verify(path, looked))
+        done = [o if isinstance(o, Outcome) else o.result() for o in outcomes]
+        env = runs.environment()
+    finally:
+        runs.close()
+    report = Report(__version__, [o.report for o in done], options.strict, env)
+    return Reusing(report, done)
 
 
-def _one_here(path: Path) -> Outcome:
-    if _WORKER_STATE is None:
-        raise RuntimeError("a worker started without the store's state")
-    return _one(_WORKER_STATE, path)
+class _Runs:
+    """The bundles that must run: verified in this process (`--jobs 1`), or each handed to a worker of a pool
+    made when the first of them is found."""
+
+    def __init__(self, paths: list[Path], options: Options) -> None:
+        self.paths, self.options = paths, options
+        self.pool: ProcessPoolExecutor | None = None
+        self.workers = 0
+
+    def verify(self, path: Path, looked: Looked) -> Outcome | Future[Outcome]:
+        if self.options.jobs <= 1:
+            return _verified(path, self.options, looked)
+        if self.pool is None:
+            self.workers = pool_size(self.paths, self.options.jobs)
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context(start_method())
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
+        return self.pool.submit(_verified, path, worker_options(self.options, self.workers), looked)
+
+    def environment(self) -> dict[str, str]:
+        """The versions the bundles were verified with, read by a worker that loaded them when one ran."""
+        return self.pool.submit(environment).result() if self.pool is not None else environment()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
-def _one(state: _State, path: Path) -> Outcome:
-    started = time.perf_counter()
-    looked = look_up(path, state.options, state.machine, state.store, state.checker)
-    if looked.report is not None:
-        return Outcome(looked.report, looked.parts, looked.document)
+def _verified(path: Path, options: Options, looked: Looked) -> Outcome:
     # The stages, loaded by the process that verifies a bundle, when it first does.
     from checker.verify import verify_bundle
 
-    report = verify_bundle(path, state.options)
+    report = verify_bundle(path, options)
     report.add(looked.findings)
-    report.duration_s = round(time.perf_counter() - started, 3)
     return Outcome(report, looked.parts)

@@ -6,6 +6,7 @@ reused, and a warning names it; a run with other options (--strict added) finds 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -248,3 +249,42 @@ def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys
     (tmp_path / "file").write_text("")
     code, _, err = cli("verify", example, "--reuse", tmp_path / "file", "--trusted-key", keys.public)
     assert code == 2 and "not a folder" in err
+
+
+def _quick(bundle: Path, store: Path, keys: KeyFiles) -> Any:
+    """The look-up that does not parse the manifest, alone."""
+    from checker.bundle.opening import open_bundle
+    from checker.context import Options, Trust
+    from checker.signing.attest import StatementChecker
+    from checker.store.entries import Store
+    from checker.store.key import Machine
+    from checker.store.lookup import quick_look_up
+
+    options, checker = Options(gain_budget_s=0.0), StatementChecker(Trust(keys.public))
+    with open_bundle(bundle) as opened:
+        return quick_look_up(bundle, opened, options, Machine.here(), Store.open(store), checker)
+
+
+def test_the_quick_look_up_holds_the_bundle_to_the_judged_digest(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    a, b, c = zoo(tmp_path / "zoo", 3)
+    store = tmp_path / "store"
+    run(cli, [a, b, c], store, keys)
+    found = _quick(a, store, keys)
+    assert found is not None and found.report.reused["result"] == "PASSED"
+    assert found.report.name == "m00" and found.report.pieces == {p: True for p in found.report.pieces}
+    # A case tensor changed, and its line in bundle.sha256 with it: the listed lines no longer hash to the
+    # judged digest, and the full look-up (which parses the manifest) finds no verdict of the bundle's digest.
+    logits = b / "cases" / "meadow" / "logits.npy"
+    old = hashlib.sha256(logits.read_bytes()).hexdigest()
+    np.save(logits, np.load(logits) * 1.001)
+    new = hashlib.sha256(logits.read_bytes()).hexdigest()
+    (b / "bundle.sha256").write_text((b / "bundle.sha256").read_text().replace(old, new))
+    assert _quick(b, store, keys) is None
+    # A manifest edited in a comment only: its text is not the judged one, so the quick look-up declines and
+    # the full one, whose digest is of the data, reuses the verdict.
+    with (c / "bundle.yaml").open("a") as manifest:
+        manifest.write("# reviewed\n")
+    assert _quick(c, store, keys) is None
+    report = run(cli, [a, b, c], store, keys, attest=False)
+    assert reused(report) == [True, False, True]
+    assert report["bundles"][1]["status"] == "fail"  # b ran: its release.digest no longer matches its files
