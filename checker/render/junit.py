@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker.remedies import remedy
 from checker.reports.model import mappings as _dicts
+from checker.reports.model import reused_line
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -79,6 +80,7 @@ def _suite(bundle: Mapping[str, Any], strict: bool) -> ET.Element:
     cases = [
         *_check_cases(bundle, name, strict, path if isinstance(path, str) else ""),
         *_rule_cases(bundle, name),
+        *_reused_cases(bundle, name),
         *_not_run_cases(bundle, name, strict),
     ]
     suite = ET.Element("testsuite", name=name)
@@ -90,6 +92,9 @@ def _suite(bundle: Mapping[str, Any], strict: bool) -> ET.Element:
     for key in ("version", "path", "digest", "status"):
         if bundle.get(key) is not None:
             ET.SubElement(props, "property", name=key, value=_clean(bundle[key]))
+    reused = bundle.get("reused")
+    if isinstance(reused, Mapping):
+        ET.SubElement(props, "property", name="reused", value=_clean(reused_line(reused)))
     for case in cases:
         suite.append(_case_element(case))
     return suite
@@ -184,6 +189,25 @@ def _line(finding: Mapping[str, Any], path: str = "") -> str:
     if finding.get("severity") in ("error", "warning"):
         said += f" (fix: {remedy(finding, path)})"
     return said
+
+
+# ----- a reused verdict: one case per comparison its attestation records
+
+
+def _reused_cases(bundle: Mapping[str, Any], suite: str) -> Iterator[Case]:
+    """A verdict read from a verdict store (`--reuse`): each comparison as the stored attestation records it,
+    failed when it did not pass there; its rules were not judged again here."""
+    reused = bundle.get("reused")
+    if not isinstance(reused, Mapping):
+        return
+    said = reused_line(reused)
+    for comparison in _dicts(reused.get("comparisons")):
+        name = _clean(f"{comparison.get('graph') or '?'} vs {comparison.get('against') or '?'}")
+        runtime = _clean(comparison.get("runtime") or "")
+        case = Case(f"{suite}.reused", f"{name} ({runtime})" if runtime else name, output=[said])
+        if comparison.get("status") != "pass":
+            case.failures = [f"{name}: {comparison.get('status')} in the stored verdict ({said})"]
+        yield case
 
 
 # ----- rules: one case per rule of each judged graph

@@ -12,6 +12,7 @@ from checker.render.placement import native_sentences, placement_sentences, usab
 from checker.render.runtimes import runtime_table
 from checker.render.slices import rule_scope
 from checker.reports.diff import changed_rules, rule_name
+from checker.reports.model import reused_line
 from checker.terminal import printable
 
 if TYPE_CHECKING:
@@ -64,7 +65,12 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     noun = "bundle passes" if total - failed == 1 else "bundles pass"
     head = f"{verdict}: {total - failed} of {total} {noun} (checker {report.get('checker_version')}){_not_run(bundles)}"
     head += _strict_reason(report, bundles)
-    ordered = [b for b in bundles if b.get("status") == "fail"] + [b for b in bundles if b.get("status") != "fail"]
+    reused = [b for b in bundles if isinstance(b.get("reused"), dict) and b.get("status") != "fail"]
+    if any(isinstance(b.get("reused"), dict) for b in bundles):
+        stored = sum(1 for b in bundles if isinstance(b.get("reused"), dict))
+        head += f"; {stored} reused from the verdict store, {total - stored} verified"
+    judged = [b for b in bundles if not any(b is r for r in reused)]
+    ordered = [b for b in judged if b.get("status") == "fail"] + [b for b in judged if b.get("status") != "fail"]
     several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
     loosened = [
         (f"{e.get('path')}: " if several else "") + item
@@ -75,6 +81,8 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     if loosened:  # what a reviewer asks first: was a check weakened to get green?
         head += "\n" + paint("loosened since the base: ", "fail") + "; ".join(loosened)
     blocks = [head, *(_bundle(b, paint, changes.get(str(b.get("path")))) for b in ordered)]
+    if reused:  # the verdicts that stand as stored: a line each, after the bundles judged here
+        blocks.append("\n".join(_reused_line(b, paint) for b in reused))
     blocks += [f"removed since the base: {e.get('path')}" for e in changes.values() if e.get("state") == "removed"]
     return "\n\n".join(blocks) + "\n"
 
@@ -134,6 +142,16 @@ def _bundle(bundle: dict[str, Any], paint: Painter, change: dict[str, Any] | Non
     if bundle.get("validation"):
         lines += _validation(bundle["validation"], paint)
     return "\n".join(lines)
+
+
+def _reused_line(bundle: dict[str, Any], paint: Painter) -> str:
+    """A passing bundle whose verdict was reused: its verdict, name and manifest, and the stored verdict."""
+    status = bundle.get("status", "pass")
+    title = f"{bundle.get('name') or '?'} {bundle.get('version') or ''}".strip()
+    manifest = repo_path(bundle.get("path"), bundle.get("manifest")) if bundle.get("manifest") else None
+    return (
+        f"{paint(status.upper(), status)}  {title}  ({manifest or bundle.get('path')})  {reused_line(bundle['reused'])}"
+    )
 
 
 def _since_base(change: dict[str, Any]) -> list[str]:

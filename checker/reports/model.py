@@ -219,7 +219,7 @@ def not_run_line(not_run: Sequence[Mapping[str, Any]]) -> str:
     return f"{len(not_run)} {noun} not run: {shown}{more}"
 
 
-def reused_line(reused: Mapping[str, Any]) -> str:
+def reused_line(reused: Mapping[str, Any], signer: bool = True) -> str:
     """'reused: verdict of 2026-01-02T03:04:05Z, signed by the key attest.pub (passed; checker 0.2.0, 3
     comparisons passed, 1 warning)', as every renderer words a verdict read from a verdict store."""
     result = "passed" if reused.get("result") == "PASSED" else "failed"
@@ -240,7 +240,8 @@ def reused_line(reused: Mapping[str, Any]) -> str:
     platforms = [str(p.get("class")) for p in mappings(reused.get("platforms")) if p.get("class")]
     if platforms:
         figures.append("on " + ", ".join(platforms))
-    return f"reused: verdict of {reused.get('verified_at')}, signed by {reused.get('signed_by')} ({'; '.join(figures)})"
+    by = f", signed by {reused.get('signed_by')}" if signer else ""
+    return f"reused: verdict of {reused.get('verified_at')}{by} ({'; '.join(figures)})"
 
 
 @dataclass

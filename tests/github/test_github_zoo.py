@@ -115,8 +115,11 @@ def test_a_pull_request_of_a_zoo_runs_what_it_changed_and_reuses_the_rest(
     assert run.code == 0, run.stdout + run.stderr
     [comment] = github.comments[2]
     body = comment["body"]
-    assert all(f"d{i}" in body for i in range(4))
-    assert body.count("reused: verdict of") >= 1 or "reused" in body
+    assert body.startswith("<!--") and "## ✅ ONNX release check: 4 bundles passed" in body
+    # What ran and changed first; the reused verdicts in one line with a fold, one line each inside it.
+    assert body.index("d2 1.0.1") < body.index("♻️ 3 bundles not run again")
+    assert "signed by the key checker-attest.pub, reused</summary>" in body
+    assert all(f"d{i} 1.0.0" in body for i in (0, 1, 3)) and body.count("reused: verdict of") == 3
 
 
 def test_the_zoo_inputs_are_checked() -> None:

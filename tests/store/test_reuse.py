@@ -288,3 +288,37 @@ def test_the_quick_look_up_holds_the_bundle_to_the_judged_digest(cli: Cli, keys:
     report = run(cli, [a, b, c], store, keys, attest=False)
     assert reused(report) == [True, False, True]
     assert report["bundles"][1]["status"] == "fail"  # b ran: its release.digest no longer matches its files
+
+
+def test_every_format_says_which_verdicts_were_reused(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    bundles, store = zoo(tmp_path / "zoo", 3), tmp_path / "store"
+    first = run(cli, bundles, store, keys)
+    change(bundles[2])
+    trusted = ["--reuse", store, "--trusted-key", keys.public, *FAST]
+    stamp = first["created_at"]
+
+    code, text, _ = cli("verify", *bundles, *trusted)
+    assert code == 0 and "3 of 3 bundles pass" in text and "2 reused from the verdict store, 1 verified" in text
+    lines = text.splitlines()
+    reused_lines = [line for line in lines if f"reused: verdict of {stamp}, signed by the key release.pub" in line]
+    assert [line.split()[1] for line in reused_lines] == ["m00", "m01"]  # one line each, after the one that ran
+    assert lines.index(reused_lines[0]) > next(i for i, line in enumerate(lines) if "m02 1.0.1" in line)
+
+    code, markdown, _ = cli("verify", *bundles, *trusted, "--format", "markdown")
+    assert code == 0
+    ran, fold = markdown.index("m02 1.0.1"), markdown.index("♻️ 2 bundles not run again")
+    assert ran < fold  # what ran and changed first, the reused ones folded after it
+    assert "signed by the key release.pub, reused</summary>" in markdown
+    assert markdown.count(f"reused: verdict of {stamp} (passed;") == 2
+
+    code, junit, _ = cli("verify", *bundles, *trusted, "--format", "junit")
+    suites = {s.get("name"): s for s in ET.fromstring(junit.split("\n", 1)[1])}
+    reused_prop = [p.get("value") for p in suites["m00"].iter("property") if p.get("name") == "reused"]
+    assert reused_prop and reused_prop[0].startswith(f"reused: verdict of {stamp}")
+    cases = [c for c in suites["m00"].iter("testcase") if c.get("classname") == "m00.reused"]
+    assert sorted(c.get("name").split(" (")[0] for c in cases) == ["baseline vs reference", "int8 vs baseline",
+                                                                     "int8 vs reference"]  # fmt: skip
+    assert not any(c.find("failure") is not None for c in cases)
+    assert not [c for c in suites["m02"].iter("testcase") if c.get("classname") == "m02.reused"]

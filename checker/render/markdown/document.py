@@ -25,6 +25,7 @@ from checker.render.markdown.words import bundle_title, count, plural, severity_
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
 from checker.render.runtimes import runtime_table
 from checker.reports.model import mappings as _dicts
+from checker.reports.model import reused_line
 
 TITLE = "ONNX release check"
 SEVERITIES = (
@@ -47,7 +48,11 @@ def document(
 ) -> str:
     bundles = _dicts(report.get("bundles"))
     view = View(detail, cuts, links, changes_by_bundle(report.get("changes")), report.get("strict") is True)
-    failing = [b for b in bundles if b.get("status") == "fail"]
+    # A passing verdict reused from a verdict store stands as stored: one line each, in one fold at the end.
+    # The bundles judged here, and what changed, come first (a reused failure is a failing bundle like any).
+    reused = [b for b in bundles if isinstance(b.get("reused"), Mapping) and b.get("status") != "fail"]
+    judged = [b for b in bundles if not any(b is r for r in reused)]
+    failing = [b for b in judged if b.get("status") == "fail"]
     parts = [_headline(report, bundles), *loosened_first(view)]
     if failing:
         for i, bundle in enumerate(failing):
@@ -56,15 +61,17 @@ def document(
                 parts.append(_short_line(bundle, view))
                 continue
             parts.append("\n".join(_failing_bundle(bundle, view)))
-        passing = [b for b in bundles if b.get("status") != "fail"]
+        passing = [b for b in judged if b.get("status") != "fail"]
         if passing:
             summary = f"✅ {count(len(passing), 'other bundle')} passed"
             parts.append("\n".join(_passing_block(passing, view, summary, nested=True)))
-    elif bundles:
-        parts.append(_passing_line(bundles, view))
-        parts.extend(since_base_line(bundles, view))
+    elif judged:
+        parts.append(_passing_line(judged, view))
+        parts.extend(since_base_line(judged, view))
         summary = "Details: pieces, comparisons and environment"
-        parts.append("\n".join(_passing_block(bundles, view, summary, nested=len(bundles) > 1)))
+        parts.append("\n".join(_passing_block(judged, view, summary, nested=len(judged) > 1)))
+    if reused:
+        parts.append("\n".join(_reused_block(reused, view)))
     parts.extend(removed_since_base(view))
     if failing or not bundles:
         parts.append("\n".join(_environment(report.get("environment"))))
@@ -256,6 +263,35 @@ def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str, n
         if nested:
             yield ""
             yield "</details>"
+    yield ""
+    yield "</details>"
+
+
+REUSED_SHOWN = 200  # reused bundles listed in their fold; the JSON report has every one
+
+
+def _reused_block(bundles: list[Mapping[str, Any]], view: View) -> Iterator[str]:
+    """The bundles whose passing verdicts were reused from the verdict store: one line, and a fold of a line
+    each (the stored verdict's date, signer and figures)."""
+    records = [b["reused"] for b in bundles]
+    dates = sorted(str(r.get("verified_at") or "?")[:10] for r in records)
+    when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    signers = sorted({str(r.get("signed_by") or "?") for r in records})
+    by = signers[0] if len(signers) == 1 else f"{len(signers)} signers"
+    summary = (
+        f"♻️ {count(len(bundles), 'bundle')} not run again: {plural(len(bundles), 'its', 'their')} "
+        f"{plural(len(bundles), 'verdict')} of {text(when, 40)}, signed by {text(by, 200)}, reused"
+    )
+    shown = REUSED_SHOWN if view.detail.full_bundles is None else min(REUSED_SHOWN, view.detail.full_bundles)
+    yield f"<details><summary>{summary}</summary>"
+    yield ""
+    for bundle in bundles[:shown]:
+        said = text(reused_line(bundle["reused"], signer=len(signers) > 1), view.detail.message_chars)
+        where = _bundle_path(bundle, view.links)
+        yield f"- {status_mark(bundle.get('status'))} {bundle_title(bundle)} — {where} · {said}"
+    if len(bundles) > shown:
+        view.cuts.add("reused bundles", len(bundles) - shown)
+        yield f"- and {len(bundles) - shown} more (the JSON report lists them)"
     yield ""
     yield "</details>"
 
