@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import stat
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,9 +132,16 @@ class Store:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             target = self.folder / self.name(digest, key)
-            temporary = self.folder / f".{target.name}.{os.getpid()}.tmp"
-            temporary.write_text(text, encoding="utf-8")
-            temporary.replace(target)  # replaces a link of that name, never what it points to
+            # A new file of a new name (O_EXCL): a link planted in the store under a guessable name is never
+            # written through.
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=self.folder)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(text)
+                Path(name).replace(target)  # replaces a link of that name, never what it points to
+            except BaseException:
+                Path(name).unlink(missing_ok=True)
+                raise
         except OSError as exc:
             raise UsageError(f"--reuse {self.folder}: cannot add an entry ({exc.strerror or exc})") from None
         info = os.lstat(target)

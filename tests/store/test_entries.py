@@ -60,3 +60,18 @@ def test_a_store_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         Store.open(tmp_path / "f")
     assert Store.open(tmp_path / "absent").size() == (0, 0)  # made when a run first adds to it
+
+
+def test_adding_an_entry_never_writes_through_a_link_in_the_store(tmp_path: Path) -> None:
+    outside = tmp_path / "precious.txt"
+    outside.write_text("kept")
+    folder = tmp_path / "store"
+    folder.mkdir()
+    digest, key = name(2)
+    entry = folder / f"{digest}.{key}.intoto.jsonl"
+    entry.symlink_to(outside)  # a link of the entry's own name: replaced, not followed
+    for pid in range(1, 5):  # and links where a temporary file of a guessable name would go
+        (folder / f".{entry.name}.{pid}.tmp").symlink_to(outside)
+    Store.open(folder).add(digest, key, "{}\n")
+    assert outside.read_text() == "kept"
+    assert not entry.is_symlink() and entry.read_text() == "{}\n"
