@@ -130,6 +130,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_output(args)
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
+    if args.compare_to is not None and args.reuse is not None:
+        raise UsageError(
+            "--compare-to with --reuse: what changed since the base is measured on the rules run here, and a reused "
+            "verdict runs none; compare in a run without the store"
+        )
     if args.fail_on_loosened and args.compare_to is None:
         raise UsageError("--fail-on-loosened needs --compare-to: the loosening is measured against the base report")
     base = None

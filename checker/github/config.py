@@ -104,6 +104,10 @@ class Config:
             raise UsageError("attest: true needs attest-key, the PEM key that signs the attestation (from a secret)")
         if self.attest and self.mode in ("comment-only", "plan"):
             raise UsageError(f"attest needs a verification: {self.mode} verifies nothing")
+        if self.reuse and self.compare_to:
+            raise UsageError(
+                "compare-to with reuse: what changed is measured on rules run here, and a reused verdict runs none"
+            )
         if self.reuse and not self.trusted_key:
             raise UsageError("reuse needs trusted-key: the public key the stored verdicts must be signed by")
         if self.mode == "plan" and self.compare_to:

@@ -28,7 +28,8 @@ from checker.store.entries import Store
 from checker.store.key import Machine, key_of, key_parts
 from checker.store.run import Outcome
 
-NOT_STORED = (F.INTERNAL_ERROR, F.RUNTIME_INSTALL)  # findings of this run's circumstances, not of the bundle
+# Findings of this run's circumstances or of a comparison with a base report, not of the bundle alone.
+NOT_STORED = (F.INTERNAL_ERROR, F.RUNTIME_INSTALL, F.RULES_LOOSENED)
 
 
 def attest(

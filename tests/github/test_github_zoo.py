@@ -134,6 +134,7 @@ def test_the_zoo_inputs_are_checked() -> None:
         ({"INPUT_MODE": "plan", "INPUT_SHARDS": "many"}, "shards"),
         ({"INPUT_MODE": "plan", "INPUT_ATTEST": "true", "INPUT_ATTEST_KEY": "k"}, "plan verifies nothing"),
         ({"INPUT_MODE": "plan", "INPUT_COMPARE_TO": "base"}, "compare-to"),
+        ({"INPUT_REUSE": STORE, "INPUT_TRUSTED_KEY": PUBLIC, "INPUT_COMPARE_TO": "base"}, "compare-to with reuse"),
     ):
         with pytest.raises(UsageError, match=said):
             Config.from_env(inputs)

@@ -249,6 +249,8 @@ def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys
     (tmp_path / "file").write_text("")
     code, _, err = cli("verify", example, "--reuse", tmp_path / "file", "--trusted-key", keys.public)
     assert code == 2 and "not a folder" in err
+    code, _, err = cli("verify", example, *trusted, "--compare-to", tmp_path / "file")
+    assert code == 2 and "--compare-to with --reuse" in err
 
 
 def _quick(bundle: Path, store: Path, keys: KeyFiles) -> Any:
