@@ -34,6 +34,7 @@ COMMAND_MODULES = {
     "diagnose": "checker.diagnose.command",
     "init": "checker.release.command",
     "case": "checker.release.command",
+    "variant": "checker.release.command",
     "pack": "checker.release.command",
     "github": "checker.github.command",
     "sign": "checker.signing.command",
