@@ -76,6 +76,12 @@ ATTESTATION_SUBJECT = "attestation.subject"
 ATTESTATION_FAILED = "attestation.failed"
 ATTESTATION_ACCEPTED = "attestation.accepted"
 ATTESTATION_RERUN_DIFFERS = "attestation.rerun_differs"
+ATTESTATION_STRICT = "attestation.strict"
+ATTESTATION_PLATFORMS = "attestation.platforms"
+SIGNATURE_STALE = "signature.stale"
+STORE_REUSED = "store.reused"
+STORE_REFUSED = "store.refused"
+STORE_NOT_REUSED = "store.not_reused"
 
 # The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,
 # with a note, so that no check has to count characters and no report breaks its own schema.

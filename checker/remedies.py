@@ -65,6 +65,8 @@ def _quoted(path: str) -> str:
 
 
 def _digest(facts: Facts) -> str:
+    if facts.details.get("definition") == 1:  # written by the digest's earlier definition: the files are as locked
+        return f"run `checker lock {_quoted(facts.bundle or '.')}` to write the digest by its current definition"
     what = facts.word("path")
     restore = f"restore {what}" if what else "restore the file"
     return f"{restore}, or, if the change is intended, run `checker lock {_quoted(facts.bundle or '.')}`"
@@ -230,6 +232,25 @@ REMEDIES: dict[str, Remedy] = {
     F.ATTESTATION_RERUN_DIFFERS: _fixed(
         "do not ship on this attestation: this machine judges the comparison otherwise; find why (runtime, CPU) first"
     ),
+    F.ATTESTATION_STRICT: _fixed(
+        "verify the bundle in full here, or attest it again from a run with --strict where every check ran"
+    ),
+    F.ATTESTATION_PLATFORMS: _fixed(
+        "attest the bundle again from a run that judged every declared platform (--platform target), or verify it "
+        "in full here"
+    ),
+    F.SIGNATURE_STALE: _fixed(
+        "sign the bundle again (`checker sign`, or `checker pack --sign`), or restore the files it signed"
+    ),
+    F.STORE_REUSED: _fixed(
+        "nothing to do for a reused pass; for a reused failure, fix what the run that stored it found (its report), "
+        "then the changed bundle runs again"
+    ),
+    F.STORE_REFUSED: _fixed(
+        "remove the entry the message names from the store, and find out who wrote it; only a trusted run with "
+        "--attest writes the store"
+    ),
+    F.STORE_NOT_REUSED: _fixed("nothing to do: the bundle ran, and a run with --attest stores its verdict"),
     F.SIGNATURE_MISSING: _fixed("sign the bundle with `checker sign` before it is shipped"),
     F.SIGNATURE_UNTRUSTED: _fixed("get the bundle from its publisher again, or trust the key that signed it"),
     F.SIGNATURE_PATH: _fixed("do not trust this signature: sign the bundle again with `checker sign`"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -13,7 +13,7 @@ from pathlib import Path
 from checker import __version__
 from checker import findings as F
 from checker.bundle.layout import MANIFEST_NAMES
-from checker.bundle.opening import is_archive, open_bundle
+from checker.bundle.opening import open_bundle
 from checker.checks.attestation import attestation_stage, rerun_stage
 from checker.checks.cases import cases_stage, shard_stage
 from checker.checks.comparison import compare_stage
@@ -26,7 +26,7 @@ from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage, superseded
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
-from checker.checks.signature import signature_stage
+from checker.checks.signature import signature_stage, stale_signature_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -37,6 +37,7 @@ from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
 from checker.reports.parts.runs import JudgedShard
+from checker.workers import pool_size, start_method, worker_options
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -99,6 +100,7 @@ ALWAYS: tuple[Stage, ...] = (completeness_stage, signature_stage)
 AFTER_SCHEMA: tuple[Stage, ...] = (
     references_stage,
     files_stage,
+    stale_signature_stage,
     attestation_stage,
     graph_stage,
     labels_stage,
@@ -120,12 +122,6 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
 )
 
 
-# Memory a worker needs besides its bundle's files (interpreter, libraries, a session's own), and the peak a
-# bundle's files cost at most while verified (benchmarks/bench_memory.py measures 1.09x the weights).
-WORKER_BASE_BYTES = 300 << 20
-PEAK_PER_BYTE = 1.3
-
-
 def verify_paths(paths: list[str], options: Options) -> Report:
     bundles, env = _verify_all([Path(p) for p in paths], options)
     return Report(checker_version=__version__, strict=options.strict, environment=env, bundles=bundles)
@@ -142,93 +138,32 @@ def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    # Workers draw no progress bar (several would overwrite each other) and share the cores between them.
-    worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads, sharing=workers)
-    context = multiprocessing.get_context(_start_method())
+    context = multiprocessing.get_context(start_method())
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        bundles = list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
+        bundles = list(pool.map(verify_bundle, paths, [worker_options(options, workers)] * len(paths)))
         # This process never loaded onnx or onnxruntime: asking the installed distributions would cost it a
         # tenth of a second that a worker, which has them loaded, does not spend.
         return bundles, pool.submit(environment).result()
-
-
-def _start_method() -> str:
-    """Fork where it is safe and quiet: a forked worker starts with the libraries this process has loaded (not
-    onnxruntime, which only a stage loads), where a fresh interpreter would import them all again. Python 3.12
-    warns when a process with threads (the BLAS's) forks, and other systems' libraries may not survive it."""
-    import threading
-
-    alone = threading.active_count() == 1  # a thread of ours could hold a lock the forked copy never frees
-    if sys.platform.startswith("linux") and sys.version_info < (3, 12) and alone and "onnxruntime" not in sys.modules:
-        return "fork"
-    return "spawn"
-
-
-def pool_size(paths: list[Path], jobs: int) -> int:
-    """Workers to run: at most `jobs` and one per bundle, and no more than the memory holds when each
-    verifies the largest bundle at once."""
-    wanted = min(jobs, len(paths))
-    if wanted <= 1:
-        return 1
-    available = available_memory()
-    if available is None:
-        return wanted
-    largest = max(bundle_bytes(p) for p in paths)
-    return max(1, min(wanted, int(available // (WORKER_BASE_BYTES + PEAK_PER_BYTE * largest))))
-
-
-def bundle_bytes(path: Path) -> int:
-    """The size of a bundle's files (graphs, weights and cases alike: an upper bound on the weights), or of
-    its archive. Links are not followed."""
-    folder = path.parent if path.is_file() and not is_archive(path) else path
-    if folder.is_file():
-        return folder.stat().st_size
-    total, folders = 0, [os.fspath(folder)]
-    while folders:  # on strings and scandir's entries: sizing twenty bundles must not cost a tenth of a second
-        try:
-            entries = list(os.scandir(folders.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append(entry.path)
-                else:
-                    total += entry.stat(follow_symlinks=False).st_size
-            except OSError:
-                continue
-    return total
-
-
-def available_memory() -> int | None:
-    """Memory available to new processes (MemAvailable counts the page cache the kernel can drop)."""
-    try:
-        for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def verify_bundle(path: Path, options: Options) -> BundleReport:
     """The bundle's report. A bug in a stage does not lose the report: it ends with an `internal.error`
     finding naming the stage, after the findings of the stages that ran (the CLI then exits 3)."""
     run = _Run(path=str(path))
+    started = time.perf_counter()
     try:
         _verify(path, options, run)
         run.stage = "report"
-        return run.report()
+        report = run.report()
     except Error:
         raise  # a usage error (not a bundle at all): exit 2, as before
     except Exception as exc:  # a bug: reported in the report, not only in a traceback
         run.findings.append(internal_error(run.stage, exc))
         run.finished = False
-        return run.report()
+        report = run.report()
+    # What the bundle cost here, for `checker plan` to balance a matrix by; it says nothing about the verdict.
+    report.duration_s = round(time.perf_counter() - started, 3)
+    return report
 
 
 @dataclass
@@ -252,6 +187,7 @@ class _Run:
         release = release if isinstance(release, dict) else {}
         report.name, report.version = _text(release.get("name")), _text(release.get("version"))
         report.manifest_digest = manifest_digest(ctx.data)
+        report.manifest_sha256 = ctx.manifest.text_sha256
         # What the stages that ran left (a later stage's bug does not lose it).
         report.pieces = dict(ctx.pieces)
         report.comparisons = list(ctx.comparisons)

@@ -95,7 +95,12 @@ def not_verified(config: Config, why: str, client: Client | None, report_path: s
         append_summary(config.step_summary, body + "\n" + trailer + "\n")
     result.lines.append(Annotation("error", f"Nothing was verified: {why}", title=TITLE).command())
     url = ""
-    if config.mode != "verify-only" and config.comment != "never" and client is not None and config.repository:
+    if (
+        config.mode not in ("verify-only", "plan")
+        and config.comment != "never"
+        and client is not None
+        and config.repository
+    ):
         url = _stale_comment(config, client, event, body + "\n" + trailer + "\n", result)
     _finish(config, report_path, result, url)
     return result

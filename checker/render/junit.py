@@ -80,6 +80,7 @@ def _suite(bundle: BundleReport, strict: bool) -> ET.Element:
     cases = [
         *_check_cases(bundle, name, strict, bundle.path),
         *_rule_cases(bundle, name),
+        *_reused_cases(bundle, name),
         *_not_run_cases(bundle, name, strict),
     ]
     suite = ET.Element("testsuite", name=name)
@@ -92,6 +93,8 @@ def _suite(bundle: BundleReport, strict: bool) -> ET.Element:
         if value is not None:
             ET.SubElement(props, "property", name=key, value=_clean(value))
     ET.SubElement(props, "property", name="status", value=bundle.status(strict))
+    if bundle.reused is not None:
+        ET.SubElement(props, "property", name="reused", value=_clean(bundle.reused.line()))
     for case in cases:
         suite.append(_case_element(case))
     return suite
@@ -179,6 +182,25 @@ def _line(finding: Finding, path: str = "") -> str:
     if finding.severity in (Severity.ERROR, Severity.WARNING):
         said += f" (fix: {remedy(finding, path)})"
     return said
+
+
+# ----- a reused verdict: one case per comparison its attestation records
+
+
+def _reused_cases(bundle: BundleReport, suite: str) -> Iterator[Case]:
+    """A verdict read from a verdict store (`--reuse`): each comparison as the stored attestation records it,
+    failed when it did not pass there; its rules were not judged again here."""
+    reused = bundle.reused
+    if reused is None:
+        return
+    said = reused.line()
+    for comparison in reused.comparisons:
+        name = _clean(f"{comparison.get('graph') or '?'} vs {comparison.get('against') or '?'}")
+        runtime = _clean(comparison.get("runtime") or "")
+        case = Case(f"{suite}.reused", f"{name} ({runtime})" if runtime else name, output=[said])
+        if comparison.get("status") != "pass":
+            case.failures = [f"{name}: {comparison.get('status')} in the stored verdict ({said})"]
+        yield case
 
 
 # ----- rules: one case per rule of each judged graph

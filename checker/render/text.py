@@ -61,12 +61,19 @@ def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     noun = "bundle passes" if total - failed == 1 else "bundles pass"
     head = f"{verdict}: {total - failed} of {total} {noun} (checker {report.checker_version}){_not_run(bundles)}"
     head += _strict_reason(report, failing)
-    ordered = failing + [b for b in bundles if status[id(b)] != "fail"]
+    stored = sum(1 for b in bundles if b.reused is not None)
+    if stored:
+        head += f"; {stored} reused from the verdict store, {total - stored} verified"
+    reused = [b for b in bundles if b.reused is not None and status[id(b)] != "fail"]
+    judged = [b for b in bundles if not any(b is r for r in reused)]
+    ordered = [b for b in judged if status[id(b)] == "fail"] + [b for b in judged if status[id(b)] != "fail"]
     several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
     loosened = [(f"{e.path}: " if several else "") + item for e in changes.values() for item in e.loosened]
     if loosened:  # what a reviewer asks first: was a check weakened to get green?
         head += "\n" + paint("loosened since the base: ", "fail") + "; ".join(loosened)
     blocks = [head, *(_bundle(b, status[id(b)], paint, changes.get(b.path)) for b in ordered)]
+    if reused:  # the verdicts that stand as stored: a line each, after the bundles judged here
+        blocks.append("\n".join(_reused_line(b, status[id(b)], paint) for b in reused))
     blocks += [f"removed since the base: {e.path}" for e in changes.values() if e.state == "removed"]
     return "\n\n".join(blocks) + "\n"
 
@@ -114,6 +121,14 @@ def _bundle(bundle: BundleReport, status: str, paint: Painter, change: BundleCha
     if bundle.validation is not None:
         lines += _validation(bundle.validation, paint)
     return "\n".join(lines)
+
+
+def _reused_line(bundle: BundleReport, status: str, paint: Painter) -> str:
+    """A passing bundle whose verdict was reused: its verdict, name and manifest, and the stored verdict."""
+    title = f"{bundle.name or '?'} {bundle.version or ''}".strip()
+    manifest = repo_path(bundle.path, bundle.manifest_file) if bundle.manifest_file else None
+    said = bundle.reused.line() if bundle.reused is not None else ""
+    return f"{paint(status.upper(), status)}  {title}  ({manifest or bundle.path})  {said}"
 
 
 def _since_base(change: BundleChange) -> list[str]:

@@ -16,8 +16,18 @@ from checker.reports.parts.changes import Changes
 from checker.reports.parts.gains import Gain
 from checker.reports.parts.judged import Diagnosis, TaskStatistics
 from checker.reports.parts.placement import Placement, PlatformRecord, Usability
+from checker.reports.parts.reused import Reused
 from checker.reports.parts.runs import JudgedShard, Validation
-from checker.reports.parts.values import JsonValue, each_string, figure, figures, json_value, mappings, printable_tree
+from checker.reports.parts.values import (
+    JsonValue,
+    each_string,
+    figure,
+    figures,
+    json_value,
+    mappings,
+    number,
+    printable_tree,
+)
 from checker.reports.parts.values import json_figures as json_figures  # the JSON form's figures, read from here too
 
 
@@ -257,6 +267,7 @@ class BundleReport:
     version: str | None = None
     digest: str | None = None
     manifest_digest: str | None = None  # the manifest judged (canonical data, release.digest left out)
+    manifest_sha256: str | None = None  # the manifest's text as judged (manifest.load.text_digest)
     pieces: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
@@ -269,6 +280,10 @@ class BundleReport:
     usability: list[Usability] = field(default_factory=list)  # NNAPI/CoreML offline coverage (checks.usability)
     shard: JudgedShard | None = None  # with --shard K/N: which, and every case name of the whole set
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
+    # A verdict read from a verdict store instead of judged here (checker.store): the stored attestation's
+    # entry, date, signer, result and figures. None when the bundle was judged in this run.
+    reused: Reused | None = None
+    duration_s: float | None = None  # how long its verification took here (`checker plan` balances by it)
 
     def add(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
@@ -299,6 +314,7 @@ class BundleReport:
             "not_run": [n.to_dict() for n in self.not_run],
             **({"validation": self.validation.to_dict()} if self.validation is not None else {}),
             **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
+            **({"manifest_sha256": self.manifest_sha256} if self.manifest_sha256 else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"gains": [g.to_dict() for g in self.gains]} if self.gains else {}),
@@ -306,6 +322,8 @@ class BundleReport:
             **({"usability": [u.to_dict() for u in self.usability]} if self.usability else {}),
             **({"shard": self.shard.to_dict()} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
+            **({"reused": self.reused.to_dict()} if self.reused is not None else {}),
+            **({"duration_s": self.duration_s} if self.duration_s is not None else {}),
         }
 
     @classmethod
@@ -320,6 +338,7 @@ class BundleReport:
             version=data.get("version"),
             digest=data.get("digest"),
             manifest_digest=data.get("manifest_digest"),
+            manifest_sha256=data.get("manifest_sha256"),
             pieces={p: pieces.get(p) == "present" for p in PIECES},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
@@ -332,6 +351,8 @@ class BundleReport:
             gains=[Gain.from_dict(g) for g in mappings(data.get("gains"))],
             placement=[Placement.from_dict(p) for p in mappings(data.get("placement"))],
             usability=[Usability.from_dict(u) for u in mappings(data.get("usability"))],
+            reused=Reused.from_dict(reused) if isinstance(reused := data.get("reused"), Mapping) else None,
+            duration_s=number(data.get("duration_s")),
         )
 
 

@@ -24,8 +24,9 @@ SPEC_INPUTS = {"bundles", "comment", "github-token", "fail-on", "mode", "report"
 NEW_INPUTS = {"pr-number", "comment-key", "comment-mode", "hide-when-passing"}
 # Beyond the contract: since the base; other onnxruntime releases; the verdict as a signed attestation.
 ADDED_INPUTS = {"compare-to", "runtimes", "attest", "attest-key", "attestation"}
+ZOO_INPUTS = {"reuse", "trusted-key", "shards", "changed-since", "costs"}  # the verdict store and the plan mode
 SPEC_OUTPUTS = {"status", "report", "failed", "comment-url"}
-ADDED_OUTPUTS = {"attestation"}
+ADDED_OUTPUTS = {"attestation", "matrix", "legs", "reused"}
 
 
 def assert_no_token(run: Run) -> None:
@@ -132,7 +133,7 @@ def test_verify_only_never_calls_the_api(runner: Runner, github: FakeGitHub) -> 
 
 
 def test_action_yml_keeps_the_contract() -> None:
-    assert set(ACTION["inputs"]) == SPEC_INPUTS | NEW_INPUTS | ADDED_INPUTS
+    assert set(ACTION["inputs"]) == SPEC_INPUTS | NEW_INPUTS | ADDED_INPUTS | ZOO_INPUTS
     assert set(ACTION["outputs"]) == SPEC_OUTPUTS | ADDED_OUTPUTS
     assert ACTION["runs"]["using"] == "composite"
     assert ACTION["branding"]["icon"] and ACTION["branding"]["color"]

@@ -47,7 +47,11 @@ def document(
 ) -> str:
     bundles = report.bundles
     view = View(detail, cuts, links, changes_by_bundle(report.changes), report.strict)
-    failing = [b for b in bundles if view.status(b) == "fail"]
+    # A passing verdict reused from a verdict store stands as stored: one line each, in one fold at the end.
+    # The bundles judged here, and what changed, come first (a reused failure is a failing bundle like any).
+    reused = [b for b in bundles if b.reused is not None and view.status(b) != "fail"]
+    judged = [b for b in bundles if not any(b is r for r in reused)]
+    failing = [b for b in judged if view.status(b) == "fail"]
     parts = [_headline(report, bundles, view), *loosened_first(view)]
     if failing:
         for i, bundle in enumerate(failing):
@@ -56,15 +60,17 @@ def document(
                 parts.append(_short_line(bundle, view))
                 continue
             parts.append("\n".join(_failing_bundle(bundle, view)))
-        passing = [b for b in bundles if view.status(b) != "fail"]
+        passing = [b for b in judged if view.status(b) != "fail"]
         if passing:
             summary = f"✅ {count(len(passing), 'other bundle')} passed"
             parts.append("\n".join(_passing_block(passing, view, summary, nested=True)))
-    elif bundles:
-        parts.append(_passing_line(bundles, view))
-        parts.extend(since_base_line(bundles, view))
+    elif judged:
+        parts.append(_passing_line(judged, view))
+        parts.extend(since_base_line(judged, view))
         summary = "Details: pieces, comparisons and environment"
-        parts.append("\n".join(_passing_block(bundles, view, summary, nested=len(bundles) > 1)))
+        parts.append("\n".join(_passing_block(judged, view, summary, nested=len(judged) > 1)))
+    if reused:
+        parts.append("\n".join(_reused_block(reused, view)))
     parts.extend(removed_since_base(view))
     if failing or not bundles:
         parts.append("\n".join(_environment(report.environment)))
@@ -255,6 +261,35 @@ def _passing_block(bundles: list[BundleReport], view: View, summary: str, nested
         if nested:
             yield ""
             yield "</details>"
+    yield ""
+    yield "</details>"
+
+
+REUSED_SHOWN = 200  # reused bundles listed in their fold; the JSON report has every one
+
+
+def _reused_block(bundles: list[BundleReport], view: View) -> Iterator[str]:
+    """The bundles whose passing verdicts were reused from the verdict store: one line, and a fold of a line
+    each (the stored verdict's date, signer and figures)."""
+    records = [b.reused for b in bundles if b.reused is not None]
+    dates = sorted((r.verified_at or "?")[:10] for r in records)
+    when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    signers = sorted({r.signed_by or "?" for r in records})
+    by = signers[0] if len(signers) == 1 else f"{len(signers)} signers"
+    summary = (
+        f"♻️ {count(len(bundles), 'bundle')} not run again: {plural(len(bundles), 'its', 'their')} "
+        f"{plural(len(bundles), 'verdict')} of {text(when, 40)}, signed by {text(by, 200)}, reused"
+    )
+    shown = REUSED_SHOWN if view.detail.full_bundles is None else min(REUSED_SHOWN, view.detail.full_bundles)
+    yield f"<details><summary>{summary}</summary>"
+    yield ""
+    for bundle, record in zip(bundles[:shown], records):
+        said = text(record.line(signer=len(signers) > 1), view.detail.message_chars)
+        where = _bundle_path(bundle, view.links)
+        yield f"- {status_mark(view.status(bundle))} {bundle_title(bundle)} — {where} · {said}"
+    if len(bundles) > shown:
+        view.cuts.add("reused bundles", len(bundles) - shown)
+        yield f"- and {len(bundles) - shown} more (the JSON report lists them)"
     yield ""
     yield "</details>"
 
