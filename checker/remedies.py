@@ -259,8 +259,9 @@ REMEDIES: dict[str, Remedy] = {
     F.REPORT_MERGE: _fixed("merge the reports of every shard: run the missing --shard K/N job and pass its report"),
     F.RUNTIME_THREADS: _fixed("ask for no more threads than the target device has CPUs (0 lets onnxruntime choose)"),
     F.PLATFORM_NOT_RUN: _fixed(
-        "install qemu-user (apt-get install qemu-user) for an x86-64-v2 or v3 class, or run this platform as a "
-        "matrix leg on a machine of its class"
+        "install what the message names (qemu-user for an x86-64-v2 or v3 class, chromium for a browser platform, "
+        "nodejs and npm for node) and run once online to fill the cache, or run this platform as a matrix leg on a "
+        "machine of its class"
     ),
     F.RUNTIME_FALLBACK: _fixed(
         "declare the providers that run the graph as it ships, or re-make the graph so that the declared provider "
@@ -273,6 +274,10 @@ REMEDIES: dict[str, Remedy] = {
     F.PLATFORM_KERNEL: _fixed(
         "set the session option the finding measured (session.x64quantprecision=1) in the application, or "
         "re-quantize with reduce_range=True or U8U8"
+    ),
+    F.PLATFORM_FALLBACK: _fixed(
+        "replace the named operators with ones the backend runs (its operator list in onnxruntime-web's docs), or "
+        "accept the CPU round trip; with runtime.fallback: forbid this is an error"
     ),
     F.RUNTIME_OPT_LEVEL: _fixed(
         "open the application's sessions at the level that holds, or with the named optimizer in "

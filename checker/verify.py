@@ -61,8 +61,9 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
 
 
 def platforms_stage(ctx: Context) -> Iterable[Finding]:
-    """The platforms stage (checks/platforms.py), imported only when --platform asks for one."""
-    if not ctx.options.platforms:
+    """The platforms stage (checks/platforms.py), imported only when the manifest declares a platform or
+    --platform asks for one: declared platforms are judged by default."""
+    if not ctx.options.platforms and not (ctx.data.get("runtime") or {}).get("platforms"):
         return ()
     from checker.checks.platforms import platforms_stage as stage
 

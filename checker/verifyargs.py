@@ -96,8 +96,10 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         dest="platforms",
-        help="also run the comparison on this CPU class (x86-64-v3, aarch64-dotprod, ..., a name from "
-        "runtime.platforms, or target: every declared one), natively or under qemu; repeatable",
+        help="run the comparison on this platform: a CPU class (x86-64-v3, aarch64-dotprod, ...: natively or "
+        "under qemu), an engine (browser-wasm, browser-webgpu: onnxruntime-web in headless Chromium; node: "
+        "onnxruntime-node), a name from runtime.platforms, target (every declared one: the default) or none; "
+        "repeatable",
     )
     p.add_argument(
         "--opt-levels",

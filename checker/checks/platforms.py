@@ -1,10 +1,13 @@
-"""The comparison again on each CPU class asked for with --platform: natively when this machine is of that
-class, else in a worker under qemu's user-mode emulation (platforms.launch).
+"""The comparison again on each platform the manifest declares (or --platform names): a CPU class natively when
+this machine is of that class, else in a worker under qemu's user-mode emulation (platforms.launch); an engine
+in onnxruntime-node or onnxruntime-web's WASM or WebGPU backend in headless Chromium (platforms.engines).
 
 Each platform is a runtime set of the report, judged on the same cases by the same rules as the checker's own
 run; a failed rule there is an error like any other, so the worst platform decides. The set records the CPU
-features the worker saw; a worker whose CPU is not of the class asked for (an emulation that silently lacks an
-instruction set) judges nothing. A platform that cannot run here is `not_run`, shown in the verdict line.
+features the worker saw (an engine: its fingerprint); a worker whose CPU is not of the class asked for (an
+emulation that silently lacks an instruction set) judges nothing. A declared platform that cannot run here, or
+that this run did not ask for, is `not_run`, shown in the verdict line and failed by --strict. A device is
+judged from the outputs it sent back (checks/devices.py).
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ from checker.context import Context
 from checker.findings import Finding
 from checker.platforms import userland
 from checker.platforms.against import NativeDiff
-from checker.platforms.catalog import Platform, resolve
+from checker.platforms.catalog import DEVICE, NONE, TARGET, Platform, declared, resolve
 from checker.platforms.explain import explain
 from checker.platforms.features import class_of, this_machine
 from checker.platforms.launch import Plan, in_userland, plan
 from checker.reports.model import NotRun, RuntimeSet, for_runtime
-from checker.runtimes.remote import Worker, WorkerError, remote_opener
+from checker.runtimes.remote import Channel, Worker, WorkerError, remote_opener
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,24 +40,37 @@ Observer = Callable[[str, "Case", "dict[str, np.ndarray] | None"], None]
 
 
 def platforms_stage(ctx: Context) -> Iterator[Finding]:
-    if not ctx.options.platforms or not_run(ctx) is not None:
+    if not_run(ctx) is not None:
         return  # the checker's own comparison already says why nothing can be compared
     runtime = ctx.data.get("runtime") or {}
-    platforms, unknown = resolve(ctx.options.platforms, runtime)
+    asked = ctx.options.platforms
+    names = asked or [TARGET]  # declared platforms are judged by default
+    platforms, unknown = resolve([n for n in names if n != NONE], runtime)
     for name in unknown:
         yield F.error(
             F.PLATFORM_NOT_RUN,
             f"--platform {name}: no platform of that name is declared in runtime.platforms, and it is no CPU class "
-            "(x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni, aarch64, aarch64-dotprod, ...)",
+            "(x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni, aarch64, aarch64-dotprod, ...) or engine "
+            "(browser-wasm, browser-webgpu, node)",
             **ctx.where("runtime"),
         )
-    if "target" in ctx.options.platforms and not runtime.get("platforms"):
+    if TARGET in asked and not runtime.get("platforms"):
         yield F.error(
             F.PLATFORM_NOT_RUN, "--platform target: the manifest declares no runtime.platforms", **ctx.where("runtime")
         )
+    chosen = {p.name for p in platforms}
+    for platform in declared(runtime):
+        if platform.name not in chosen and platform.engine != DEVICE:
+            words = "--platform none" if NONE in asked else f"--platform named only {', '.join(asked)}"
+            yield _skip(ctx, platform, f"declared in runtime.platforms, but not judged in this run ({words})")
     here, _ = this_machine()
     for platform in platforms:
-        yield from _one_platform(ctx, platform, here)
+        if platform.engine == DEVICE:
+            continue  # judged from the folder its runner wrote (--device-outputs: checks/devices.py)
+        if platform.engine is not None:
+            yield from _one_engine(ctx, platform)
+        else:
+            yield from _one_platform(ctx, platform, here)
 
 
 def label_of(platform: Platform) -> str:
@@ -87,18 +103,106 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
             return
         native = NativeDiff(ctx, dict((ctx.data.get("runtime") or {}).get("session_options") or {}))
         try:
-            result = judged_set(ctx, worker, chosen, label, {}, native.observe)
+            result = judged_set(ctx, worker, _cpu_record(chosen, worker, {}), label, {}, native.observe)
         finally:
             native.close()
         if result.set.platform is not None and native.figures:
             result.set.platform["against_native"] = native.figures
         ctx.runtime_sets.append(result.set)
         yield from result.findings
-        yield from explain(
-            ctx, result.set, lambda config, graphs: judged_set(ctx, worker, chosen, label, config, None, graphs).set
-        )
+
+        def rerun(config: dict[str, str], graphs: dict[Path, Path]) -> RuntimeSet:
+            return judged_set(ctx, worker, _cpu_record(chosen, worker, config), label, config, None, graphs).set
+
+        yield from explain(ctx, result.set, rerun)
     finally:
         worker.close()
+
+
+def _one_engine(ctx: Context, platform: Platform) -> Iterator[Finding]:
+    """The comparison in onnxruntime-node, or in onnxruntime-web's WASM or WebGPU backend in headless Chromium."""
+    from checker.compare.session import machine_threads
+    from checker.platforms.engines import fallbacks, placed_counts, start
+
+    options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
+    threads = min(int(options.get("intra_op_num_threads") or 0), machine_threads())
+    started = start(platform, ctx.data.get("runtime") or {}, ctx.options.offline, ctx.options.case_timeout_s, threads)
+    if isinstance(started, str):
+        yield _skip(ctx, platform, started)
+        return
+    label = label_of(platform)
+    try:
+        record = {**platform.to_dict(), "how": started.how, "machine": started.worker.machine, "cpu_features": [],
+                  "onnxruntime": started.version}  # fmt: skip
+        native = NativeDiff(ctx, options)
+        try:
+            result = judged_set(
+                ctx, started.worker, record, label, {}, native.observe, provider=started.backend,
+                package=started.package,
+            )  # fmt: skip
+        finally:
+            native.close()
+        if result.set.platform is not None and native.figures:
+            result.set.platform["against_native"] = native.figures
+        placements = started.placements
+        started.fingerprint.placed = placed_counts(placements.values())
+        result.set.fingerprint = started.fingerprint
+        ctx.runtime_sets.append(result.set)
+        yield from (_with_node(f) for f in result.findings)
+        first = ctx.cases[0].inputs if ctx.cases else {}
+        for path, placed in placements.items():
+            graph = _graph_of(ctx, Path(path))
+            model = ctx.graph if graph == "baseline" else ctx.variant_models.get(graph or "")
+            found = fallbacks(graph or Path(path).name, placed, model, first)
+            if found is not None:
+                yield _fallback(ctx, label, platform, started.backend, found)
+    finally:
+        started.close()
+
+
+def _with_node(finding: Finding) -> Finding:
+    """A graph an engine cannot load or run names its node in the details (from onnxruntime's words)."""
+    from checker.platforms.engines import named_node
+
+    node = named_node(finding.message) if finding.id in (F.RUNTIME_LOAD, F.COMPARISON_RUNTIME) else None
+    if node is None:
+        return finding
+    return Finding(finding.id, finding.severity, finding.message, finding.file, finding.line,
+                   {**finding.details, "node": node})  # fmt: skip
+
+
+def _graph_of(ctx: Context, path: Path) -> str | None:
+    """The graph ("baseline" or a variant's name) a file judged on a platform is."""
+    if ctx.graph_path is not None and path == ctx.graph_path:
+        return "baseline"
+    for variant in ctx.data.get("variants") or []:
+        if isinstance(variant, dict) and ctx.path(str((variant.get("graph") or {}).get("path", ""))) == path:
+            return str(variant.get("name"))
+    return None
+
+
+def _where_platforms(ctx: Context) -> dict[str, Any]:
+    declared_here = bool((ctx.data.get("runtime") or {}).get("platforms"))
+    return ctx.where("runtime", "platforms") if declared_here else ctx.where("runtime")
+
+
+def _fallback(ctx: Context, label: str, platform: Platform, backend: str, found: Any) -> Finding:
+    forbid = (ctx.data.get("runtime") or {}).get("fallback") == "forbid"
+    shown = ", ".join(f"{op} ({name})" for op, name in found.nodes[:20])
+    more = f" and {len(found.nodes) - 20} more" if len(found.nodes) > 20 else ""
+    make = F.error if forbid else F.warning
+    return make(
+        F.PLATFORM_FALLBACK,
+        f"[{label}] {found.graph}: the {backend} backend left {len(found.nodes)} node(s) to onnxruntime's "
+        f"{found.provider}: {shown}{more}. The outputs were judged, but these nodes did not run on {backend}",
+        **_where_platforms(ctx),
+        platform=platform.name,
+        graph=found.graph,
+        backend=backend,
+        provider=found.provider,
+        nodes=[{"op_type": op, "name": name} for op, name in found.nodes[:50]],
+        node_count=len(found.nodes),
+    )
 
 
 def _with_userland(ctx: Context, chosen: Plan) -> Plan | str:
@@ -130,21 +234,8 @@ class Judged:
         self.set, self.findings = result, findings
 
 
-def judged_set(
-    ctx: Context,
-    worker: Worker,
-    chosen: Plan,
-    label: str,
-    config: dict[str, str],
-    observe: Observer | None = None,
-    graphs: dict[Path, Path] | None = None,
-) -> Judged:
-    """Every graph judged in `worker`, with the manifest's session options and these session config entries;
-    `observe` sees each case's outputs there; `graphs` puts other files in place of shipped ones."""
-    options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
-    if config:
-        options["config_entries"] = dict(config)
-    record = {
+def _cpu_record(chosen: Plan, worker: Worker, config: dict[str, str]) -> dict[str, Any]:
+    return {
         **chosen.platform.to_dict(),
         "how": chosen.how,
         "machine": worker.machine,
@@ -152,7 +243,25 @@ def judged_set(
         "onnxruntime": worker.version,
         **({"session_config": dict(config)} if config else {}),
     }
-    result = RuntimeSet(label, "onnxruntime", worker.version, CPU, platform=record)
-    run = Run(ctx, Runtime([CPU], options), NoProgress(), result.comparisons)
+
+
+def judged_set(
+    ctx: Context,
+    worker: Channel,
+    record: dict[str, Any],
+    label: str,
+    config: dict[str, str],
+    observe: Observer | None = None,
+    graphs: dict[Path, Path] | None = None,
+    provider: str = CPU,
+    package: str = "onnxruntime",
+) -> Judged:
+    """Every graph judged in `worker`, with the manifest's session options and these session config entries;
+    `observe` sees each case's outputs there; `graphs` puts other files in place of shipped ones."""
+    options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
+    if config:
+        options["config_entries"] = dict(config)
+    result = RuntimeSet(label, package, str(record.get("onnxruntime", "")), provider, platform=record)
+    run = Run(ctx, Runtime([provider], options), NoProgress(), result.comparisons)
     run.opener, run.elsewhere, run.observe = _substituting(remote_opener(worker), graphs or {}), True, observe
     return Judged(result, [for_runtime(label, f) for f in judge_all(run)])
