@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +102,76 @@ def node_outputs(graph: Path, inputs: list[Path], work: Path) -> list[list[float
     command = ["node", str(script), str(modules), str(graph), str(out), *map(str, inputs)]
     subprocess.run(command, check=True, timeout=300, capture_output=True)
     return list(json.loads(out.read_text()))
+
+
+_CANVAS_PAGE = """<!doctype html><html><body><script type="module">
+const job = await (await fetch('/job.json')).json();
+const [h, w] = job.shape;
+const source = new OffscreenCanvas(w, h);
+source.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(job.rgba), w, h), 0, 0);
+const out = {};
+for (const [th, tw] of job.sizes) {
+  const target = new OffscreenCanvas(tw, th);
+  const ctx = target.getContext('2d');
+  ctx.imageSmoothingEnabled = job.smoothing;
+  ctx.drawImage(source, 0, 0, tw, th);
+  out[`${th}x${tw}`] = Array.from(ctx.getImageData(0, 0, tw, th).data);
+}
+await fetch('/result', { method: 'POST', body: JSON.stringify(out) });
+</script></body></html>"""
+
+
+def canvas_draw(image: Any, sizes: list[tuple[int, int]], smoothing: bool = True) -> dict[tuple[int, int], Any]:
+    """`image` (H x W x 3, uint8) drawn by Chromium's canvas drawImage at each (h, w): the RGB pixels it gives."""
+    import http.server
+    import tempfile
+    import threading
+
+    import numpy as np
+
+    rgba = np.concatenate([image, np.full((*image.shape[:2], 1), 255, np.uint8)], axis=-1)
+    job = json.dumps({"shape": list(image.shape[:2]), "rgba": rgba.reshape(-1).tolist(), "sizes": sizes,
+                      "smoothing": smoothing}).encode()  # fmt: skip
+    result: list[bytes] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return
+
+        def do_GET(self) -> None:
+            body = _CANVAS_PAGE.encode() if self.path.startswith("/page") else job
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html" if self.path.startswith("/page") else "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            result.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    browser = chromium()
+    assert browser is not None
+    with tempfile.TemporaryDirectory(prefix="canvas-profile-") as profile:
+        url = f"http://127.0.0.1:{server.server_address[1]}/page.html"
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}"]
+        process = subprocess.Popen([browser, *flags, url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(1200):
+                if result:
+                    break
+                threading.Event().wait(0.1)
+        finally:
+            process.kill()
+            process.wait()
+            server.shutdown()
+            server.server_close()
+    assert result, "the canvas page gave no answer within 120 s"
+    drawn = json.loads(result[0])
+    return {
+        (h, w): np.array(drawn[f"{h}x{w}"], np.uint8).reshape(h, w, 4)[..., :3] for h, w in sizes
+    }  # fmt: skip
