@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "pack": "checker.release.command",
     "github": "checker.github.command",
     "sign": "checker.signing.command",
+    "device-kit": "checker.devices.command",
 }
 BUILT_IN = ("verify", "lock", "schema")
 
@@ -129,6 +130,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     check_paths(args.paths)
     check_output(args)
+    for folder in args.device_outputs:
+        if not folder.is_dir():
+            raise UsageError(f"--device-outputs {folder}: no such folder")
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
     if args.fail_on_loosened and args.compare_to is None:

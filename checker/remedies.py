@@ -275,6 +275,26 @@ REMEDIES: dict[str, Remedy] = {
         "set the session option the finding measured (session.x64quantprecision=1) in the application, or "
         "re-quantize with reduce_range=True or U8U8"
     ),
+    F.COMPARISON_SENTINEL: _fixed(
+        "run the graph on that platform with the case named and look at its intermediate tensors (the finding's "
+        "graph and output); a backend that writes nothing or NaN needs another backend, precision or version there"
+    ),
+    F.COMPARISON_ENVELOPE: _fixed(
+        "run the graph at the size the finding names on that platform, and fix the graph or the backend there; "
+        "an envelope a release cannot hold is declared smaller, with the application refusing larger inputs"
+    ),
+    F.DEVICE_OUTPUTS: _fixed(
+        "run the device kit of this release (checker device-kit) on the device again and send back the whole folder "
+        "its runner writes: every graph on every case, regular files only"
+    ),
+    F.DEVICE_EXTRA: _fixed(
+        "send back only what the device kit of this release asks for: make the kit of this release with checker "
+        "device-kit, and check the names the runner writes"
+    ),
+    F.DEVICE_PREPROCESSING: _fixed(
+        "change the application's preprocessing, or the manifest's declaration, so that the two agree: the "
+        "finding names the single edit that makes the declared steps build the application's tensor"
+    ),
     F.PLATFORM_FALLBACK: _fixed(
         "replace the named operators with ones the backend runs (its operator list in onnxruntime-web's docs), or "
         "accept the CPU round trip; with runtime.fallback: forbid this is an error"

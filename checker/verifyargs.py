@@ -102,6 +102,16 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         "repeatable",
     )
     p.add_argument(
+        "--device-outputs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        dest="device_outputs",
+        help="judge as one more platform the folder a device kit's runner wrote on a device (outputs/, tensors/, "
+        "device.json; see `checker device-kit`); repeatable",
+    )
+    p.add_argument(
         "--opt-levels",
         type=_levels,
         default=[],
@@ -194,6 +204,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         offline=args.offline,
         find_links=list(args.find_links),
         platforms=list(args.platforms),
+        device_outputs=list(args.device_outputs),
         opt_levels=list(args.opt_levels),
         jobs=args.jobs,
         gain_budget_s=args.gain_budget,

@@ -110,6 +110,9 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
             result.set.platform["against_native"] = native.figures
         ctx.runtime_sets.append(result.set)
         yield from result.findings
+        runtime = Runtime([CPU], dict((ctx.data.get("runtime") or {}).get("session_options") or {}))
+        yield from _envelope(ctx, result.set, remote_opener(worker), runtime, label, platform, native)
+        yield from native.sentinels.findings(label, platform.name, **_where_platforms(ctx))
 
         def rerun(config: dict[str, str], graphs: dict[Path, Path]) -> RuntimeSet:
             return judged_set(ctx, worker, _cpu_record(chosen, worker, config), label, config, None, graphs).set
@@ -149,6 +152,9 @@ def _one_engine(ctx: Context, platform: Platform) -> Iterator[Finding]:
         result.set.fingerprint = started.fingerprint
         ctx.runtime_sets.append(result.set)
         yield from (_with_node(f) for f in result.findings)
+        runtime = Runtime([started.backend], options)
+        yield from _envelope(ctx, result.set, remote_opener(started.worker), runtime, label, platform, native)
+        yield from native.sentinels.findings(label, platform.name, **_where_platforms(ctx))
         first = ctx.cases[0].inputs if ctx.cases else {}
         for path, placed in placements.items():
             graph = _graph_of(ctx, Path(path))
@@ -158,6 +164,20 @@ def _one_engine(ctx: Context, platform: Platform) -> Iterator[Finding]:
                 yield _fallback(ctx, label, platform, started.backend, found)
     finally:
         started.close()
+
+
+def _envelope(
+    ctx: Context, judged: RuntimeSet, opener: Any, runtime: Runtime, label: str, platform: Platform, native: NativeDiff
+) -> Iterator[Finding]:
+    """The envelope's points there, against this machine's run of them (checks/envelope.py)."""
+    if not (ctx.data.get("comparison") or {}).get("envelope"):
+        return
+    from checker.checks.envelope import judge_elsewhere
+
+    record, found = judge_elsewhere(ctx, opener, runtime, label, platform.name, native.sentinels)
+    if judged.platform is not None and record:
+        judged.platform["envelope"] = record
+    yield from (_with_node(f) for f in found)
 
 
 def _with_node(finding: Finding) -> Finding:
