@@ -295,6 +295,10 @@ REMEDIES: dict[str, Remedy] = {
         "change the application's preprocessing, or the manifest's declaration, so that the two agree: the "
         "finding names the single edit that makes the declared steps build the application's tensor"
     ),
+    F.PLATFORM_DIVERGENCE: _fixed(
+        "attach the reproduction folder the finding names to an issue of the runtime on the wrong side (it reruns "
+        "with plain onnxruntime), and keep the node it names off that backend until it is fixed"
+    ),
     F.PLATFORM_FALLBACK: _fixed(
         "replace the named operators with ones the backend runs (its operator list in onnxruntime-web's docs), or "
         "accept the CPU round trip; with runtime.fallback: forbid this is an error"

@@ -112,6 +112,13 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         "device.json; see `checker device-kit`); repeatable",
     )
     p.add_argument(
+        "--reproductions",
+        type=Path,
+        metavar="DIR",
+        help="where a disagreement between platforms writes its reproduction folder (default: the user cache's "
+        "reproductions folder)",
+    )
+    p.add_argument(
         "--opt-levels",
         type=_levels,
         default=[],
@@ -205,6 +212,7 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         find_links=list(args.find_links),
         platforms=list(args.platforms),
         device_outputs=list(args.device_outputs),
+        reproductions=args.reproductions,
         opt_levels=list(args.opt_levels),
         jobs=args.jobs,
         gain_budget_s=args.gain_budget,

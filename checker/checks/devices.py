@@ -18,6 +18,7 @@ from typing import Any
 from checker import findings as F
 from checker.checks.comparison import Run, judge_all, not_run
 from checker.checks.envelope import envelope_points, judge_elsewhere
+from checker.checks.platforms import settled_findings
 from checker.compare.envelope import as_case
 from checker.compare.progress import NoProgress
 from checker.compare.session import Runtime
@@ -26,6 +27,7 @@ from checker.findings import Finding
 from checker.platforms.against import NativeDiff
 from checker.platforms.catalog import DEVICE, Platform, declared, engine_platform
 from checker.platforms.replay import Replay
+from checker.platforms.settle import Side
 from checker.readers.deviceoutputs import (
     DEVICE_JSON,
     DeviceFolder,
@@ -128,6 +130,9 @@ def _one_device(ctx: Context, path: Path, waiting: list[Platform], taken: set[st
             result.platform["envelope"] = record
         yield from more
     yield from native.sentinels.findings(label, platform.name)
+    said = result.fingerprint.to_dict() if result.fingerprint else {}
+    side = Side(label, platform.name, replay.opener, run.runtime, False, said)
+    yield from settled_findings(ctx, result, side, platform.name)
     yield from _missing(replay, label, platform)
     yield from _extra(ctx, folder, graphs, label, platform, [p.case_name for p in points])
     yield from _tensors(ctx, folder, label, platform)

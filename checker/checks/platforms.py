@@ -28,7 +28,8 @@ from checker.platforms.catalog import DEVICE, NONE, TARGET, Platform, declared, 
 from checker.platforms.explain import explain
 from checker.platforms.features import class_of, this_machine
 from checker.platforms.launch import Plan, in_userland, plan
-from checker.reports.model import NotRun, RuntimeSet, for_runtime
+from checker.platforms.settle import Side
+from checker.reports.model import Comparison, NotRun, RuntimeSet, for_runtime
 from checker.runtimes.remote import Channel, Worker, WorkerError, remote_opener
 
 if TYPE_CHECKING:
@@ -118,6 +119,8 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
             return judged_set(ctx, worker, _cpu_record(chosen, worker, config), label, config, None, graphs).set
 
         yield from explain(ctx, result.set, rerun)
+        side = Side(label, platform.name, remote_opener(worker), runtime, True, dict(result.set.platform or {}))
+        yield from settled_findings(ctx, result.set, side, platform.name)
     finally:
         worker.close()
 
@@ -155,6 +158,8 @@ def _one_engine(ctx: Context, platform: Platform) -> Iterator[Finding]:
         runtime = Runtime([started.backend], options)
         yield from _envelope(ctx, result.set, remote_opener(started.worker), runtime, label, platform, native)
         yield from native.sentinels.findings(label, platform.name, **_where_platforms(ctx))
+        side = Side(label, platform.name, remote_opener(started.worker), runtime, True, started.fingerprint.to_dict())
+        yield from settled_findings(ctx, result.set, side, platform.name)
         first = ctx.cases[0].inputs if ctx.cases else {}
         for path, placed in placements.items():
             graph = _graph_of(ctx, Path(path))
@@ -178,6 +183,81 @@ def _envelope(
     if judged.platform is not None and record:
         judged.platform["envelope"] = record
     yield from (_with_node(f) for f in found)
+
+
+MAX_SETTLED = 2  # disagreements settled per platform: each runs its graph on both sides a few times
+
+
+def disagreements(native: list[Comparison], there: list[Comparison]) -> list[tuple[str, str, str]]:
+    """(graph, case, output) per graph where a rule passes on one side and fails on the other: the case is the
+    failing side's worst."""
+    found: dict[str, tuple[str, str, str]] = {}
+    mine = {(c.graph, c.against): c for c in native if c.skipped is None}
+    for theirs in there:
+        ours = mine.get((theirs.graph, theirs.against))
+        if ours is None or theirs.skipped is not None or theirs.graph in found:
+            continue
+        for a, b in zip(theirs.rules, ours.rules):
+            if a.output == b.output and a.check == b.check and a.passed != b.passed:
+                case = a.worst_case if not a.passed else b.worst_case
+                if case is not None:
+                    found[theirs.graph] = (theirs.graph, case, a.output)
+                    break
+    return list(found.values())
+
+
+def settled_findings(ctx: Context, judged: RuntimeSet, side: Side, platform: str) -> Iterator[Finding]:
+    """Which side is right where this platform and the checker's own run disagree (platforms/settle.py)."""
+    from checker.compare.session import resolve_runtime
+    from checker.platforms.settle import settle, words
+
+    here = resolve_runtime(ctx.data.get("runtime") or {}, None, ctx.options.intra_op_threads)
+    cases = {c.name: c for c in ctx.cases or []}
+    release = {"name": (ctx.data.get("release") or {}).get("name"), "digest": ctx.digest}
+    for graph, case_name, output in disagreements(ctx.comparisons, judged.comparisons)[:MAX_SETTLED]:
+        path = ctx.graph_path if graph == "baseline" else _variant_path(ctx, graph)
+        model = _full_model(path, ctx.graph if graph == "baseline" else ctx.variant_models.get(graph))
+        if path is None or model is None or case_name not in cases:
+            continue
+        found = settle(path, model, graph, cases[case_name], output, side, here, _reproductions(ctx), release,
+                       ctx.options.case_timeout_s)  # fmt: skip
+        yield F.warning(
+            F.PLATFORM_DIVERGENCE,
+            f"[{side.label}] {graph} on case '{case_name}', where this platform and the checker's own run disagree: "
+            f"{words(found)}",
+            **_where_platforms(ctx), platform=platform, **found.to_dict(),
+        )  # fmt: skip
+
+
+def _variant_path(ctx: Context, name: str) -> Path | None:
+    for variant in ctx.data.get("variants") or []:
+        if isinstance(variant, dict) and variant.get("name") == name:
+            return ctx.path(str((variant.get("graph") or {}).get("path", "")))
+    return None
+
+
+def _full_model(path: Path | None, parsed: Any) -> Any:
+    """The graph with its weights (its external data from beside it, inside the bundle), or None when it is too
+    large to settle a disagreement on here."""
+    import onnx
+
+    from checker.compare.session import weight_bytes
+    from checker.platforms.settle import MAX_MODEL_BYTES
+
+    if path is None or parsed is None or weight_bytes(parsed) > MAX_MODEL_BYTES:
+        return None
+    try:
+        return onnx.load(str(path))
+    except Exception:  # protobuf's decode errors share no narrower base; the graph stage said why already
+        return None
+
+
+def _reproductions(ctx: Context) -> Path:
+    if ctx.options.reproductions is not None:
+        return ctx.options.reproductions
+    from checker.runtimes.envs import cache_root
+
+    return cache_root().parent / "reproductions"
 
 
 def _with_node(finding: Finding) -> Finding:

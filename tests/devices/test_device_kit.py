@@ -272,3 +272,28 @@ def test_the_node_runner_round_trip_passes(kit: Path, cli: Cli, tmp_path: Path) 
     device = _device_set(bundle)
     assert device["runtime"] == "platform edge-box (device)" and device["package"] == "onnxruntime-node"
     assert device["fingerprint"]["node"].startswith("v") and device["status"] == "pass"
+
+
+def test_a_device_that_disagrees_is_named_the_wrong_side_with_a_reproduction(
+    cli: Cli, sent: Path, tmp_path: Path
+) -> None:
+    import onnxruntime as ort
+
+    edited = _copy(sent, tmp_path / "planted")
+    logits = edited / "outputs/baseline/dusk/logits.npy"
+    values = np.load(logits)
+    values[0, 3] += 0.25
+    np.save(logits, values)
+    repro = tmp_path / "repro"
+    code, bundle = _verify(cli, tmp_path / "r.json", "--device-outputs", edited, "--reproductions", repro)
+    [settled] = [f for f in bundle["findings"] if f["id"] == "platform.divergence"]
+    details = settled["details"]
+    assert code == 1 and details["wrong"] == "platform" and details["case"] == "dusk"
+    assert details["platform_error"] == pytest.approx(0.25, abs=1e-3) and details["native_error"] < 1e-4
+    assert details["subgraph"] == "graph"  # a device sends no intermediate tensors
+    folder = Path(details["reproduction"])
+    assert folder.is_relative_to(repro)
+    feed = {p.stem: np.load(p) for p in (folder / "inputs").glob("*.npy")}
+    [value] = ort.InferenceSession(str(folder / "model.onnx"), providers=["CPUExecutionProvider"]).run(None, feed)
+    assert np.abs(value - np.load(folder / "outputs/platform/logits.npy")).max() == pytest.approx(0.25, abs=1e-3)
+    assert np.abs(value - np.load(folder / "outputs/native/logits.npy")).max() < 1e-5
