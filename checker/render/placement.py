@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from checker.reports.model import mappings
+from checker.reports.model import Fingerprint, mappings
 
 
 def _number(value: object) -> str:
@@ -64,9 +64,13 @@ def usability_sentences(bundle: Mapping[str, Any]) -> list[str]:
 
 
 def native_sentences(bundle: Mapping[str, Any]) -> list[str]:
-    """'platform x86-64-v3, int8: 44 of 80 output values differ from the native run, up to 0.82'."""
+    """'platform x86-64-v3, int8: 44 of 80 output values differ from the native run, up to 0.82'; an engine's or
+    device's set first says what it ran in ('platform browser-webgpu ran in Chromium 156.0.8078.114, ...')."""
     out = []
     for runtime in mappings(bundle.get("runtimes")):
+        fingerprint = runtime.get("fingerprint")
+        if isinstance(fingerprint, Mapping) and isinstance(fingerprint.get("engine"), str):
+            out.append(f"{runtime.get('runtime')} ran in {Fingerprint.from_dict(fingerprint).words()}")
         platform = runtime.get("platform")
         against = platform.get("against_native") if isinstance(platform, Mapping) else None
         if not isinstance(against, Mapping):

@@ -18,7 +18,7 @@ from checker.context import Options
 from checker.findings import Finding
 from checker.render import render
 from checker.reports.diff import diff
-from checker.reports.model import BundleReport, Report, RuntimeSet
+from checker.reports.model import Adapter, BundleReport, Fingerprint, Report, RuntimeSet
 from checker.sharding import parse_shard
 from checker.verify import verify_bundle
 
@@ -34,11 +34,22 @@ def _through_json(report: Report) -> Report:
 
 
 def _with_runtime(bundle: BundleReport) -> BundleReport:
-    """The bundle with the runtime sets the runtimes stage adds: one judged, one that could not install."""
+    """The bundle with the runtime sets the runtimes stage adds: one judged, one that could not install; and an
+    engine platform's, with its fingerprint."""
+    webgpu = Fingerprint(
+        "browser-webgpu", "onnxruntime-web", "1.31.1", "webgpu", build="ort.webgpu.min.mjs",
+        browser="Chromium 156.0.8078.114", cross_origin_isolated=True, wasm_threads=1,
+        adapter=Adapter("google", "swiftshader", fallback=True), placed={"WebGpuExecutionProvider": 7},
+    )  # fmt: skip
+    platform = {"name": "browser-webgpu", "arch": "wasm32", "class": "browser-webgpu", "engine": "browser-webgpu",
+                "features": [], "how": webgpu.words(), "cpu_features": []}  # fmt: skip
     bundle.runtimes = [
         RuntimeSet("onnxruntime 1.17.0 CPU", "onnxruntime", "1.17.0", "CPUExecutionProvider", bundle.comparisons),
         RuntimeSet("onnxruntime 9.9.9 CPU", "onnxruntime", "9.9.9", "CPUExecutionProvider", error="not installed"),
     ]
+    engine = RuntimeSet("platform browser-webgpu", "onnxruntime-web", "1.31.1", "webgpu", bundle.comparisons)
+    engine.platform, engine.fingerprint = platform, webgpu
+    bundle.runtimes.append(engine)
     return bundle
 
 
