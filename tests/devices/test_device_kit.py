@@ -242,6 +242,10 @@ def test_a_declared_device_is_judged_under_its_name_or_shown_as_not_run(cli: Cli
     code, report = _verify(cli, tmp_path / "t.json", "--device-outputs", said, bundle=bundle)
     assert code == 0 and report["not_run"] == []
     assert _device_set(report)["runtime"] == "platform pixel-8 (device)"
+    # A release that declares the device is packed only with its outputs judged.
+    archive = tmp_path / "release.tar.gz"
+    assert cli("pack", bundle, "-o", archive)[0] == 1 and not archive.exists()
+    assert cli("pack", bundle, "-o", archive, "--device-outputs", said)[0] == 0 and archive.is_file()
 
 
 def test_a_tensor_the_application_made_in_bgr_order_is_explained_as_such(kit: Path, cli: Cli, tmp_path: Path) -> None:
