@@ -39,6 +39,7 @@ COMMAND_MODULES = {
     "github": "checker.github.command",
     "sign": "checker.signing.command",
     "plan": "checker.plan.command",
+    "device-kit": "checker.devices.command",
 }
 BUILT_IN = ("verify", "lock", "schema")
 
@@ -129,6 +130,9 @@ def emit_report(args: argparse.Namespace, report: Report) -> None:
 def cmd_verify(args: argparse.Namespace) -> int:
     check_paths(args.paths)
     check_output(args)
+    for folder in args.device_outputs:
+        if not folder.is_dir():
+            raise UsageError(f"--device-outputs {folder}: no such folder")
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
     if args.compare_to is not None and args.reuse is not None:

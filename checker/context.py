@@ -62,7 +62,9 @@ class Options:
     attestation: Path | None = None  # --require-attestation FILE: accepted on it, the comparison not run
     attestation_trust: Trust | None = None  # the key or CA certificates the attestation must be signed by
     rerun_attested: bool = False  # --rerun: the comparison runs too and its verdict must be the attested one
-    platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class
+    platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class or engine
+    device_outputs: list[Path] = field(default_factory=list)  # --device-outputs DIRs: each judged as a platform
+    reproductions: Path | None = None  # --reproductions DIR: where disagreements' folders go (None: the cache)
     opt_levels: list[str] = field(default_factory=list)  # --opt-levels: each judged (else runtime.optimization_levels)
     gain_budget_s: float = 1.0  # per variant: how long the paired timing may run (0: no timing)
     sharing: int = 1  # bundles verified side by side in this run (--jobs): their timings share the cores

@@ -272,8 +272,9 @@ REMEDIES: dict[str, Remedy] = {
     F.REPORT_MERGE: _fixed("merge the reports of every shard: run the missing --shard K/N job and pass its report"),
     F.RUNTIME_THREADS: _fixed("ask for no more threads than the target device has CPUs (0 lets onnxruntime choose)"),
     F.PLATFORM_NOT_RUN: _fixed(
-        "install qemu-user (apt-get install qemu-user) for an x86-64-v2 or v3 class, or run this platform as a "
-        "matrix leg on a machine of its class"
+        "install what the message names (qemu-user for an x86-64-v2 or v3 class, chromium for a browser platform, "
+        "nodejs and npm for node) and run once online to fill the cache, or run this platform as a matrix leg on a "
+        "machine of its class"
     ),
     F.RUNTIME_FALLBACK: _fixed(
         "declare the providers that run the graph as it ships, or re-make the graph so that the declared provider "
@@ -286,6 +287,34 @@ REMEDIES: dict[str, Remedy] = {
     F.PLATFORM_KERNEL: _fixed(
         "set the session option the finding measured (session.x64quantprecision=1) in the application, or "
         "re-quantize with reduce_range=True or U8U8"
+    ),
+    F.COMPARISON_SENTINEL: _fixed(
+        "run the graph on that platform with the case named and look at its intermediate tensors (the finding's "
+        "graph and output); a backend that writes nothing or NaN needs another backend, precision or version there"
+    ),
+    F.COMPARISON_ENVELOPE: _fixed(
+        "run the graph at the size the finding names on that platform, and fix the graph or the backend there; "
+        "an envelope a release cannot hold is declared smaller, with the application refusing larger inputs"
+    ),
+    F.DEVICE_OUTPUTS: _fixed(
+        "run the device kit of this release (checker device-kit) on the device again and send back the whole folder "
+        "its runner writes: every graph on every case, regular files only"
+    ),
+    F.DEVICE_EXTRA: _fixed(
+        "send back only what the device kit of this release asks for: make the kit of this release with checker "
+        "device-kit, and check the names the runner writes"
+    ),
+    F.DEVICE_PREPROCESSING: _fixed(
+        "change the application's preprocessing, or the manifest's declaration, so that the two agree: the "
+        "finding names the single edit that makes the declared steps build the application's tensor"
+    ),
+    F.PLATFORM_DIVERGENCE: _fixed(
+        "attach the reproduction folder the finding names to an issue of the runtime on the wrong side (it reruns "
+        "with plain onnxruntime), and keep the node it names off that backend until it is fixed"
+    ),
+    F.PLATFORM_FALLBACK: _fixed(
+        "replace the named operators with ones the backend runs (its operator list in onnxruntime-web's docs), or "
+        "accept the CPU round trip; with runtime.fallback: forbid this is an error"
     ),
     F.RUNTIME_OPT_LEVEL: _fixed(
         "open the application's sessions at the level that holds, or with the named optimizer in "

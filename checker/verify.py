@@ -52,6 +52,15 @@ def fidelity_stage(ctx: Context) -> Iterable[Finding]:
     return stage(ctx)
 
 
+def envelope_stage(ctx: Context) -> Iterable[Finding]:
+    """The envelope stage (checks/envelope.py), imported only for a manifest that declares comparison.envelope."""
+    if not (ctx.data.get("comparison") or {}).get("envelope") or not ctx.options.run_comparison:
+        return ()
+    from checker.checks.envelope import envelope_stage as stage
+
+    return stage(ctx)
+
+
 def runtimes_stage(ctx: Context) -> Iterable[Finding]:
     """The runtimes stage (checks/runtimes.py), imported only when --runtime asks for one: its environments
     and worker processes are nothing a plain run needs to load."""
@@ -63,10 +72,23 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
 
 
 def platforms_stage(ctx: Context) -> Iterable[Finding]:
-    """The platforms stage (checks/platforms.py), imported only when --platform asks for one."""
-    if not ctx.options.platforms:
+    """The platforms stage (checks/platforms.py), imported only when the manifest declares a platform or
+    --platform asks for one: declared platforms are judged by default."""
+    if not ctx.options.platforms and not (ctx.data.get("runtime") or {}).get("platforms"):
         return ()
     from checker.checks.platforms import platforms_stage as stage
+
+    return stage(ctx)
+
+
+def devices_stage(ctx: Context) -> Iterable[Finding]:
+    """The devices stage (checks/devices.py): a --device-outputs folder judged as a platform, or a declared
+    device shown as not run; imported only when there is either."""
+    declared = (ctx.data.get("runtime") or {}).get("platforms") or []
+    devices = [p for p in declared if isinstance(p, dict) and p.get("engine") == "device"]
+    if not ctx.options.device_outputs and not devices:
+        return ()
+    from checker.checks.devices import devices_stage as stage
 
     return stage(ctx)
 
@@ -112,11 +134,13 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     range_stage,
     fidelity_stage,
     compare_stage,
+    envelope_stage,
     rerun_stage,
     gain_stage,
     placement_stage,
     runtimes_stage,
     platforms_stage,
+    devices_stage,
     optlevels_stage,
     validation_stage,
 )

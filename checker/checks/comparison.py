@@ -19,6 +19,7 @@ from checker.compare.determinism import REPEATED, repeat_findings
 from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
 from checker.compare.progress import Progress, for_run
 from checker.compare.ruleset import Entry, RuleSet, check_outputs, diagnosed_case, judge_set, parse_entries
+from checker.compare.sentinels import Watch
 from checker.compare.session import (
     CaseRunError,
     Runtime,
@@ -67,6 +68,9 @@ class Run:
     elsewhere: bool = False
     # Sees every graph's outputs case by case (None when a case failed): how a provider is held to the CPU's.
     observe: Callable[[str, Case, dict[str, np.ndarray] | None], None] | None = None
+    # Outputs a device recorded (platforms/replay.py): only the cases themselves can be run, so no stacked run
+    # proves a dynamic axis there.
+    replayed: bool = False
 
     @property
     def cases(self) -> list[Case]:
@@ -85,7 +89,11 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
         yield blocked
         return
     runtime = resolve_runtime(ctx.data.get("runtime") or {}, ctx.options.providers, ctx.options.intra_op_threads)
-    yield from judge_all(Run(ctx, runtime, for_run(ctx.options.progress), comparisons))
+    run = Run(ctx, runtime, for_run(ctx.options.progress), comparisons)
+    sentinels = Watch()
+    run.observe = sentinels.observe
+    yield from judge_all(run)
+    yield from sentinels.findings(None, None, **ctx.where("comparison"))
 
 
 def judge_all(run: Run) -> Iterator[Finding]:
@@ -165,7 +173,8 @@ def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     run.comparisons.append(comparison)
     run.statuses["baseline"] = comparison.status
     yield from found
-    yield from _dynamic_axes(run, session)
+    if not run.replayed:
+        yield from _dynamic_axes(run, session)
 
 
 def _dynamic_axes(run: Run, session: ort.InferenceSession) -> Iterator[Finding]:

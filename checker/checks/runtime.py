@@ -18,6 +18,13 @@ from checker.readers.support import Release, admitted, oldest_loading, releases
 def runtime_stage(ctx: Context) -> Iterator[Finding]:
     runtime = ctx.data.get("runtime") or {}
     yield from threads_findings(ctx, runtime.get("session_options") or {})
+    for key, package in (("web", "onnxruntime-web"), ("node", "onnxruntime-node")):
+        if isinstance(runtime.get(key), str) and not _specifier(runtime[key]):
+            yield F.error(
+                F.MANIFEST_SCHEMA,
+                f"runtime.{key} '{runtime[key]}' is not a PEP 440 specifier of {package} releases (e.g. '>=1.30,<2')",
+                **ctx.where("runtime", key),
+            )
     if not runtime.get("version"):
         return
     try:
@@ -32,6 +39,14 @@ def runtime_stage(ctx: Context) -> Iterator[Finding]:
     yield from _opset(ctx, spec, runtime["version"])
     yield from _installed(ctx, spec, runtime["version"])
     yield from providers_findings(ctx)
+
+
+def _specifier(text: str) -> bool:
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        return False
+    return True
 
 
 def threads_findings(ctx: Context, options: dict[str, Any]) -> Iterator[Finding]:

@@ -63,9 +63,16 @@ def release_stem(data: dict[str, object]) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", stem)
 
 
-def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Signer | None = None) -> PackResult:
+def pack(
+    path: Path,
+    out: Path | None = None,
+    strict: bool = False,
+    signer: Signer | None = None,
+    device_outputs: list[Path] | None = None,
+) -> PackResult:
     """Verify the bundle at `path` (a folder or its manifest) and, when it passes, write its archive; with a
-    signer, the verified folder is signed first (as `checker sign` signs it) and the archive carries bundle.sig."""
+    signer, the verified folder is signed first (as `checker sign` signs it) and the archive carries bundle.sig.
+    `device_outputs` are the folders of the devices the manifest declares, judged as verify judges them."""
     if is_archive(path):
         raise UsageError(f"{path} is an archive already; pack the bundle folder it was made from")
     manifest_path = locate(path)
@@ -73,7 +80,7 @@ def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Sign
         raise BundleError(f"{path}: no bundle.yaml, bundle.yml or bundle.json to pack")
     if out is not None and not out.name.endswith(SUFFIXES):
         raise UsageError(f"-o {out}: the archive's name must end in .tar.gz or .tgz")
-    report = verify_bundle(path, Options(strict=strict))
+    report = verify_bundle(path, Options(strict=strict, device_outputs=list(device_outputs or [])))
     if signer is not None:  # the bundle is signed again below: a signature that no longer matches is replaced
         report.findings = [f for f in report.findings if f.id != F.SIGNATURE_STALE]
     if report.status(strict) == "fail" or report.not_run:

@@ -13,6 +13,8 @@ from typing import Any
 
 from checker.findings import PIECES, Finding, Severity, printable_text
 from checker.reports.parts.changes import Changes
+from checker.reports.parts.engines import Adapter as Adapter
+from checker.reports.parts.engines import Fingerprint as Fingerprint
 from checker.reports.parts.gains import Gain
 from checker.reports.parts.judged import Diagnosis, TaskStatistics
 from checker.reports.parts.placement import Placement, PlatformRecord, Usability
@@ -207,6 +209,7 @@ class RuntimeSet:
     # With --platform: the CPU class, how it ran (native or emulated) and the CPU features the worker saw.
     platform: PlatformRecord | None = None
     optimization_level: str | None = None  # with --opt-levels / runtime.optimization_levels: the level judged
+    fingerprint: Fingerprint | None = None  # an engine's or device's platform: what it ran in
 
     @property
     def status(self) -> str:
@@ -231,6 +234,8 @@ class RuntimeSet:
             out["platform"] = self.platform.to_dict()
         if self.optimization_level is not None:
             out["optimization_level"] = self.optimization_level
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint.to_dict()
         return out
 
     @classmethod
@@ -246,6 +251,7 @@ class RuntimeSet:
             if isinstance(platform := data.get("platform"), Mapping)
             else None,
             optimization_level=data.get("optimization_level"),
+            fingerprint=Fingerprint.from_dict(fp) if isinstance(fp := data.get("fingerprint"), Mapping) else None,
         )
 
 

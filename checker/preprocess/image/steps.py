@@ -28,12 +28,18 @@ FILTERS: dict[str, tuple[str, ...]] = {
     "torchvision": ("bilinear", "nearest", "nearest_exact", "bicubic"),
     # torch.nn.functional.interpolate on float pixels, no antialias: what the shorthand's `library: torch` meant.
     "torch": ("bilinear", "nearest", "bicubic"),
+    # A browser canvas's drawImage, as Chromium draws it on the CPU: bilinear at the default imageSmoothingQuality
+    # ("low"), nearest with imageSmoothingEnabled = false. What a web application's preprocessing resizes with.
+    "canvas": ("bilinear", "nearest"),
 }
 # A filter's counterpart in another library (used when an explanation tries the other library).
 COUNTERPARTS = {
     ("pillow", "opencv"): {"bilinear": "linear", "bicubic": "cubic", "lanczos": "lanczos4", "nearest": "nearest"},
     ("pillow", "torchvision"): {"bilinear": "bilinear", "bicubic": "bicubic", "nearest": "nearest"},
     ("opencv", "torchvision"): {"linear": "bilinear", "cubic": "bicubic", "nearest": "nearest"},
+    ("pillow", "canvas"): {"bilinear": "bilinear", "nearest": "nearest"},
+    ("opencv", "canvas"): {"linear": "bilinear", "nearest": "nearest"},
+    ("torchvision", "canvas"): {"bilinear": "bilinear", "nearest": "nearest"},
 }
 POSITIONS = (
     "center",
