@@ -79,6 +79,7 @@ class Case:
     where: tuple[str | int, ...]
     files: list[str] = field(default_factory=list)
     label: Any = None  # the application's expected answer: a class name or index, or a list (one per item)
+    answers: dict[str, str] = field(default_factory=dict)  # answer name -> the stored application answer's file
 
 
 @dataclass
@@ -112,6 +113,9 @@ class Context:
     # Every input's parsed preprocessing, each block parsed once (checks/prepared.py fills it; the ranges and
     # fidelity stages read it).
     preprocessing: Inputs | None = None
+    # The declared answers, ready to decode, and the reference answers of the cases (answers stage; an
+    # answers.book.Book, which sits above this module).
+    answers: Any = None
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
     gains: list[dict[str, Any]] = field(default_factory=list)  # gain stage: each variant's size and speed
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime

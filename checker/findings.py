@@ -76,6 +76,10 @@ ATTESTATION_SUBJECT = "attestation.subject"
 ATTESTATION_FAILED = "attestation.failed"
 ATTESTATION_ACCEPTED = "attestation.accepted"
 ATTESTATION_RERUN_DIFFERS = "attestation.rerun_differs"
+ANSWERS_INVALID = "answers.invalid"
+ANSWERS_FIDELITY = "answers.fidelity"
+ANSWERS_NEAR_THRESHOLD = "answers.near_threshold"
+ANSWERS_VACUOUS = "answers.vacuous"
 
 # The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,
 # with a note, so that no check has to count characters and no report breaks its own schema.

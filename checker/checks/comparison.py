@@ -14,6 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
+from checker.compare.answering import (
+    AnswerSet,
+    baseline_side,
+    judge_answers,
+    parse_answer_entries,
+    reference_side,
+)
 from checker.compare.boundaries import Boundaries
 from checker.compare.determinism import REPEATED, repeat_findings
 from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
@@ -136,9 +143,36 @@ def _variants(ctx: Context) -> list[dict[str, Any]]:
     return views.variants(ctx.data)
 
 
-def _needed_outputs(variants: list[dict[str, Any]]) -> set[str]:
-    """Baseline outputs the variants' rules name: kept for drift rules and to tell the boundaries apart."""
-    return {str(place.rule.get("output")) for place in views.rules({"variants": variants})}
+def _needed_outputs(ctx: Context, variants: list[dict[str, Any]]) -> set[str]:
+    """Baseline outputs the variants' rules name (for a rule on an answer, the outputs the answer reads): kept for
+    drift rules and to tell the boundaries apart."""
+    sources = views.answer_sources(ctx.data)
+    out: set[str] = set()
+    for place in views.rules({"variants": variants}):
+        if "answer" in place.rule:
+            out.update(sources.get(str(place.rule["answer"]), []))
+        else:
+            out.add(str(place.rule.get("output")))
+    return out
+
+
+def _answer_set(run: Run, graph: str, keys: Keys, against: str) -> Generator[Finding, None, AnswerSet]:
+    """The rules on answers at `keys`, judged against the reference's answers or the baseline's."""
+    book = run.ctx.answers
+    entries, found = parse_answer_entries(run.ctx, keys, book)
+    yield from found
+    other = reference_side(book) if against == "reference" else baseline_side(book, run.baseline_outputs)
+    return AnswerSet(graph, against, entries, book, other)
+
+
+def _judge_answers(run: Run, answers: AnswerSet, comparison: Comparison) -> Iterator[Finding]:
+    """The rules on answers after the tensor rules, and the answers that changed, in the same comparison."""
+    if not answers.entries:
+        return
+    judged = judge_answers(run.ctx, answers, run.names)
+    comparison.rules.extend(judged.results)
+    comparison.changes.extend(judged.changes)
+    yield from judged.findings
 
 
 def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
@@ -156,11 +190,13 @@ def _baseline(run: Run, variants: list[dict[str, Any]]) -> Iterator[Finding]:
     rules = RuleSet(
         "baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED, ctx.labels, frozenset(ctx.index_outputs)
     )
+    answers = yield from _answer_set(run, "baseline", ("comparison", "rules"), "reference")
     shapes = watch(ctx, "the baseline", ctx.graph)
-    yield from _run_cases(run, "baseline", session, [rules], shapes, keep=_needed_outputs(variants))
+    yield from _run_cases(run, "baseline", session, [rules, answers], shapes, keep=_needed_outputs(ctx, variants))
     if not run.elsewhere:
         ctx.outputs["baseline"] = run.baseline_outputs
     comparison, found = judge_set(ctx, rules, run.names)
+    yield from _judge_answers(run, answers, comparison)
     comparison.case_errors = _faulty(run)
     run.comparisons.append(comparison)
     run.statuses["baseline"] = comparison.status
@@ -246,7 +282,7 @@ def _run_cases(
     run: Run,
     graph: str,
     session: ort.InferenceSession,
-    sets: list[RuleSet],
+    sets: list[RuleSet | AnswerSet],
     shapes: ShapeWatch,
     keep: set[str] | None = None,
 ) -> Iterator[Finding]:
@@ -370,16 +406,21 @@ def _judge_variant(
         frozenset(ctx.index_outputs),
     )
     model = ctx.variant_models.get(name)
-    yield from _run_cases(run, name, session, [reference, drift, shadow], watch(ctx, f"variant '{name}'", model))
+    ref_answers = yield from _answer_set(run, name, (*keys, "rules"), "reference")
+    drift_answers = yield from _answer_set(run, name, (*keys, "drift_rules"), "baseline")
+    sets: list[RuleSet | AnswerSet] = [reference, drift, shadow, ref_answers, drift_answers]
+    yield from _run_cases(run, name, session, sets, watch(ctx, f"variant '{name}'", model))
     boundaries = Boundaries(name, shadow, run.cases, base)
     judged, found = judge_set(ctx, reference, run.names, boundaries)
+    yield from _judge_answers(run, ref_answers, judged)
     judged.case_errors = _faulty(run)
     yield from found
     if ctx.options.shard is not None:
         _keep_boundaries(judged, ref_entries, boundaries)
-    if not drift_entries:
+    if not drift_entries and not drift_answers.entries:
         return [judged]
     drifted, found = judge_set(ctx, drift, run.names)
+    yield from _judge_answers(run, drift_answers, drifted)
     drifted.case_errors = _faulty(run)
     yield from found
     return [judged, drifted]

@@ -94,6 +94,7 @@ class RuleResult:
     statistics: dict[str, Any] | None = None  # a task rule's counts and confidence interval (compare.task)
     # A task rule's counts per case ([items, hits, other_hits, lost, gained]), so that shards merge exactly.
     tallies: dict[str, list[int]] | None = None
+    answer: str | None = None  # a rule on an answer (docs/answers.md): the answer's name (`output` repeats it)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +118,7 @@ class RuleResult:
             **({"tags": self.tags} if self.tags else {}),
             **({"statistics": self.statistics} if self.statistics is not None else {}),
             **({"tallies": self.tallies} if self.tallies is not None else {}),
+            **({"answer": self.answer} if self.answer is not None else {}),
         }
 
     @classmethod
@@ -144,7 +146,41 @@ class RuleResult:
             tags=[str(t) for t in data.get("tags") or []],
             statistics=dict(stats) if isinstance(stats := data.get("statistics"), Mapping) else None,
             tallies=_tallies(data.get("tallies")),
+            answer=str(answer) if (answer := data.get("answer")) is not None else None,
         )
+
+
+@dataclass(frozen=True)
+class AnswerChange:
+    """An answer that changed under a graph, in the product's words: "loses 'person' (0.26 → 0.24)" in a case."""
+
+    answer: str
+    case: str
+    change: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"answer": self.answer, "case": self.case, "change": self.change}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerChange:
+        return cls(str(data["answer"]), str(data["case"]), str(data["change"]))
+
+
+@dataclass
+class CaseAnswers:
+    """One case's reference answers as the declared steps decode its expected outputs (each bounded: at most 100
+    detections, 1,000 characters or 4,096 numbers an item shown)."""
+
+    case: str
+    answers: dict[str, Any] = field(default_factory=dict)  # answer name -> its items as JSON data
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"case": self.case, "answers": self.answers}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseAnswers:
+        answers = data.get("answers")
+        return cls(str(data["case"]), dict(answers) if isinstance(answers, Mapping) else {})
 
 
 @dataclass
@@ -158,6 +194,7 @@ class Comparison:
     diagnosis: dict[str, Any] | None = None
     # Cases judged here whose files have comparison.case errors: a judgement resting on them is no pass.
     case_errors: list[str] = field(default_factory=list)
+    changes: list[AnswerChange] = field(default_factory=list)  # answers that changed under this graph (bounded)
 
     @property
     def status(self) -> str:
@@ -178,6 +215,8 @@ class Comparison:
             out["case_errors"] = self.case_errors
         if self.diagnosis is not None:
             out["diagnosis"] = self.diagnosis
+        if self.changes:
+            out["changes"] = [c.to_dict() for c in self.changes]
         return out
 
     @classmethod
@@ -190,6 +229,7 @@ class Comparison:
             skipped=data.get("skipped"),
             diagnosis=dict(diagnosis) if isinstance(diagnosis, Mapping) else None,
             case_errors=[str(c) for c in data.get("case_errors") or []],
+            changes=[AnswerChange.from_dict(c) for c in mappings(data.get("changes"))],
         )
 
 
@@ -303,6 +343,7 @@ class BundleReport:
     # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
     shard: dict[str, Any] | None = None
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
+    answers: list[CaseAnswers] = field(default_factory=list)  # each case's decoded reference answers (bounded)
 
     def add(self, findings: Any) -> None:
         self.findings.extend(findings)
@@ -336,6 +377,7 @@ class BundleReport:
             **({"usability": self.usability} if self.usability else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
+            **({"answers": [a.to_dict() for a in self.answers]} if self.answers else {}),
         }
 
     @classmethod
@@ -362,6 +404,7 @@ class BundleReport:
             gains=[dict(g) for g in mappings(data.get("gains"))],
             placement=[dict(p) for p in mappings(data.get("placement"))],
             usability=[dict(u) for u in mappings(data.get("usability"))],
+            answers=[CaseAnswers.from_dict(a) for a in mappings(data.get("answers"))],
         )
 
 

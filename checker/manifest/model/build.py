@@ -13,7 +13,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from checker.manifest.model.core import Block, Keyed, Keys, Tagged
+from checker.manifest.model.core import Block, Keyed, Keys, Tagged, key_of
 from checker.manifest.model.generate import hints, members, unwrap
 
 T = TypeVar("T", bound=Block)
@@ -61,11 +61,11 @@ def _single(tp: Any) -> Builder:
 
 
 def _block(cls: type[Block]) -> Builder:
-    fields = [(f.name, builder(hints(cls)[f.name])) for f in cls.manifest_fields()]
+    fields = [(f.name, key_of(f), builder(hints(cls)[f.name])) for f in cls.manifest_fields()]
     make_block: Any = cls
 
     def make(data: Any, at: Keys) -> Block:
-        kwargs = {name: make_field(data[name], (*at, name)) for name, make_field in fields if name in data}
+        kwargs = {name: make_field(data[key], (*at, key)) for name, key, make_field in fields if key in data}
         block: Block = make_block(**kwargs, at=at)
         return block
 

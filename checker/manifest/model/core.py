@@ -123,6 +123,12 @@ class Block:
         return [f for f in dataclasses.fields(cls) if f.metadata.get("manifest", True)]
 
 
+def key_of(f: dataclasses.Field[Any]) -> str:
+    """A field's key in the manifest: its name, less the trailing underscore a Python keyword takes (`from_` is
+    the key `from`)."""
+    return f.name[:-1] if f.name.endswith("_") else f.name
+
+
 def words_of(annotation_metadata: tuple[Any, ...]) -> S:
     """The `S` among an `Annotated` type's metadata (the last one wins), or empty words."""
     found = [m for m in annotation_metadata if isinstance(m, S)]

@@ -9,7 +9,7 @@ import types
 import typing
 from typing import Any, Literal, Union
 
-from checker.manifest.model.core import Block, Keyed, S, Tagged
+from checker.manifest.model.core import Block, Keyed, S, Tagged, key_of
 
 JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -110,12 +110,12 @@ def block_schema(cls: type[Block], head: bool = True) -> dict[str, Any]:
         out["description"] = cls.WORDS.description
     out["type"] = "object"
     out.update(cls.WORDS.keywords())
-    properties = {f.name: _property(cls, f) for f in cls.manifest_fields()}
+    properties = {key_of(f): _property(cls, f) for f in cls.manifest_fields()}
     if properties:
         out["properties"] = properties
     if not cls.OPEN:
         out["additionalProperties"] = False
-    required = [f.name for f in cls.manifest_fields() if _required(f)]
+    required = [key_of(f) for f in cls.manifest_fields() if _required(f)]
     if required:
         out["required"] = required
     out.update(cls.EXTRA)
@@ -159,12 +159,17 @@ def _tagged_block(cls: type[Block], key: str) -> dict[str, Any]:
 
 def _keyed(options: list[Any]) -> dict[str, Any]:
     """A union of one-key mappings: the key names the block (`resize: {...}`), or, for a block with a scalar
-    field, holds that field's value (`scale: 0.0039`)."""
+    field, holds that field's value (`scale: 0.0039`); a block with more fields than its scalar one takes either
+    form (`apply: sigmoid` or `apply: {function: softmax, axis: 1}`)."""
     properties = {}
     for b in options:
         if b.SCALAR:
             value = schema_of(hints(b)[b.SCALAR])
-            properties[b.TAG] = {**_head(b.WORDS), **{k: v for k, v in value.items() if k not in _HEAD}}
+            scalar = {k: v for k, v in value.items() if k not in _HEAD}
+            if len(b.manifest_fields()) > 1:
+                properties[b.TAG] = {**_head(b.WORDS), "anyOf": [scalar, block_schema(b, head=False)]}
+            else:
+                properties[b.TAG] = {**_head(b.WORDS), **scalar}
         else:
             properties[b.TAG] = block_schema(b)
     return {
