@@ -450,8 +450,9 @@ def edits(answer: DetectionsAnswer, env: Env) -> Iterator[Edit]:
         if offset >= 0:
             yield Edit(_with(answer, class_offset=offset), f"class_offset {offset} for {d.class_offset}")
     sigmoid = any(isinstance(s, Apply) and s.function == "sigmoid" for s in answer.steps or [])
-    yield Edit(answer, "the scores through a sigmoid once more (a sigmoid applied twice)" if sigmoid else
-               "a sigmoid on the scores, missing from the declaration", Tweak(score="sigmoid"))  # fmt: skip
+    once_more = "the scores through one more sigmoid (a sigmoid applied twice"
+    once_more += ")" if sigmoid else ", or one the declaration lacks)"
+    yield Edit(answer, once_more, Tweak(score="sigmoid"))
     if sigmoid:
         yield Edit(answer, "the declared sigmoid not applied by the application", Tweak(score="logit"))
     for score in (0.001, 0.05, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7):

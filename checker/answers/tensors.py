@@ -136,8 +136,13 @@ def _pool(step: Pool, x: np.ndarray, inputs: Arrays) -> np.ndarray:
     x = np.asarray(x, np.float64)
     mask = _mask(step, x, axis, inputs)
     if step.mode == "first":
-        result3: np.ndarray = np.take(x, 0, axis=axis)
-        return result3
+        if mask is None:
+            result3: np.ndarray = np.take(x, 0, axis=axis)
+            return result3
+        # The first position the mask keeps (sentence-transformers' cls pooling: left padding is skipped).
+        first = np.argmax(np.broadcast_to(mask, x.shape) > 0, axis=axis)
+        firsts: np.ndarray = np.take_along_axis(x, np.expand_dims(first, axis), axis=axis).squeeze(axis)
+        return firsts
     if step.mode == "last":
         if mask is None:
             result4: np.ndarray = np.take(x, -1, axis=axis)

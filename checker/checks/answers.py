@@ -42,8 +42,10 @@ def answers_stage(ctx: Context) -> Iterator[Finding]:
     yield from _outputs(ctx, book)
     _libraries(ctx, book)
     yield from _labels(ctx, book, envs)
+    invalid: list[Finding] = []
     for case in ctx.cases or []:
-        yield from _reference(ctx, book, case)
+        invalid.extend(_reference(ctx, book, case))
+    yield from _with_edits(ctx, book, invalid)
     yield from _near_threshold(ctx, book)
     yield from _fidelity(ctx, book)
     book.shown = _shown(ctx, book)
@@ -102,6 +104,40 @@ def _labels(ctx: Context, book: Book, envs: Envs) -> Iterator[Finding]:
                 **ctx.where("answers", d.index, "labels"),
                 answer=d.name,
             )
+
+
+def _with_edits(ctx: Context, book: Book, invalid: list[Finding]) -> Iterator[Finding]:
+    """An answer that cannot be made, whose cases store the application's answers: the single edits of the
+    declaration that make them are named (a class_offset off by one leaves one label too many)."""
+    for finding in invalid:
+        name = finding.details.get("answer")
+        declared = book.answers.get(name) if isinstance(name, str) else None
+        stored = _stored(ctx, book, declared) if declared is not None else []
+        edits = fidelity.explain(declared.answer, stored) if declared is not None and stored else []
+        if not edits:
+            yield finding
+            continue
+        said = "; or ".join(edits[: fidelity.MAX_NAMED])
+        message = f"{finding.message}; the answers the application stored are made by a single edit: {said}"
+        yield F.error(
+            finding.id, message, finding.file, finding.line, **finding.details, edits=edits[: fidelity.MAX_NAMED]
+        )
+
+
+def _stored(ctx: Context, book: Book, declared: Declared) -> list[fidelity.Stored]:
+    """The cases' stored answers of one answer that read (the fidelity stage reports those that do not)."""
+    out = []
+    for case in ctx.cases or []:
+        rel = case.answers.get(declared.name)
+        path = ctx.path(rel) if rel is not None else None
+        if rel is None or path is None:
+            continue
+        try:
+            items = declared.kind.parse(read_answer_file(path, rel), rel)
+        except (AnswerFileError, AnswerError):
+            continue
+        out.append(fidelity.Stored(case.name, case.expected, book.env_for(case, declared), items))
+    return out
 
 
 def _reference(ctx: Context, book: Book, case: Case) -> Iterator[Finding]:
