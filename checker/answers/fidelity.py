@@ -6,6 +6,7 @@ the mask, normalize missing, the CTC blank, special tokens), and said when none 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from checker.answers.errors import AnswerError
-from checker.answers.items import Item
+from checker.answers.items import Decision, Item
 from checker.answers.kind import Edit, Env
 from checker.answers.make import kind_of, make
 from checker.answers.tensors import step_changes, words
@@ -56,7 +57,8 @@ def explain(answer: Any, failing: Sequence[Stored]) -> list[str]:
         return []
     kind = kind_of(answer)
     found: list[str] = []
-    for edit in _bounded(candidates(answer, failing[0].env)):
+    fitted = list(_fitted(answer, failing))
+    for edit in [*fitted, *_bounded(candidates(answer, failing[0].env))]:
         if all(_reproduces(kind, edit, s) for s in failing):
             found.append(edit.words)
     return list(dict.fromkeys(found))
@@ -81,11 +83,60 @@ def candidates(answer: Any, env: Env) -> Iterator[Edit]:
     the application runs and the declaration lacks."""
     yield from kind_of(answer).edits(answer, env)
     steps = list(answer.steps or [])
+    masks = [name for name in env.inputs if "mask" in name.lower()]
     for i, step in enumerate(steps):
         for change in step_changes(step):
             replaced = [step, step] if change.steps is None else list(change.steps)
             yield Edit(dataclasses.replace(answer, steps=steps[:i] + replaced + steps[i + 1 :]), change.words)
+        if isinstance(step, Pool) and step.mask is None:
+            for mask in masks:
+                masked = dataclasses.replace(step, mask=mask)
+                said = f"pooling {step.mode} over the mask '{mask}' (the declaration pools without it)"
+                yield Edit(dataclasses.replace(answer, steps=[*steps[:i], masked, *steps[i + 1 :]]), said)
     yield from _missing_steps(answer, steps, env)
+
+
+def _fitted(answer: Any, failing: Sequence[Stored]) -> Iterator[Edit]:
+    """Edits read off the stored answers themselves: the decision threshold that puts every stored label on its
+    side of it (the shortest number between the highest 'below' score and the lowest 'above' one)."""
+    if answer.kind != "decision":
+        return
+    d = answer.decode
+    above: list[float] = []
+    below: list[float] = []
+    for s in failing:
+        try:
+            made = make(answer, s.outputs, s.env)
+        except AnswerError:
+            return
+        for mine, theirs in zip(made, s.items):
+            if isinstance(mine, Decision) and isinstance(theirs, Decision):
+                (above if theirs.label == d.above else below).append(mine.score)
+    if not above and not below:
+        return
+    low, high = max(below, default=-math.inf), min(above, default=math.inf)
+    if not low < high:
+        return
+    threshold = _shortest_between(low, high)
+    if threshold is not None and threshold != d.threshold:
+        changed = dataclasses.replace(answer, decode=dataclasses.replace(d, threshold=threshold))
+        yield Edit(changed, f"threshold {threshold:g} for {d.threshold:g}")
+
+
+def _shortest_between(low: float, high: float) -> float | None:
+    """The number with the fewest decimals in (low, high]."""
+    if math.isinf(low) and math.isinf(high):
+        return None
+    if math.isinf(low):
+        return math.floor(high * 100) / 100
+    if math.isinf(high):
+        return math.ceil(low * 100 + 1e-9) / 100 if low * 100 != math.ceil(low * 100) else low + 0.01
+    for digits in range(0, 9):
+        step = 10.0**-digits
+        candidate = math.floor(high / step) * step
+        if low < candidate <= high:
+            return round(candidate, digits)
+    return high
 
 
 def _missing_steps(answer: Any, steps: list[Any], env: Env) -> Iterator[Edit]:

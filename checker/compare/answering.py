@@ -226,9 +226,8 @@ def judge_answer(entry: AnswerEntry, names: Sequence[str], line: int | None) -> 
     kind, rule = entry.declared.kind, entry.rule
     threshold = kind.threshold(rule)
     measures = {n: entry.measures.get(n) for n in names}
-    rate_floor = (
-        1.0 if rule.min_pass_rate is None else float(rule.min_pass_rate) if hasattr(rule, "min_pass_rate") else 1.0
-    )
+    floor = getattr(rule, "min_pass_rate", None)  # a decision rule counts flips over the slice: it has none
+    rate_floor = 1.0 if floor is None else float(floor)
     passing = sum(1 for m in measures.values() if m is not None and m.passed)
     rate = passing / len(names) if names else 0.0
     worst = max(names, key=lambda n: _badness(kind.direction, measures[n]), default=None)

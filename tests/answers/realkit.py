@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from fetch_models import cached
 
 VALIDATION = {"command": "checker verify bundle.json"}
@@ -133,8 +132,9 @@ def write_nudenet(root: Path, answers_decode: dict[str, Any] | None = None, stor
         cases.append(case)
     decode = {"layout": "yolo", "box_format": "cxcywh", "min_score": 0.25,
               "nms": {"iou": 0.45, "class_aware": False}, "to_raw": "images", **(answers_decode or {})}  # fmt: skip
+    kept = {k: v for k, v in decode.items() if v is not None}
     answers = [{"name": "objects", "kind": "detections", "from": "output0", "steps": [{"transpose": [0, 2, 1]}],
-                "decode": {k: v for k, v in decode.items() if v is not None}, "labels": {"path": "labels.txt"}}]  # fmt: skip
+                "decode": kept, "labels": {"path": "labels.txt"}}]  # fmt: skip
     inputs = [{"name": "images", "dtype": "float32", "shape": [1, 3, 320, 320], "layout": "NCHW", "meaning": "image",
                "preprocessing": {"kind": "image", "steps": NUDENET_STEPS}}]  # fmt: skip
     outputs = [{"name": "output0", "dtype": "float32", "shape": [1, 22, 2100], "meaning": "boxes"}]
@@ -144,12 +144,15 @@ def write_nudenet(root: Path, answers_decode: dict[str, Any] | None = None, stor
     return root
 
 
-def quantized(source: Path, target: Path, static_from: list[np.ndarray] | None = None, name: str = "images") -> Path:
-    """onnxruntime's dynamic int8 quantization, or its default static QDQ quantization calibrated on `static_from`."""
+def quantized(
+    source: Path, target: Path, static_from: list[Any] | None = None, name: str = "images", matmul_only: bool = False
+) -> Path:
+    """onnxruntime's dynamic int8 quantization (of the MatMul nodes alone where a graph's Conv weights are not
+    initializers), or its default static QDQ quantization calibrated on `static_from`."""
     from onnxruntime.quantization import CalibrationDataReader, quantize_dynamic, quantize_static
 
     if static_from is None:
-        quantize_dynamic(str(source), str(target))
+        quantize_dynamic(str(source), str(target), op_types_to_quantize=["MatMul"] if matmul_only else None)
         return target
 
     class Reader(CalibrationDataReader):  # type: ignore[misc]
@@ -158,7 +161,7 @@ def quantized(source: Path, target: Path, static_from: list[np.ndarray] | None =
 
         def get_next(self) -> dict[str, np.ndarray] | None:
             item = next(self._items, None)
-            return None if item is None else {name: item}
+            return None if item is None else item if isinstance(item, dict) else {name: item}
 
     quantize_static(str(source), str(target), Reader())
     return target
