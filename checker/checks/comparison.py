@@ -8,6 +8,7 @@ failed variant gets a diagnosis of where its intermediate tensors leave the base
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -370,7 +371,74 @@ def _variant(run: Run, i: int, variant: dict[str, Any]) -> Generator[Finding, No
         return "pass"
     if path is not None and not run.elsewhere:  # a path is always there once a session is open on it
         yield from _diagnosis(run, name, model, path, judged)
+        yield from _collapse(run, name, model, path, judged)
     return "fail"
+
+
+def _collapse(run: Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
+    """A failed rule on an answer whose output the variant quantized under one scale across parts of very different
+    ranges (box pixels and scores): the collapse said, and its remedy measured (answers/collapse.py)."""
+    book = run.ctx.answers
+    failed = [r for c in judged for r in c.rules if r.answer is not None and not r.passed and r.worst_case]
+    if book is None or not failed or run.ctx.graph is None:
+        return
+    from checker.answers import collapse as C  # only a variant failing on an answer needs it
+    from checker.answers.make import sources
+
+    try:
+        variant = model if model is not None else load_graph(path)
+    except Exception:  # the diagnosis already said the graph cannot be parsed
+        return
+    for result in failed:
+        declared = book.answers.get(result.answer)
+        case = next((c for c in run.cases if c.name == result.worst_case), None)
+        if declared is None or case is None:
+            continue
+        for output in sources(declared.answer):
+            try:
+                found = C.find(run.ctx.graph, variant, output, case.inputs)
+                if found is None:
+                    continue
+                remedy = C.remedy_words(variant, found, case.inputs, _judge_on(book, declared, case, result))
+            except Exception as exc:  # onnxruntime or onnx refusing the edited graph: said, not raised
+                yield F.info(F.VARIANT_DIAGNOSIS, f"{name}: the collapse of '{output}' could not be measured: {exc}")
+                continue
+            found = dataclasses.replace(found, remedy=remedy)
+            yield F.info(
+                F.VARIANT_DIAGNOSIS,
+                f"{name}: answer '{declared.name}' on case '{case.name}': {found.words()}",
+                variant=name,
+                case=case.name,
+                collapse={
+                    "output": output,
+                    "node": found.node,
+                    "scale": found.scale,
+                    "parts": [dataclasses.asdict(p) for p in found.parts],
+                },  # fmt: skip
+                nodes_to_exclude=[found.node],
+            )
+            return
+
+
+def _judge_on(book: Any, declared: Any, case: Case, result: Any) -> Any:
+    """The failed rule's measure of the worst case, for outputs made another way (the remedy)."""
+    from checker.manifest.model.answers import RULE_BY_CHECK
+    from checker.manifest.model.build import build
+
+    raw = {"answer": declared.name, "check": result.check, **result.params}
+    rule = build(RULE_BY_CHECK[result.check], raw)
+    reference = book.reference.get(case.name, {}).get(declared.name)
+
+    def judge(outputs: Any) -> str:
+        mine = book.decode(declared.name, case, outputs)
+        measure = declared.kind.measure(rule, declared.answer, mine, reference or [])
+        verdict = "passes" if measure.passed else f"still fails ({measure.note})"
+        figure = declared.kind.wording.format(
+            v=measure.figure, t=declared.kind.threshold(rule), **{"iou": 0.5, **result.params}
+        )
+        return f"case '{case.name}' {figure} and {verdict}"
+
+    return judge
 
 
 def _judge_variant(

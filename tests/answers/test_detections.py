@@ -182,3 +182,27 @@ def test_a_difference_no_single_edit_explains_is_said(tmp_path: Path) -> None:
     stored.write_text(json.dumps(boxes))
     (finding,) = [f for f in verify(root).findings if f.id == "answers.fidelity"]
     assert "case 'photo-1'" in finding.message and "no single edit of the declaration explains it" in finding.message
+
+
+def test_the_collapse_of_boxes_and_scores_under_one_scale_is_said_and_its_remedy_measured(tmp_path: Path) -> None:
+    """onnxruntime's default static quantization gives the concatenated output one scale: the scores (0-1) keep a
+    few levels beside the boxes' pixels. The diagnosis names the node and the two ranges, and measures the variant
+    with the output left in float before it shows that remedy."""
+    from realkit import quantized
+
+    plain = write_detector_bundle(tmp_path / "plain")
+    calibration = [np.load(p) for p in sorted((plain / "cases").glob("*.images.npy"))]
+    int8 = quantized(plain / "model.onnx", tmp_path / "int8.onnx", static_from=calibration)
+    import onnx
+
+    entry = variant("int8", [{"answer": "objects", "check": "detections", "iou": 0.5}])
+    entry["transform"] = {"tool": "onnxruntime.quantization.quantize_static", "version": "1.32.0",
+                          "settings": {"quant_format": "QDQ"}}  # fmt: skip
+    report = verify(write_detector_bundle(tmp_path / "b", variants=[entry], graphs={"int8.onnx": onnx.load(str(int8))}))
+    assert not report.comparisons[1].rules[0].passed
+    (said,) = [f for f in report.findings if f.id == "variant.diagnosis" and "collapse" in f.details]
+    collapse = said.details["collapse"]
+    assert collapse["node"] == "concat" and said.details["nodes_to_exclude"] == ["concat"]
+    parts = {p["name"]: p for p in collapse["parts"]}
+    assert parts["scores"]["levels"] <= 32 < parts["boxes"]["levels"]
+    assert "measured with 'output0' left in float" in said.message and "case '" in said.message
