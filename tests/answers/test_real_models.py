@@ -45,7 +45,7 @@ def rendered(text: str) -> np.ndarray:
 
     page = Image.new("RGB", (16 + 13 * len(text), 32), (235, 235, 225))
     ImageDraw.Draw(page).text((8, 4), text, fill=(20, 20, 30), font_size=22)
-    w = min(320, int(round(page.width * 48 / page.height)))
+    w = min(320, round(page.width * 48 / page.height))
     line = np.asarray(page.resize((w, 48), Image.BILINEAR), np.float32) / 255.0
     x = np.zeros((3, 48, 320), np.float32)
     x[:, :, :w] = ((line - 0.5) / 0.5).transpose(2, 0, 1)
@@ -73,7 +73,8 @@ def write_recogniser(root: Path, blank: int = 0, variants: list[Any] | None = No
                       "expected_answers": {"line": f"cases/{i}.line.json"}})  # fmt: skip
     (root / "dict.txt").unlink()
     inputs = [{"name": "x", "dtype": "float32", "shape": [1, 3, 48, 320], "layout": "NCHW", "meaning": "image",
-               "preprocessing": {"kind": "custom", "description": "height 48, (x / 255 - 0.5) / 0.5, padded to 320"}}]  # fmt: skip
+               "preprocessing": {"kind": "custom",
+                                 "description": "height 48, (x / 255 - 0.5) / 0.5, padded to 320"}}]  # fmt: skip
     outputs = [{"name": "softmax_11.tmp_0", "dtype": "float32", "shape": [1, 40, 6625], "meaning": "probabilities"}]
     answers = [{"name": "line", "kind": "text", "from": "softmax_11.tmp_0", "decode": {"ctc": {"blank": blank}},
                 "labels": {"path": "charset.txt"}}]  # fmt: skip
@@ -203,11 +204,20 @@ def test_the_encoder_is_judged_by_cosine_and_its_nearest_neighbours(tmp_path: Pa
 @pytest.mark.parametrize(
     ("steps", "edit"),
     [
-        ([{"pool": {"mode": "mean", "axis": 1}}, {"normalize": "l2"}], "pooling mean over the mask 'attention_mask' (the declaration pools without it)"),
-        ([{"pool": {"mode": "first", "axis": 1, "mask": "attention_mask"}}, {"normalize": "l2"}], "pooling 'mean' for 'first'"),
-        ([{"pool": {"mode": "mean", "axis": 1, "mask": "attention_mask"}}], "normalize missing from the declaration (the application normalises)"),
+        (
+            [{"pool": {"mode": "mean", "axis": 1}}, {"normalize": "l2"}],
+            "pooling mean over the mask 'attention_mask' (the declaration pools without it)",
+        ),
+        (
+            [{"pool": {"mode": "first", "axis": 1, "mask": "attention_mask"}}, {"normalize": "l2"}],
+            "pooling 'mean' for 'first'",
+        ),
+        (
+            [{"pool": {"mode": "mean", "axis": 1, "mask": "attention_mask"}}],
+            "normalize missing from the declaration (the application normalises)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_pooling_mistake_is_named(tmp_path: Path, steps: list[Any], edit: str) -> None:
     report = verify(write_encoder(tmp_path / "b", steps))
     assert edit in fidelity(report).details["edits"]
@@ -245,7 +255,8 @@ def write_vad(root: Path, declared: float, applied: float) -> tuple[Path, list[f
         score = float(frame["output"].reshape(-1)[0])
         scores.append(score)
         (root / f"{i}.speech.json").write_text(json.dumps("speech" if score >= applied else "silence"))
-        cases.append({"name": f"frame-{i}", "tags": ["edge"], "inputs": {n: f"{i}.{n}.npy" for n in ("input", "state", "sr")},
+        feeds = {n: f"{i}.{n}.npy" for n in ("input", "state", "sr")}
+        cases.append({"name": f"frame-{i}", "tags": ["edge"], "inputs": feeds,
                       "expected": {n: f"{i}.{n}.npy" for n in ("output", "stateN")},
                       "expected_answers": {"speech": f"{i}.speech.json"}})  # fmt: skip
     custom = {"kind": "custom", "description": "16 kHz frames with their context; the last state"}
