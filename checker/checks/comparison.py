@@ -414,7 +414,7 @@ def _collapse(run: Run, name: str, model: Any, path: Path, judged: list[Comparis
                     "node": found.node,
                     "scale": found.scale,
                     "parts": [dataclasses.asdict(p) for p in found.parts],
-                },  # fmt: skip
+                },
                 nodes_to_exclude=[found.node],
             )
             return
