@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fetch_models import cached  # noqa: E402
+from fetch_models import cached
 
 ANSWERS = [
     {
@@ -98,7 +98,9 @@ def main() -> int:
     for name, value in medians.items():
         print(f"{name:18s} median {value:.3f} s  ({', '.join(f'{t:.2f}' for t in times[name])})")
     ratio = medians["with answers"] / medians["tensor rules only"]
-    print(f"answers add {100 * (ratio - 1):+.1f} % ({args.cases} cases; target <= +10 %): {'ok' if ratio <= 1.10 else 'OVER'}")
+    print(
+        f"answers add {100 * (ratio - 1):+.1f} % ({args.cases} cases; target <= +10 %): {'ok' if ratio <= 1.10 else 'OVER'}"
+    )
     return 0 if ratio <= 1.10 else 1
 
 
