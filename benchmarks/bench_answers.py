@@ -98,9 +98,8 @@ def main() -> int:
     for name, value in medians.items():
         print(f"{name:18s} median {value:.3f} s  ({', '.join(f'{t:.2f}' for t in times[name])})")
     ratio = medians["with answers"] / medians["tensor rules only"]
-    print(
-        f"answers add {100 * (ratio - 1):+.1f} % ({args.cases} cases; target <= +10 %): {'ok' if ratio <= 1.10 else 'OVER'}"
-    )
+    verdict = "ok" if ratio <= 1.10 else "OVER"
+    print(f"answers add {100 * (ratio - 1):+.1f} % ({args.cases} cases; target <= +10 %): {verdict}")
     return 0 if ratio <= 1.10 else 1
 
 
