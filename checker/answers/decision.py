@@ -21,7 +21,8 @@ MAX_ITEMS = 100_000
 def decode(answer: DecisionAnswer, tensors: Sequence[np.ndarray], env: Env, tweak: Any = None) -> list[Item]:
     d = answer.decode
     x = np.asarray(tensors[0], np.float64)
-    scores = x.reshape(1, -1) if x.ndim <= 1 else x.reshape(x.shape[0], -1)
+    # A scalar is one item's score, a vector a batch of them, and a [batch, 1] output one score per item.
+    scores = x.reshape(1, 1) if x.ndim == 0 else x.reshape(-1, 1) if x.ndim == 1 else x.reshape(x.shape[0], -1)
     if scores.shape[1] != 1:
         raise AnswerError(
             f"answer '{answer.name}': a decision needs one score per item after the steps, not {list(x.shape)} "
