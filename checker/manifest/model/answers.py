@@ -278,7 +278,7 @@ class ClassesAnswer(Block):
     TAG = "classes"
 
     name: AnswerName
-    kind: Annotated[Literal["classes"], S("Kind")]
+    kind: Annotated[Literal["classes"], S("Kind", "classes: the best classes of each item.")]
     from_: From
     steps: Steps | None = None
     decode: ClassesDecode | None = None
@@ -290,7 +290,7 @@ class DetectionsAnswer(Block):
     TAG = "detections"
 
     name: AnswerName
-    kind: Annotated[Literal["detections"], S("Kind")]
+    kind: Annotated[Literal["detections"], S("Kind", "detections: boxes, labels and scores.")]
     from_: From
     steps: Steps | None = None
     decode: DetectionsDecode
@@ -302,7 +302,7 @@ class TextAnswer(Block):
     TAG = "text"
 
     name: AnswerName
-    kind: Annotated[Literal["text"], S("Kind")]
+    kind: Annotated[Literal["text"], S("Kind", "text: a string per item.")]
     from_: From
     steps: Steps | None = None
     decode: TextDecode
@@ -314,7 +314,7 @@ class EmbeddingAnswer(Block):
     TAG = "embedding"
 
     name: AnswerName
-    kind: Annotated[Literal["embedding"], S("Kind")]
+    kind: Annotated[Literal["embedding"], S("Kind", "embedding: a vector per item.")]
     from_: From
     steps: Steps | None = None
 
@@ -324,7 +324,7 @@ class MaskAnswer(Block):
     TAG = "mask"
 
     name: AnswerName
-    kind: Annotated[Literal["mask"], S("Kind")]
+    kind: Annotated[Literal["mask"], S("Kind", "mask: a label map per item.")]
     from_: From
     steps: Steps | None = None
     decode: MaskDecode
@@ -336,7 +336,7 @@ class DecisionAnswer(Block):
     TAG = "decision"
 
     name: AnswerName
-    kind: Annotated[Literal["decision"], S("Kind")]
+    kind: Annotated[Literal["decision"], S("Kind", "decision: a label on each side of a threshold.")]
     from_: From
     steps: Steps | None = None
     decode: DecisionDecode
@@ -347,7 +347,7 @@ class ValuesAnswer(Block):
     TAG = "values"
 
     name: AnswerName
-    kind: Annotated[Literal["values"], S("Kind")]
+    kind: Annotated[Literal["values"], S("Kind", "values: the numbers the steps leave.")]
     from_: From
     steps: Steps | None = None
 
