@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import ctc_decode, sentence_transformers_pool, ultralytics_nms
+from answer_oracles import ctc_decode, sentence_transformers_pool, ultralytics_nms
 
 from checker.answers import boxes as B
 from checker.answers.geometry import placement

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from answer_oracles import ultralytics_nms
 from answerkit import CLASSES, SIZE, answers_block, detector, write_detector_bundle
-from oracles import ultralytics_nms
 
 from checker.context import Options
 from checker.reports.model import BundleReport

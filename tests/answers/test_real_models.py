@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from oracles import ctc_decode, sentence_transformers_pool
+from answer_oracles import ctc_decode, sentence_transformers_pool
 from realkit import manifest, need, quantized, run, variant
 
 from checker.context import Options
