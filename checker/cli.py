@@ -34,6 +34,7 @@ COMMAND_MODULES = {
     "diagnose": "checker.diagnose.command",
     "init": "checker.release.command",
     "case": "checker.release.command",
+    "variant": "checker.release.command",
     "pack": "checker.release.command",
     "github": "checker.github.command",
     "sign": "checker.signing.command",
@@ -103,7 +104,7 @@ def colour_wanted(args: argparse.Namespace, stream: Any) -> bool:
     return not args.no_color and not os.environ.get("NO_COLOR") and bool(getattr(stream, "isatty", lambda: False)())
 
 
-def emit_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
+def emit_report(args: argparse.Namespace, report: Report) -> None:
     """Write the chosen format to --output or stdout; with --output, the text verdict also prints."""
     from checker.render import render
 
@@ -135,21 +136,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("--fail-on-loosened needs --compare-to: the loosening is measured against the base report")
     base = None
     if args.compare_to is not None:  # read before the work: a base that is no report stops the run at once
-        from checker.reports.files import read_report  # loaded here: a plain run reads no report file
+        from checker.reports.files import load_report  # loaded here: a plain run reads no report file
 
-        base = read_report(args.compare_to, untrusted=True)
+        base = load_report(args.compare_to, untrusted=True)
     report = verify_paths(args.paths, options)
     if base is not None:
-        from checker.reports.diff import diff
+        from checker.reports.diff import diff, fail_on_loosened
 
-        report.changes = diff(base, report.to_dict())
+        report.changes = diff(base, report)
         if args.fail_on_loosened:
-            _fail_on_loosened(report)
+            fail_on_loosened(report)
     try:
-        emit_report(args, report.to_dict())
+        emit_report(args, report)
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
         report = unrendered(report, exc)
-        emit_report(args, report.to_dict())
+        emit_report(args, report)
     from checker.signing.options import write_attestation
 
     write_attestation(args, report.to_dict())
@@ -160,20 +161,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
             sys.stderr.write(str(finding.details.get("traceback", finding.message)))
         return EXIT_INTERNAL
     return EXIT_PASS if report.status == "pass" else EXIT_FAIL
-
-
-def _fail_on_loosened(report: Report) -> None:
-    """A `rules.loosened` error on each bundle whose rules its changes say were loosened since the base."""
-    from checker.reports.diff import head_failed, loosened_finding
-    from checker.reports.model import mappings
-
-    entries = {str(e.get("path")): e for e in mappings((report.changes or {}).get("bundles"))}
-    for bundle in report.bundles:
-        entry = entries.get(bundle.path)
-        if entry is None or (found := loosened_finding(entry, bundle.manifest_file)) is None:
-            continue
-        bundle.add([found])
-        head_failed(entry)
 
 
 def internal_errors(report: Report) -> list[Finding]:

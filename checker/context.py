@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
     from checker.preprocess.rebuild import Inputs
     from checker.reports.model import Comparison, NotRun, RuntimeSet
+    from checker.reports.parts.gains import Gain
+    from checker.reports.parts.placement import Placement, Usability
+    from checker.reports.parts.runs import Validation
     from checker.sharding import Shard
 
 
@@ -117,11 +120,11 @@ class Context:
     # answers.book.Book, which sits above this module).
     answers: Any = None
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
-    gains: list[dict[str, Any]] = field(default_factory=list)  # gain stage: each variant's size and speed
+    gains: list[Gain] = field(default_factory=list)  # gain stage: each variant's size and speed
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
-    placement: list[dict[str, Any]] = field(default_factory=list)  # placement and runtimes stages: per provider
-    usability: list[dict[str, Any]] = field(default_factory=list)  # placement stage: NNAPI/CoreML offline coverage
-    validation: dict[str, Any] | None = None  # the validation command's record (validation stage)
+    placement: list[Placement] = field(default_factory=list)  # placement and runtimes stages: per provider
+    usability: list[Usability] = field(default_factory=list)  # placement stage: NNAPI/CoreML offline coverage
+    validation: Validation | None = None  # the validation command's run (validation stage)
     # The predicate of the trusted attestation the bundle was accepted on (attestation stage), for --rerun.
     attested: dict[str, Any] | None = None
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)

@@ -20,14 +20,13 @@ class Facts:
     """What a remedy reads: the finding as in the report, the bundle's path, and the bundle's other findings
     (a failed rule's fix reads the diagnosis the same run already made)."""
 
-    finding: Mapping[str, Any]
+    finding: F.Finding
     bundle: str = ""
-    others: Sequence[Mapping[str, Any]] = ()
+    others: Sequence[F.Finding] = ()
 
     @property
     def details(self) -> Mapping[str, Any]:
-        found = self.finding.get("details")
-        return found if isinstance(found, Mapping) else {}
+        return self.finding.details
 
     def word(self, key: str) -> str | None:
         """A string fact of the finding, made safe to place in a sentence; None when absent or empty."""
@@ -36,16 +35,9 @@ class Facts:
 
     def diagnosis(self, variant: str) -> Mapping[str, Any] | None:
         """The details of the diagnosis this run made of `variant`, when it made one."""
-        for other in self.others:  # read as given (a report's list may hold anything): checked one by one
-            if not isinstance(other, Mapping):
-                continue
-            details = other.get("details")
-            if (
-                other.get("id") == F.VARIANT_DIAGNOSIS
-                and isinstance(details, Mapping)
-                and details.get("variant") == variant
-            ):
-                return details
+        for other in self.others:
+            if other.id == F.VARIANT_DIAGNOSIS and other.details.get("variant") == variant:
+                return other.details
         return None
 
 
@@ -300,11 +292,10 @@ REMEDIES: dict[str, Remedy] = {
 }
 
 
-def remedy(finding: Mapping[str, Any], bundle: str = "", others: Sequence[Mapping[str, Any]] = ()) -> str:
-    """The next step for one finding of the report (a JSON-shaped dict), read from its facts and the bundle's
-    `others` findings; unknown ids get a general one."""
-    fid = finding.get("id")
-    found = REMEDIES.get(fid) if isinstance(fid, str) else None
+def remedy(finding: F.Finding, bundle: str = "", others: Sequence[F.Finding] = ()) -> str:
+    """The next step for one finding of the report, read from its facts and the bundle's `others` findings;
+    unknown ids get a general one."""
+    found = REMEDIES.get(finding.id)
     if found is None:
         return "see docs/findings.md for this finding id"
     return found(Facts(finding, bundle, others))

@@ -36,6 +36,7 @@ from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
+from checker.reports.parts.runs import JudgedShard
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -275,7 +276,7 @@ class _Run:
         report.usability = list(ctx.usability)
         shard = ctx.options.shard
         if shard is not None:
-            report.shard = {"index": shard.index, "count": shard.count, "cases": list(ctx.case_order or [])}
+            report.shard = JudgedShard(shard.index, shard.count, list(ctx.case_order or []))
         report.not_run = list(ctx.not_run)
         if ctx.answers is not None:
             report.answers = list(ctx.answers.shown)

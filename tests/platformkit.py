@@ -65,8 +65,10 @@ def quantized(float_path: Path, out_path: Path) -> Path:
     return out_path
 
 
-def write_bundle(root: Path, cases: int = 4, runtime: dict[str, Any] | None = None) -> Path:
-    """The bundle: expected outputs from the float graph here (float MatMul agrees across CPUs to 1e-5)."""
+def write_bundle(root: Path, cases: int = 4, runtime: dict[str, Any] | None = None, limit: float = LIMIT) -> Path:
+    """The bundle: expected outputs from the float graph here (float MatMul agrees across CPUs to 1e-5). With the
+    default limit the int8 variant fails wherever the kernels saturate (an x86 CPU without VNNI, this machine
+    included if it is one) and passes elsewhere."""
     import onnxruntime as ort
 
     model = float_model()
@@ -106,7 +108,7 @@ def write_bundle(root: Path, cases: int = 4, runtime: dict[str, Any] | None = No
                     "settings": {"quant_format": "QDQ", "activation_type": "QUInt8", "weight_type": "QInt8",
                                  "per_channel": False, "calibrate_method": "MinMax"},
                 },
-                "rules": [{"output": "y", "check": "max_abs", "max": LIMIT}],
+                "rules": [{"output": "y", "check": "max_abs", "max": limit}],
             }
         ],
     }  # fmt: skip

@@ -100,3 +100,98 @@ def complete(tree: Any, rules: list[dict[str, Any]], preprocessing: dict[str, An
     tree["validation"] = {"command": "checker verify bundle.yaml"}
     tree["comparison"]["reference"] = {"description": "the test's own reference"}
     tree["comparison"]["rules"] = rules
+
+
+MLP_LABELS = [f"class_{i}" for i in range(10)]
+
+
+def mlp(seed: int = 5) -> onnx.ModelProto:
+    """A two-layer classifier, features [batch, 64] -> logits [batch, 10]: MatMuls for the weight-only quantizers
+    (4-bit MatMulNBits needs K at least a block), and for dynamic int8."""
+    rng = np.random.default_rng(seed)
+    weights = {
+        "w1": (rng.standard_normal((64, 32)) * 0.3).astype(np.float32),
+        "b1": (rng.standard_normal(32) * 0.1).astype(np.float32),
+        "w2": (rng.standard_normal((32, 10)) * 0.4).astype(np.float32),
+        "b2": (rng.standard_normal(10) * 0.1).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["features", "w1"], ["h0"], "fc1"),
+        helper.make_node("Add", ["h0", "b1"], ["h1"], "fc1_bias"),
+        helper.make_node("Relu", ["h1"], ["h2"], "relu"),
+        helper.make_node("MatMul", ["h2", "w2"], ["l0"], "fc2"),
+        helper.make_node("Add", ["l0", "b2"], ["logits"], "fc2_bias"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 64])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])],
+        [numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model.producer_name, model.producer_version = "onnx.helper", onnx.__version__
+    return model
+
+
+def mlp_forward(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    """The classifier's reference, in NumPy float64."""
+    w = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
+    hidden = np.maximum(x.astype(np.float64) @ w["w1"] + w["b1"], 0)
+    return (hidden @ w["w2"] + w["b2"]).astype(np.float32)
+
+
+def mlp_bundle(root: Path, cases: int = 6) -> Path:
+    """A complete, passing bundle of the classifier: its cases from NumPy, two of them tagged edge."""
+    model = mlp()
+    root.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(root / "model.onnx"))
+    (root / "labels.txt").write_text("\n".join(MLP_LABELS) + "\n", encoding="utf-8")
+    rng = np.random.default_rng(11)
+    entries = []
+    for i in range(cases):
+        x = rng.standard_normal((2, 64)).astype(np.float32)
+        (root / "cases" / f"c{i}").mkdir(parents=True)
+        np.save(root / "cases" / f"c{i}" / "features.npy", x)
+        np.save(root / "cases" / f"c{i}" / "logits.npy", mlp_forward(model, x))
+        entries.append(
+            {
+                "name": f"c{i}",
+                "tags": ["edge"] if i < 2 else ["ordinary"],
+                "inputs": {"features": f"cases/c{i}/features.npy"},
+                "expected": {"logits": f"cases/c{i}/logits.npy"},
+            }
+        )
+    data = {
+        "manifest_version": 1,
+        "release": {"name": "mlp", "version": "1.0.0"},
+        "graph": {"path": "model.onnx", "producer": {"tool": "onnx.helper", "version": onnx.__version__}},
+        "inputs": [
+            {
+                "name": "features",
+                "dtype": "float32",
+                "shape": ["batch", 64],
+                "meaning": "tensor",
+                "preprocessing": {"kind": "custom", "description": "the application's feature vector"},
+            }
+        ],
+        "outputs": [
+            {"name": "logits", "dtype": "float32", "shape": ["batch", 10], "meaning": "logits",
+             "labels": {"path": "labels.txt", "axis": -1}}
+        ],
+        "runtime": {"name": "onnxruntime", "version": ">=1.17,<2"},
+        "validation": {"command": "checker verify bundle.yaml"},
+        "comparison": {
+            "reference": {"description": "NumPy float64"},
+            "cases": entries,
+            "rules": [{"output": "logits", "check": "allclose", "atol": 1e-4, "rtol": 1e-3}],
+        },
+    }  # fmt: skip
+    (root / "bundle.yaml").write_text(yaml_text(data), encoding="utf-8")
+    return root
+
+
+def yaml_text(data: dict[str, Any]) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False)

@@ -20,7 +20,7 @@ from bundlekit import run_in
 from ruamel.yaml import YAML
 
 from checker.manifest.schema import load
-from checker.reports.diff import changed_rules
+from checker.reports.parts.changes import BundleChange
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mobilenet-tiny"
 
@@ -126,8 +126,8 @@ def test_markdown_and_text_show_the_deltas_and_a_chart(repo: Path, capsys: pytes
     entry = json.loads(capsys.readouterr().out)["changes"]["bundles"][0]
     moved = [
         r
-        for r in changed_rules(entry)
-        if r["direction"] == "max" and None not in (r["base"], r["head"]) and (r["threshold"] or 0) > 0
+        for r in BundleChange.from_dict(entry).changed_rules
+        if r.direction == "max" and None not in (r.base, r.head) and (r.threshold or 0) > 0
     ]
     if len(moved) >= 2:
         chart = md[md.index("Chart: each changed rule at the base and at the head") :].split("```")[1]

@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from checker.findings import Finding, Severity
 from checker.remedies import REMEDIES, finding_ids, remedy
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
+
+
+def finding(fid: str, **details: object) -> Finding:
+    """A finding of the id with these details, as a report holds it."""
+    return Finding(fid, Severity.ERROR, "", details=dict(details))
 
 
 def test_every_finding_id_has_a_remedy() -> None:
@@ -24,23 +30,23 @@ def test_every_finding_id_is_documented_with_its_remedy() -> None:
     assert sorted(documented) == finding_ids()
     for fid in finding_ids():
         if "*" not in documented[fid]:  # a fixed remedy is documented word for word
-            assert documented[fid] == remedy({"id": fid}, "models/m"), fid
+            assert documented[fid] == remedy(finding(fid), "models/m"), fid
 
 
 @pytest.mark.parametrize("fid", finding_ids())
 def test_no_remedy_suggests_loosening_a_threshold(fid: str) -> None:
     details = {"graph": "int8", "worst_case": "dusk", "expected": 10, "actual": 8, "path": "model.onnx"}
-    said = remedy({"id": fid, "details": details}, "models/m").lower()
+    said = remedy(finding(fid, **details), "models/m").lower()
     assert said and not re.search(r"\b(loosen|raise the (threshold|tolerance|atol)|increase (atol|rtol|max))", said)
     assert "would pass" not in said
 
 
 def test_the_remedies_named_by_the_contract() -> None:
-    digest = remedy({"id": "bundle.digest", "details": {"path": "model.onnx"}}, "models/mobilenet")
+    digest = remedy(finding("bundle.digest", path="model.onnx"), "models/mobilenet")
     assert digest == "restore model.onnx, or, if the change is intended, run `checker lock models/mobilenet`"
-    labels = remedy({"id": "labels.count", "details": {"expected": 1000, "actual": 998}}, "m")
+    labels = remedy(finding("labels.count", expected=1000, actual=998), "m")
     assert labels.startswith("add the 2 missing labels")
-    rule = remedy({"id": "comparison.rule", "details": {"graph": "int8", "worst_case": "dusk"}}, "models/m")
+    rule = remedy(finding("comparison.rule", graph="int8", worst_case="dusk"), "models/m")
     assert "'dusk'" in rule and "`checker diagnose models/m --variant int8`" in rule
-    assert "diagnose" not in remedy({"id": "comparison.rule", "details": {"graph": "baseline"}}, "m")
-    assert remedy({"id": "bundle.digest"}, "a path with space").endswith("run `checker lock 'a path with space'`")
+    assert "diagnose" not in remedy(finding("comparison.rule", graph="baseline"), "m")
+    assert remedy(finding("bundle.digest"), "a path with space").endswith("run `checker lock 'a path with space'`")

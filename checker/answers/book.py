@@ -13,6 +13,7 @@ import numpy as np
 from checker.answers.items import Item
 from checker.answers.kind import Env, Kind
 from checker.answers.make import kind_of, make
+from checker.reports.parts.answers import CaseAnswers
 
 if TYPE_CHECKING:
     from checker.context import Case
@@ -39,7 +40,7 @@ class Book:
     # case -> answer -> the answer the declared steps make of the case's expected outputs
     reference: dict[str, dict[str, list[Item]]] = field(default_factory=dict)
     broken: set[str] = field(default_factory=set)  # answers that cannot be made (answers.invalid): not judged
-    shown: list[Any] = field(default_factory=list)  # reports.model.CaseAnswers: the report's decoded answers
+    shown: list[CaseAnswers] = field(default_factory=list)  # the report's decoded answers
 
     def decode(self, name: str, case: Case, outputs: Mapping[str, np.ndarray]) -> list[Item]:
         declared = self.answers[name]

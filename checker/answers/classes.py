@@ -23,6 +23,7 @@ from checker.answers.kind import (
     per_item,
 )
 from checker.manifest.model.answers import ClassesAnswer, ClassesDecode, ClassesRule
+from checker.reports.parts.values import JsonValue
 
 MAX_ITEMS = 100_000
 SAME_SCORE = 0.01  # answer fidelity: stored scores agree to a rounding at two decimals
@@ -126,7 +127,7 @@ def _said(item: Item) -> str:
     return ", ".join(f"'{s.label}' ({s.score:.3g})" for s in item[:3])
 
 
-def shown(items: list[Item]) -> Any:
+def shown(items: list[Item]) -> list[JsonValue]:
     return [
         [{"label": s.label, "score": round(s.score, 4)} for s in item[:MAX_SHOWN_DETECTIONS]]
         for item in items

@@ -14,6 +14,7 @@ from checker.answers.errors import AnswerError
 from checker.answers.items import Decision, Item
 from checker.answers.kind import MAX_CHANGES, CaseMeasure, Edit, Env, Overall
 from checker.manifest.model.answers import DecisionAnswer, DecisionRule
+from checker.reports.parts.values import JsonValue
 
 MAX_ITEMS = 100_000
 
@@ -77,7 +78,7 @@ def gap(decoded: list[Item], stored: list[Item]) -> str | None:
     return None
 
 
-def shown(items: list[Item]) -> Any:
+def shown(items: list[Item]) -> list[JsonValue]:
     return [
         {"label": i.label, "score": round(i.score, 6) if math.isfinite(i.score) else None}
         for i in items

@@ -34,6 +34,7 @@ from checker.manifest.model.answers import (
     DetectionsRule,
     Nms,
 )
+from checker.reports.parts.values import JsonValue
 
 BELOW = 100  # candidates under the threshold kept per item, to name the score a lost box fell to
 MAX_ITEMS = 4096  # items of a stored answer
@@ -406,8 +407,8 @@ def _few(found: Sequence[Detection]) -> str:
     return shown + (f" and {len(found) - MAX_CHANGES} more" if len(found) > MAX_CHANGES else "")
 
 
-def shown(items: list[Item]) -> Any:
-    out = []
+def shown(items: list[Item]) -> list[JsonValue]:
+    out: list[JsonValue] = []
     for item in _kept(items):
         entry: dict[str, Any] = {
             "detections": [

@@ -12,6 +12,7 @@ from checker.answers.errors import AnswerError
 from checker.answers.items import Item
 from checker.answers.kind import CaseMeasure, Edit, Env, Overall, bounded_numbers, per_item
 from checker.manifest.model.answers import EmbeddingAnswer, EmbeddingRule
+from checker.reports.parts.values import JsonValue
 
 MAX_DIM = 1 << 20
 SAME = 1e-4  # answer fidelity: every component within this times the stored vector's largest magnitude
@@ -112,7 +113,7 @@ def gap(decoded: list[Item], stored: list[Item]) -> str | None:
     return None
 
 
-def shown(items: list[Item]) -> Any:
+def shown(items: list[Item]) -> list[JsonValue]:
     return [bounded_numbers(np.asarray(v)) for v in items]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from checker.answers.geometry import Placement
 from checker.answers.items import Item
 from checker.manifest.model.core import Block
+from checker.reports.parts.values import JsonValue
 
 # What the JSON report shows of one item (the figures use all of it).
 MAX_SHOWN_DETECTIONS = 100
@@ -118,7 +119,7 @@ class Kind(Protocol):
         """How the declared steps' answer differs from the stored one at the strictest (None: it is the same)."""
         ...
 
-    def shown(self, items: list[Item]) -> Any:
+    def shown(self, items: list[Item]) -> list[JsonValue]:
         """The items as bounded JSON data for the report."""
         ...
 

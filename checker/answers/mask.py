@@ -13,6 +13,7 @@ from checker.answers.errors import AnswerError
 from checker.answers.items import Item
 from checker.answers.kind import CaseMeasure, Edit, Env, no_overall, per_item
 from checker.manifest.model.answers import MaskAnswer, MaskRule
+from checker.reports.parts.values import JsonValue
 
 MAX_PIXELS = 50_000_000
 SAME_IOU = 0.99
@@ -83,8 +84,8 @@ def gap(decoded: list[Item], stored: list[Item]) -> str | None:
     return None
 
 
-def shown(items: list[Item]) -> Any:
-    out = []
+def shown(items: list[Item]) -> list[JsonValue]:
+    out: list[JsonValue] = []
     for m in items:
         labels, counts = np.unique(np.asarray(m), return_counts=True)
         out.append(

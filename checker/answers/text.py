@@ -14,6 +14,7 @@ from checker.answers.errors import AnswerError
 from checker.answers.items import Item
 from checker.answers.kind import MAX_CHANGES, MAX_SHOWN_CHARACTERS, CaseMeasure, Edit, Env, no_overall, per_item, short
 from checker.manifest.model.answers import Ctc, TextAnswer, TextRule
+from checker.reports.parts.values import JsonValue
 
 MAX_ITEMS = 100_000
 MAX_STORED_CHARACTERS = 1_000_000  # the characters of one stored answer, every item together
@@ -122,8 +123,8 @@ def gap(decoded: list[Item], stored: list[Item]) -> str | None:
     return None
 
 
-def shown(items: list[Item]) -> Any:
-    out = []
+def shown(items: list[Item]) -> list[JsonValue]:
+    out: list[JsonValue] = []
     for item in items:
         text = str(item)
         out.append(

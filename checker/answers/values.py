@@ -12,6 +12,7 @@ from checker.answers.errors import AnswerError
 from checker.answers.items import Item
 from checker.answers.kind import CaseMeasure, Edit, Env, bounded_numbers, no_overall
 from checker.manifest.model.answers import ValuesAnswer, ValuesRule
+from checker.reports.parts.values import JsonValue
 
 MAX_NUMBERS = 1 << 26
 SAME = 1e-5  # answer fidelity: within this times max(1, the stored values' largest magnitude)
@@ -69,7 +70,7 @@ def gap(decoded: list[Item], stored: list[Item]) -> str | None:
     return None
 
 
-def shown(items: list[Item]) -> Any:
+def shown(items: list[Item]) -> list[JsonValue]:
     return [bounded_numbers(np.asarray(v)) for v in items]
 
 

@@ -26,7 +26,8 @@ from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.readers.answerfiles import AnswerFileError, read_answer_file
 from checker.readers.graphinfo import graph_outputs
 from checker.readers.labelfiles import LabelError, from_file, from_metadata
-from checker.reports.model import CaseAnswers, NotRun
+from checker.reports.model import NotRun
+from checker.reports.parts.answers import CaseAnswers
 
 MAX_REPORTED_CASES = 1000  # cases whose decoded answers the report shows
 MAX_NAMED_CASES = 10

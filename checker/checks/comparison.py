@@ -516,7 +516,7 @@ def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Compari
     except D.DiagnosisError as exc:
         yield F.info(F.VARIANT_DIAGNOSIS, f"{name}: the diagnosis could not run: {exc}")
         return
-    summary = result.to_dict()
+    summary = result.record()
     for comparison in judged:
         if comparison.status == "fail":
             comparison.diagnosis = summary

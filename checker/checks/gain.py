@@ -7,6 +7,7 @@ when the manifest's `expect` states what the variant must gain and a measured fi
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from checker.compare.session import CaseRunError, SessionError, open_session, re
 from checker.findings import Finding
 from checker.manifest import views
 from checker.platforms.emulation import emulated
+from checker.reports.parts.gains import Gain, Latency, Size
 
 if TYPE_CHECKING:
     from checker.context import Context
@@ -37,8 +39,7 @@ def gain_stage(ctx: Context) -> Iterator[Finding]:
         files = _files(ctx, variant.get("graph") or {})
         if name not in judged or files is None:
             continue
-        gain: dict[str, Any] = {"variant": name, "size": _size(base_files, files)}
-        gain["latency"] = _latency(ctx, runtime, base_files[0], files[0], name)
+        gain = Gain(name, _size(base_files, files), _latency(ctx, runtime, base_files[0], files[0], name))
         ctx.gains.append(gain)
         yield from _verdict(ctx, i, variant, gain)
 
@@ -50,13 +51,9 @@ def _files(ctx: Context, graph: Mapping[str, Any]) -> list[Path] | None:
     return None if any(p is None for p in paths) else [p for p in paths if p is not None]
 
 
-def _size(base: list[Path], variant: list[Path]) -> dict[str, Any]:
+def _size(base: list[Path], variant: list[Path]) -> Size:
     base_bytes, variant_bytes = (sum(p.stat().st_size for p in files) for files in (base, variant))
-    return {
-        "baseline_bytes": base_bytes,
-        "variant_bytes": variant_bytes,
-        "smaller": base_bytes / variant_bytes if variant_bytes else 0.0,
-    }
+    return Size(base_bytes, variant_bytes, base_bytes / variant_bytes if variant_bytes else 0.0)
 
 
 def not_device_figure(ctx: Context) -> str | None:
@@ -66,19 +63,19 @@ def not_device_figure(ctx: Context) -> str | None:
     return emulated()
 
 
-def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -> dict[str, Any]:
+def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -> Latency:
     budget = ctx.options.gain_budget_s
     threads = {k: v for k, v in runtime.options.items() if k.endswith("_threads")}
-    out: dict[str, Any] = {"threads": threads or "onnxruntime's default (one per core)"}
+    out = Latency(threads or "onnxruntime's default (one per core)")
     if budget <= 0:
-        return {**out, "skipped": "timing was turned off (--gain-budget 0)"}
+        return replace(out, skipped="timing was turned off (--gain-budget 0)")
     try:
         sessions = [
             open_session(path, runtime, weight_bytes=weight_bytes(model))
             for path, model in ((base, ctx.graph), (variant, ctx.variant_models.get(name)))
         ]
     except SessionError as exc:
-        return {**out, "skipped": f"a session could not be opened: {exc}"}
+        return replace(out, skipped=f"a session could not be opened: {exc}")
     cases = [c.inputs for c in (ctx.cases or [])][:16]
     feeds = [[{i.name: case[i.name] for i in s.get_inputs() if i.name in case} for case in cases] for s in sessions]
     timeout = ctx.options.case_timeout_s
@@ -89,25 +86,24 @@ def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -
     try:
         measured = timing.paired(runner(0), runner(1), len(cases), budget)
     except CaseRunError as exc:
-        return {**out, "skipped": f"a graph failed while being timed: {exc}"}
-    reason = not_device_figure(ctx)
-    return {**out, **measured.to_dict(), **({"not_device_figure": reason} if reason else {})}
+        return replace(out, skipped=f"a graph failed while being timed: {exc}")
+    return replace(out, timing=measured.record(), not_device_figure=not_device_figure(ctx))
 
 
 def _run(session: Any, feed: dict[str, Any], timeout: float) -> None:
     timed_run(session, None, feed, timeout)
 
 
-def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str, Any]) -> Iterator[Finding]:
-    name, size, latency = gain["variant"], gain["size"], gain["latency"]
-    smaller = float(size["smaller"])
-    faster = latency.get("faster")
-    low = (latency.get("interval") or {}).get("low")
-    said = [f"{smaller:.3g}x smaller ({size['variant_bytes']} bytes against {size['baseline_bytes']})"]
-    if faster is not None:
-        high = latency["interval"]["high"]
-        said.append(f"{faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {latency['rounds']} paired rounds)")
-    caveat = f"; not a device figure: {latency['not_device_figure']}" if latency.get("not_device_figure") else ""
+def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Gain) -> Iterator[Finding]:
+    name, size, latency, measured = gain.variant, gain.size, gain.latency, gain.latency.timing
+    smaller = float(size.smaller)
+    faster = measured.faster if measured is not None else None
+    low = measured.interval.low if measured is not None else None
+    said = [f"{smaller:.3g}x smaller ({size.variant_bytes} bytes against {size.baseline_bytes})"]
+    if measured is not None:
+        high = measured.interval.high
+        said.append(f"{measured.faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {measured.rounds} paired rounds)")
+    caveat = f"; not a device figure: {latency.not_device_figure}" if latency.not_device_figure else ""
     where = ctx.where("variants", i)
     expect = variant.get("expect")
     if isinstance(expect, Mapping):
@@ -117,7 +113,7 @@ def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str
     gains_size = smaller > 1.0
     gains_speed = low is not None and float(low) > 1.0 + timing.NOISE
     if not (gains_size or gains_speed):
-        untimed = f"; its speed was not measured: {latency['skipped']}" if "skipped" in latency else ""
+        untimed = f"; its speed was not measured: {latency.skipped}" if latency.skipped is not None else ""
         yield F.warning(
             F.VARIANT_NO_GAIN,
             f"variant '{name}' is neither smaller nor faster than the baseline beyond the noise: "
@@ -130,13 +126,13 @@ def _verdict(ctx: Context, i: int, variant: Mapping[str, Any], gain: Mapping[str
 
 
 def _expected(
-    name: str, expect: Mapping[str, Any], smaller: float, latency: Mapping[str, Any], said: str, where: dict[str, Any]
+    name: str, expect: Mapping[str, Any], smaller: float, latency: Latency, said: str, where: dict[str, Any]
 ) -> Iterator[Finding]:
     """variant.no_gain as an error for each expectation the measured figures fall short of."""
     short = []
     if "smaller" in expect and smaller < float(expect["smaller"]):
         short.append(f"{float(expect['smaller']):g}x smaller")
-    faster = latency.get("faster")
+    faster = latency.timing.faster if latency.timing is not None else None
     speed_short = "faster" in expect and (faster is None or float(faster) < float(expect["faster"]))
     if not short and not speed_short:
         return
@@ -144,6 +140,6 @@ def _expected(
         short.append(f"{float(expect['faster']):g}x faster")
     message = f"variant '{name}' does not gain what its manifest expects ({' and '.join(short)}): {said}"
     # A speed measured on shared or emulated cores says nothing about the device: that shortfall only warns.
-    soft = not short[:-1] and speed_short and bool(latency.get("not_device_figure") or "skipped" in latency)
+    soft = not short[:-1] and speed_short and bool(latency.not_device_figure or latency.skipped is not None)
     make = F.warning if soft else F.error
     yield make(F.VARIANT_NO_GAIN, message, **where, graph=name, smaller=smaller, faster=faster, expected=dict(expect))

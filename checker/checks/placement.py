@@ -23,6 +23,7 @@ from checker.compare.session import CPU, machine_threads
 from checker.context import Context
 from checker.findings import Finding
 from checker.reports.model import NotRun
+from checker.reports.parts.placement import Forbid, Placement, ProviderNodes
 from checker.runtimes.placing import MEASURED_BY, place
 from checker.runtimes.remote import Worker
 
@@ -91,63 +92,65 @@ def placed(ctx: Context, runtime: str, provider: str, worker: Worker | None = No
         yield from _findings(ctx, entry)
 
 
-def summary(runtime: str, provider: str, graph: str, answer: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+def summary(runtime: str, provider: str, graph: str, answer: dict[str, Any], options: dict[str, Any]) -> Placement:
     """The report's entry: per provider its nodes, partitions and operators; the nodes that left `provider`."""
-    providers: dict[str, dict[str, Any]] = {}
+    providers: dict[str, ProviderNodes] = {}
+    ops: dict[str, Counter[str]] = {}
     fallback: list[str] = []
-    total = 0
     for name, nodes in answer.get("subgraphs") or []:
-        entry = providers.setdefault(str(name), {"nodes": 0, "partitions": 0, "ops": Counter()})
-        entry["nodes"] += len(nodes)
-        entry["partitions"] += 1
-        entry["ops"].update(str(op) for op, _ in nodes)
-        total += len(nodes)
+        entry = providers.setdefault(str(name), ProviderNodes())
+        entry.nodes += len(nodes)
+        entry.partitions += 1
+        ops.setdefault(str(name), Counter()).update(str(op) for op, _ in nodes)
         if name != provider:
             fallback.extend(f"{op}:{node}" for op, node in nodes)
-    out: dict[str, Any] = {
-        "runtime": runtime,
-        "provider": provider,
-        "graph": graph,
-        "measured_by": MEASURED_BY,
-        "optimization_level": str(options.get("graph_optimization_level", "all")),
-        "nodes": total,
-        "providers": {k: {**v, "ops": dict(sorted(v["ops"].items()))} for k, v in providers.items()},
-    }
+    for name, entry in providers.items():
+        entry.ops = dict(sorted(ops[name].items()))
+    out = Placement(
+        runtime,
+        provider,
+        graph,
+        nodes=sum(p.nodes for p in providers.values()),
+        providers=providers,
+        measured_by=MEASURED_BY,
+        optimization_level=str(options.get("graph_optimization_level", "all")),
+    )
     if provider != CPU:
-        out["fallback"] = fallback[:SHOWN_NODES]
-        out["fallback_count"] = len(fallback)
-    if "forbid" in answer:
-        out["forbid"] = dict(answer["forbid"])
+        out.fallback, out.fallback_count = fallback[:SHOWN_NODES], len(fallback)
+    forbid = answer.get("forbid")
+    if isinstance(forbid, dict):
+        out.forbid = Forbid(bool(forbid.get("opened")), forbid.get("error"))
     return out
 
 
-def _findings(ctx: Context, entry: dict[str, Any]) -> Iterator[Finding]:
-    provider, graph, runtime = entry["provider"], entry["graph"], entry["runtime"]
+def _findings(ctx: Context, entry: Placement) -> Iterator[Finding]:
+    provider, graph, runtime = entry.provider, entry.graph, entry.runtime
     if provider == CPU:
         return
-    taken = int((entry["providers"].get(provider) or {}).get("nodes", 0))
-    count = int(entry.get("fallback_count", 0))
-    forbid = entry.get("forbid")
-    refused = isinstance(forbid, dict) and not forbid.get("opened")
+    taken = entry.providers[provider].nodes if provider in entry.providers else 0
+    count = entry.fallback_count or 0
+    forbid = entry.forbid
+    refused = forbid is not None and not forbid.opened
     if not count and not refused:
         return
-    shown = ", ".join(entry["fallback"][:_IN_MESSAGE]) + (", ..." if count > _IN_MESSAGE else "")
+    fallback = entry.fallback or []
+    shown = ", ".join(fallback[:_IN_MESSAGE]) + (", ..." if count > _IN_MESSAGE else "")
     what = (
-        f"takes none of its {entry['nodes']} nodes"
+        f"takes none of its {entry.nodes} nodes"
         if not taken
-        else f"takes {taken} of its {entry['nodes']} nodes; {count} fall back to "
-        + ", ".join(p for p in entry["providers"] if p != provider)
+        else f"takes {taken} of its {entry.nodes} nodes; {count} fall back to "
+        + ", ".join(p for p in entry.providers if p != provider)
     )
     message = f"[{runtime}] {graph}: declared execution provider {provider} {what}" + (f": {shown}" if shown else "")
-    keys: tuple[str | int, ...] = ("runtime", "fallback") if isinstance(forbid, dict) else ("runtime",)
-    if isinstance(forbid, dict):
+    keys: tuple[str | int, ...] = ("runtime", "fallback") if forbid is not None else ("runtime",)
+    if forbid is not None:
         if refused:
             message += (
                 f". runtime.fallback is forbid, and with session.disable_cpu_ep_fallback=1 onnxruntime does not open "
-                f"the graph: {forbid.get('error')}"
+                f"the graph: {forbid.error}"
             )
         else:
             message += ". runtime.fallback is forbid"
-    details = {"graph": graph, "provider": provider, "runtime": runtime, "nodes": entry["fallback"]}
-    make = F.error if isinstance(forbid, dict) else F.warning
+    details: dict[str, Any] = {"graph": graph, "provider": provider, "runtime": runtime, "nodes": fallback}
+    make = F.error if forbid is not None else F.warning
     yield make(F.RUNTIME_FALLBACK, message, **ctx.where(*keys), **details)

@@ -26,6 +26,7 @@ from checker.platforms.explain import explain
 from checker.platforms.features import class_of, this_machine
 from checker.platforms.launch import Plan, in_userland, plan
 from checker.reports.model import NotRun, RuntimeSet, for_runtime
+from checker.reports.parts.placement import PlatformRecord
 from checker.runtimes.remote import Worker, WorkerError, remote_opener
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
         finally:
             native.close()
         if result.set.platform is not None and native.figures:
-            result.set.platform["against_native"] = native.figures
+            result.set.platform.against_native = native.figures
         ctx.runtime_sets.append(result.set)
         yield from result.findings
         yield from explain(
@@ -144,14 +145,19 @@ def judged_set(
     options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
     if config:
         options["config_entries"] = dict(config)
-    record = {
-        **chosen.platform.to_dict(),
-        "how": chosen.how,
-        "machine": worker.machine,
-        "cpu_features": list(worker.cpu_features),
-        "onnxruntime": worker.version,
-        **({"session_config": dict(config)} if config else {}),
-    }
+    platform = chosen.platform
+    record = PlatformRecord(
+        name=platform.name,
+        arch=platform.arch,
+        cpu_class=platform.cpu_class,
+        level=platform.level,
+        features=list(platform.features),
+        how=chosen.how,
+        machine=worker.machine,
+        cpu_features=list(worker.cpu_features),
+        onnxruntime=worker.version,
+        session_config=dict(config) if config else None,
+    )
     result = RuntimeSet(label, "onnxruntime", worker.version, CPU, platform=record)
     run = Run(ctx, Runtime([CPU], options), NoProgress(), result.comparisons)
     run.opener, run.elsewhere, run.observe = _substituting(remote_opener(worker), graphs or {}), True, observe

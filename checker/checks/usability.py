@@ -8,15 +8,15 @@ for every model format of the provider) is a `runtime.usability` warning quoting
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from checker import findings as F
 from checker.checks.comparison import not_run
 from checker.checks.placement import declared_providers, graphs
-from checker.compare.usability import CHECKED, UsabilityError, analyse, verdict
+from checker.compare.usability import CHECKED, UsabilityError, analyse
 from checker.context import Context
 from checker.findings import Finding
 from checker.reports.model import NotRun
+from checker.reports.parts.placement import Usability
 
 
 def usability_stage(ctx: Context) -> Iterator[Finding]:
@@ -30,13 +30,12 @@ def usability_stage(ctx: Context) -> Iterator[Finding]:
             keys = (*keys, declared.index(provider))
         for graph, path in graphs(ctx):
             try:
-                entries = analyse(path, provider)
+                entries = analyse(path, provider, graph)
             except UsabilityError as exc:
                 ctx.not_run.append(NotRun(f"{provider} usability of {graph}", str(exc)))
                 continue
-            for entry in entries:
-                ctx.usability.append({"graph": graph, "provider": provider, **entry})
-            if all(verdict(e) == "NO" for e in entries):
+            ctx.usability.extend(entries)
+            if all(e.verdict == "NO" for e in entries):
                 words = "; ".join(_words(e) for e in entries)
                 yield F.warning(
                     F.RUNTIME_USABILITY,
@@ -48,9 +47,9 @@ def usability_stage(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-def _words(entry: dict[str, Any]) -> str:
+def _words(entry: Usability) -> str:
     """'CoreML MLProgram takes 0 of 23 nodes (4 in 4 partitions with fixed shapes): <the tool's last word>'."""
-    fixed = entry.get("fixed_shape") or {}
-    shapes = f" ({fixed['supported']} in {fixed['partitions']} partitions with fixed shapes)" if fixed else ""
-    said = fixed.get("recommendation") or entry.get("recommendation") or entry["suitability"]
-    return f"{entry['ep']} takes {entry['supported']} of {entry['nodes']} nodes{shapes}: {said}"
+    fixed = entry.fixed_shape
+    shapes = f" ({fixed.supported} in {fixed.partitions} partitions with fixed shapes)" if fixed else ""
+    said = (fixed.recommendation if fixed else "") or entry.recommendation or entry.suitability
+    return f"{entry.ep} takes {entry.supported} of {entry.nodes} nodes{shapes}: {said}"

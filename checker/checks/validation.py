@@ -16,6 +16,7 @@ from typing import Any
 from checker import findings as F
 from checker.context import Context
 from checker.findings import Finding
+from checker.reports.parts.runs import Validation
 
 DEFAULT_TIMEOUT_S = 600.0
 # Set for the command's process: a checker that finds it set is running inside a validation command.
@@ -80,19 +81,17 @@ def _run(ctx: Context, args: list[str], timeout: float, where: dict[str, Any]) -
     from checker.process import run_bounded
 
     shown = shlex.join(args)
-    record: dict[str, Any] = {"command": args, "timeout_s": timeout}
-    ctx.validation = record
     run_args, env = with_running_checker(args, {**os.environ, NESTED_ENV: "1"})
     try:
         result = run_bounded(run_args, ctx.root, timeout, env)
     except OSError as exc:
         why = exc.strerror or str(exc)
-        record.update(exit_code=None, timed_out=False, started=False, start_error=why, duration_s=0.0)
-        record.update(stdout_tail="", stderr_tail="")
+        ctx.validation = Validation(args, timeout, started=False, start_error=why)
         yield F.error(F.VALIDATION_FAILED, f"validation.command {shown} cannot be started: {why}", **where)
         return
-    record.update(
-        started=True,
+    ctx.validation = Validation(
+        args,
+        timeout,
         exit_code=result.exit_code,
         timed_out=result.timed_out,
         duration_s=result.duration_s,

@@ -18,7 +18,8 @@ from checker.answers.kind import CaseMeasure, Overall
 from checker.findings import Finding
 from checker.manifest.model.answers import RULE_BY_CHECK
 from checker.manifest.model.build import build
-from checker.reports.model import AnswerChange, RuleResult
+from checker.reports.model import RuleResult
+from checker.reports.parts.answers import AnswerChange
 
 if TYPE_CHECKING:
     import numpy as np

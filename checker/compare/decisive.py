@@ -10,6 +10,13 @@ from collections.abc import Mapping
 from typing import Any
 
 DECISIVE = {"quantize_static": ("calibration_cases", "calibrate_method")}
+# What each deciding setting takes, as a warning about its absence says it.
+TAKES = {
+    "calibration_cases": "the cases calibrated on: a count of the bundle's first cases (calibration_cases: 8) or "
+    "their names (calibration_cases: [meadow, dusk])",
+    "calibrate_method": "onnxruntime's CalibrationMethod name (MinMax, its default, Entropy, Percentile or "
+    "Distribution)",
+}
 
 
 def left_out(transform: Mapping[str, Any]) -> list[str]:

@@ -19,6 +19,8 @@ from checker.compare.matching import GRAPH_INPUT, Produced, match_tensors
 from checker.compare.metrics import SQNR_CAP_DB, sqnr_db
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, timed_run, weight_bytes
 from checker.errors import first_line
+from checker.reports.parts.judged import Diagnosis as Diagnosed
+from checker.reports.parts.judged import TensorScore
 
 if TYPE_CHECKING:
     import onnx
@@ -41,17 +43,15 @@ class Scored:
     sqnr_db: float
     drop_db: float = 0.0  # how much worse than the node's worst input
 
-    def to_dict(self) -> dict[str, Any]:
+    def record(self) -> TensorScore:
         p = self.produced
-        return {
-            "tensor": p.tensor,
-            "variant_tensor": p.variant_tensor,
-            "node": p.node or None,
-            "op_type": p.op_type,
-            "exclude": list(p.exclude),
-            "sqnr_db": round(self.sqnr_db, 3),
-            "drop_db": round(self.drop_db, 3),
-        }
+        return TensorScore(
+            p.tensor, p.variant_tensor, p.node or None, p.op_type, list(p.exclude),
+            round(self.sqnr_db, 3), round(self.drop_db, 3),
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.record().to_dict()
 
 
 @dataclass
@@ -90,21 +90,25 @@ class Diagnosis:
     def unnamed_culprits(self) -> int:
         return sum(1 for s in self.culprits() if not s.produced.exclude)
 
-    def to_dict(self, full: bool = False) -> dict[str, Any]:
+    def record(self) -> Diagnosed:
+        """What the report keeps of it (a failed comparison's `diagnosis`)."""
         first, worst = self.first, self.worst
-        out: dict[str, Any] = {
-            "variant": self.variant,
-            "case": self.case,
-            "min_db": self.min_db,
-            "compared": len(self.scored),
-            "unmatched": len(self.unmatched),
-            "groups": self.groups,
-            "first": first.to_dict() if first else None,
-            "worst": worst.to_dict() if worst else None,
-            "largest_drops": [s.to_dict() for s in sorted(self.scored, key=lambda s: -s.drop_db)[:5]],
-            "nodes_to_exclude": self.nodes_to_exclude(),
-            "summary": self.summary(),
-        }
+        return Diagnosed(
+            variant=self.variant,
+            case=self.case,
+            min_db=self.min_db,
+            compared=len(self.scored),
+            unmatched=len(self.unmatched),
+            groups=self.groups,
+            first=first.record() if first else None,
+            worst=worst.record() if worst else None,
+            largest_drops=[s.record() for s in sorted(self.scored, key=lambda s: -s.drop_db)[:5]],
+            nodes_to_exclude=self.nodes_to_exclude(),
+            summary=self.summary(),
+        )
+
+    def to_dict(self, full: bool = False) -> dict[str, Any]:
+        out = self.record().to_dict()
         if full:
             out["tensors"] = [s.to_dict() for s in self.scored]
             out["unmatched_tensors"] = self.unmatched

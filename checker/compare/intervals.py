@@ -27,9 +27,6 @@ class Interval:
         """Whether `value` lies inside: the cases cannot tell it from the measured figure."""
         return self.low - 1e-12 <= value <= self.high + 1e-12
 
-    def to_dict(self) -> dict[str, object]:
-        return {"low": self.low, "high": self.high, "method": self.method, "confidence": CONFIDENCE}
-
 
 def wilson(hits: int, n: int) -> Interval:
     """Wilson's score interval for a rate of `hits` in `n` (95 %); it stays inside [0, 1] at 0 and n."""

@@ -61,11 +61,11 @@ def task_failure(graph: str, against: str, result: RuleResult) -> str:
     if result.measured is None or stats is None:
         return f"{head}: {result.note or 'it could not be measured'}"
     side = "the baseline's outputs" if against == "baseline" else "the reference outputs"
-    interval = stats["interval"]
-    paired = f", paired with {side}" if "lost" in stats else ""
+    interval = stats.interval
+    paired = f", paired with {side}" if stats.paired else ""
     return (
-        f"{head}: {figure_text(result, result.measured)} over {stats['items']} labelled item(s){paired} "
-        f"(95 % interval [{_fmt(interval['low'])}, {_fmt(interval['high'])}], {interval['method']})"
+        f"{head}: {figure_text(result, result.measured)} over {stats.items} labelled item(s){paired} "
+        f"(95 % interval [{_fmt(interval.low)}, {_fmt(interval.high)}], {interval.method})"
     )
 
 

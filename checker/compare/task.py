@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from checker import findings as F
-from checker.compare.intervals import Interval, mcnemar_p, paired_drop, wilson
+from checker.compare.intervals import CONFIDENCE, Interval, mcnemar_p, paired_drop, wilson
 from checker.compare.metrics import class_rows
 from checker.compare.rules import CaseResult, Rule, Tally
 from checker.findings import Finding
 from checker.reports.model import RuleResult
+from checker.reports.parts.judged import Interval as ReportedInterval
+from checker.reports.parts.judged import TaskStatistics
 
 if TYPE_CHECKING:
     from checker.context import Case
@@ -124,28 +126,36 @@ def _total(names: Sequence[str], results: Mapping[str, CaseResult]) -> Tally:
     return Tally(*(sum(getattr(t, f) for t in tallies) for f in ("items", "hits", "other_hits", "lost", "gained")))
 
 
-def _figure(rule: Rule, total: Tally) -> tuple[float, Interval, dict[str, Any]]:
-    """The rule's figure over the slice, its interval, and the counts the report shows."""
+def _figure(rule: Rule, total: Tally) -> tuple[float, Interval]:
+    """The rule's figure over the slice and its interval."""
     n = total.items
-    if not rule.check.name.endswith("_drop"):
-        return total.hits / n, wilson(total.hits, n), {"items": n, "hits": total.hits}
+    if not _paired(rule):
+        return total.hits / n, wilson(total.hits, n)
     drop, interval = (total.lost - total.gained) / n, paired_drop(total.lost, total.gained, n)
-    counts = {
-        "items": n,
-        "hits": total.hits,
-        "other_hits": total.other_hits,
-        "lost": total.lost,
-        "gained": total.gained,
-        "mcnemar_p": mcnemar_p(total.lost, total.gained),
-    }
     if rule.params.get("relative"):
         # Relative to the other side's accuracy, taken as measured: the interval scales with it.
         base = total.other_hits / n
         if base == 0:
-            return 0.0, Interval(0.0, 0.0, interval.method), counts
+            return 0.0, Interval(0.0, 0.0, interval.method)
         interval = Interval(interval.low / base, interval.high / base, interval.method + ", relative")
         drop /= base
-    return drop, interval, counts
+    return drop, interval
+
+
+def _paired(rule: Rule) -> bool:
+    """A drop (accuracy_drop) is judged item by item against the other side, not against the labels alone."""
+    return rule.check.name.endswith("_drop")
+
+
+def _statistics(rule: Rule, total: Tally, interval: Interval) -> TaskStatistics:
+    """The counts the report shows beside the figure, and its interval."""
+    said = TaskStatistics(
+        total.items, total.hits, ReportedInterval(interval.low, interval.high, interval.method, CONFIDENCE)
+    )
+    if _paired(rule):
+        said.other_hits, said.lost, said.gained = total.other_hits, total.lost, total.gained
+        said.mcnemar_p = mcnemar_p(total.lost, total.gained)
+    return said
 
 
 def judge_task(
@@ -178,11 +188,12 @@ def judge_task(
         result.note = f"{len(unmeasured)} case(s) could not be measured: {notes}"
         return result, None
     result.tallies = {n: _counts(t) for n in names if (t := results[n].tally) is not None}
-    figure, interval, counts = _figure(rule, _total(names, results))
+    total = _total(names, results)
+    figure, interval = _figure(rule, total)
     result.measured = result.would_pass_at = figure
     result.passed = rule.check.passes(figure, rule.params)
     result.pass_rate = 1.0 if result.passed else 0.0
-    result.statistics = {**counts, "interval": interval.to_dict()}
+    result.statistics = _statistics(rule, total, interval)
     return result, interval
 
 
@@ -191,7 +202,7 @@ def too_few_finding(graph: str, result: RuleResult, interval: Interval, where: d
     threshold = result.threshold
     if threshold is None or not interval.holds(threshold):
         return None
-    items = (result.statistics or {}).get("items", 0)
+    items = result.statistics.items if result.statistics is not None else 0
     scope = f" on the cases tagged {', '.join(result.tags)}" if result.tags else ""
     return F.warning(
         F.COMPARISON_TOO_FEW_CASES,

@@ -14,7 +14,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from checker.compare.intervals import binomial_cdf, log_binomials
+from checker.compare.intervals import CONFIDENCE, binomial_cdf, log_binomials
+from checker.reports.parts.gains import SPEED_INTERVAL, PairedTiming
+from checker.reports.parts.judged import Interval
 
 WARMUP = 3  # untimed runs of the first case per graph: first runs allocate and page in the weights
 MIN_ROUNDS = 32
@@ -39,16 +41,13 @@ class Timing:
     elapsed_s: float
     stopped: str  # "tight": the interval is within tolerance; "budget": time ran out; "rounds": the cap
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "faster": self.faster,
-            "interval": {"low": self.low, "high": self.high, "confidence": 0.95, "method": "sign test on the median"},
-            "rounds": self.rounds,
-            "baseline_ms": self.baseline_s * 1e3,
-            "variant_ms": self.variant_s * 1e3,
-            "elapsed_s": self.elapsed_s,
-            "stopped": self.stopped,
-        }
+    def record(self) -> PairedTiming:
+        """What the report keeps of it (a gain's latency), its times in milliseconds."""
+        interval = Interval(self.low, self.high, SPEED_INTERVAL, CONFIDENCE)
+        ms = 1e3
+        return PairedTiming(
+            self.faster, interval, self.rounds, self.baseline_s * ms, self.variant_s * ms, self.elapsed_s, self.stopped
+        )
 
 
 def median_interval(values: Sequence[float]) -> tuple[float, float, float]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
-from checker.compare.decisive import left_out
+from checker.compare.decisive import TAKES, left_out
 from checker.findings import Finding
 
 if TYPE_CHECKING:
@@ -16,10 +16,12 @@ if TYPE_CHECKING:
 REQUIRED = ("tool", "version", "settings")
 _QOPERATOR_OPS = {"ConvInteger", "MatMulInteger", "QGemm", "QAttention", "DynamicQuantizeMatMul"}
 _QDQ_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}
+# Weight-only quantization (4-bit blocks, bitsandbytes): packed uint8 weights, no activation quantized.
+_WEIGHT_ONLY_OPS = {"MatMulNBits", "MatMulBnb4", "GatherBlockQuantized"}
 _INT8, _UINT8 = 3, 2
 EXPECTED_QUANT = (
-    "QuantizeLinear, DequantizeLinear, QLinear*, MatMulInteger, ConvInteger or DynamicQuantizeLinear nodes "
-    "with int8 or uint8 initializers"
+    "QuantizeLinear, DequantizeLinear, QLinear*, MatMulInteger, ConvInteger, DynamicQuantizeLinear or MatMulNBits "
+    "nodes with int8 or uint8 initializers"
 )
 EXPECTED_FP16 = "float16 initializers"
 # onnxruntime.quantization.QuantType names -> ONNX TensorProto data types.
@@ -117,7 +119,7 @@ def _declares_float16(transform: Mapping[str, Any]) -> bool:
 
 
 def _quant_ops(facts: GraphFacts) -> set[str]:
-    return {o for o in facts.ops if o in _QDQ_OPS | _QOPERATOR_OPS or o.startswith("QLinear")}
+    return {o for o in facts.ops if o in _QDQ_OPS | _QOPERATOR_OPS | _WEIGHT_ONLY_OPS or o.startswith("QLinear")}
 
 
 def missing_traces(transform: Mapping[str, Any], facts: GraphFacts) -> Iterator[str]:
@@ -178,9 +180,11 @@ def transform_findings(
         )
         out.append(F.warning(F.VARIANT_TRANSFORM, msg, **where))
     elif left_out(transform):
+        missing = left_out(transform)
         msg = (
-            f"variant '{name}': transform.settings leave out {', '.join(left_out(transform))}, which decide "
-            f"what {transform['tool']} makes; without them `checker diagnose --reproduce {name}` cannot re-run it"
+            f"variant '{name}': transform.settings leave out {', '.join(missing)}, which decide "
+            f"what {transform['tool']} makes; without them `checker diagnose --reproduce {name}` cannot re-run it. "
+            + "; ".join(f"{key} takes {TAKES[key]}" for key in missing if key in TAKES)
         )
         out.append(F.warning(F.VARIANT_TRANSFORM, msg, **where))
     if model is None:

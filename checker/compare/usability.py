@@ -14,6 +14,8 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from checker.reports.parts.placement import FixedShape, Usability
+
 # The declared provider -> the tool's names for what it checks (CoreML has two model formats).
 CHECKED = {
     "NnapiExecutionProvider": ("NNAPI",),
@@ -58,9 +60,9 @@ def _checkers() -> dict[str, Callable[[Any, bool], Any]]:
     }
 
 
-def analyse(path: pathlib.Path, provider: str) -> list[dict[str, Any]]:
-    """One entry per model format the provider runs: the tool's figures for the graph as it ships, and with its
-    dynamic shapes fixed when that would change its verdict."""
+def analyse(path: pathlib.Path, provider: str, graph: str) -> list[Usability]:
+    """One entry per model format the provider runs: the tool's figures for `graph` (its file at `path`) as it
+    ships, and with its dynamic shapes fixed when that would change its verdict."""
     from onnxruntime.tools.mobile_helpers import usability_checker as uc
     from onnxruntime.tools.onnx_model_utils import optimize_model
 
@@ -70,43 +72,36 @@ def analyse(path: pathlib.Path, provider: str) -> list[dict[str, Any]]:
             optimize_model(path, optimized, use_external_initializers=True)
             model = uc.ModelProtoWithShapeInfo(optimized).model_with_shape_info
             dynamic_inputs, _ = uc.check_shapes(model.graph)
-            return [_one(model, ep, bool(dynamic_inputs)) for ep in CHECKED[provider]]
+            return [_one(model, ep, bool(dynamic_inputs), graph, provider) for ep in CHECKED[provider]]
         except Exception as exc:  # onnx and onnxruntime raise many kinds; the tool's failure is reported
             raise UsabilityError(" ".join(str(exc).split())[:500] or type(exc).__name__) from exc
 
 
-def _one(model: Any, ep: str, dynamic: bool) -> dict[str, Any]:
+def _one(model: Any, ep: str, dynamic: bool, graph: str, provider: str) -> Usability:
     check = _checkers()[ep]
     logger, lines = _captured()
     info = check(model, True)
     info.print_analysis(logger, ep)
     suitability = info.suitability()
-    entry: dict[str, Any] = {
-        "ep": ep,
-        "nodes": int(info.num_nodes),
-        "supported": int(info.num_supported_nodes),
-        "partitions": int(info.num_partitions),
-        "partition_sizes": [len(group) for group in info.supported_groups],
-        "unsupported_ops": sorted(str(op) for op in info.unsupported_ops),
-        "suitability": suitability.name,
-        "recommendation": lines.lines[-1] if lines.lines else "",
-    }
-    entry["log"] = list(lines.lines)
+    entry = Usability(
+        graph=graph,
+        provider=provider,
+        ep=ep,
+        nodes=int(info.num_nodes),
+        supported=int(info.num_supported_nodes),
+        partitions=int(info.num_partitions),
+        partition_sizes=[len(group) for group in info.supported_groups],
+        unsupported_ops=sorted(str(op) for op in info.unsupported_ops),
+        suitability=suitability.name,
+        recommendation=lines.lines[-1] if lines.lines else "",
+        log=list(lines.lines),
+    )
     if suitability.name != "YES" and dynamic:  # as the tool does: would fixed shapes help?
         fixed = check(model, False)
         logger, lines = _captured()
         fixed.print_analysis(logger, ep)
-        entry["fixed_shape_suitability"] = fixed.suitability().name
-        entry["fixed_shape"] = {
-            "supported": int(fixed.num_supported_nodes),
-            "partitions": int(fixed.num_partitions),
-            "recommendation": lines.lines[-1] if lines.lines else "",
-        }
+        entry.fixed_shape_suitability = fixed.suitability().name
+        entry.fixed_shape = FixedShape(
+            int(fixed.num_supported_nodes), int(fixed.num_partitions), lines.lines[-1] if lines.lines else ""
+        )
     return entry
-
-
-def verdict(entry: dict[str, Any]) -> str:
-    """The tool's own conclusion: the better of as shipped and with fixed shapes (YES, MAYBE or NO)."""
-    order = ("NO", "MAYBE", "YES")
-    found = [entry.get("suitability"), entry.get("fixed_shape_suitability")]
-    return max((s for s in found if s in order), key=order.index, default="NO")

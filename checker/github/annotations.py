@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from checker.reports.model import mappings as _dicts
+from checker.findings import Severity
+from checker.reports.model import Report
 
 PER_STEP = 10
-LEVELS = {"error": "error", "warning": "warning"}
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning"}
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")
 MANIFESTS = ("bundle.yaml", "bundle.yml", "bundle.json")
 MAX_MESSAGE = 4000
@@ -47,7 +47,7 @@ class Selection:
 
     def note(self) -> str | None:
         """A line for the job summary when GitHub's limit hid some findings."""
-        hidden = {level: self.left_out(level) for level in LEVELS}
+        hidden = {level: self.left_out(level) for level in LEVELS.values()}
         if not any(hidden.values()):
             return None
         parts = [f"{n} of {self.total[level]} {level}s" for level, n in hidden.items() if n]
@@ -81,7 +81,7 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def select(report: Mapping[str, Any], workspace: Path | None, reserve: Mapping[str, int] | None = None) -> Selection:
+def select(report: Report, workspace: Path | None, reserve: Mapping[str, int] | None = None) -> Selection:
     """The annotations to emit: at most PER_STEP per level, less what `reserve` keeps for the caller."""
     selection = Selection()
     for severity, level in LEVELS.items():
@@ -103,23 +103,22 @@ def _ranked(annotations: list[Annotation]) -> Iterator[tuple[tuple[int, int, int
         yield (repeat, place, index), a
 
 
-def _candidates(report: Mapping[str, Any], severity: str, workspace: Path | None) -> Iterator[Annotation]:
-    for bundle in _dicts(report.get("bundles")):
-        root = bundle_root(bundle, workspace)
-        name = str(bundle.get("name") or bundle.get("path") or "bundle")
-        for f in _dicts(bundle.get("findings")):
-            if f.get("severity") != severity:
+def _candidates(report: Report, severity: Severity, workspace: Path | None) -> Iterator[Annotation]:
+    for bundle in report.bundles:
+        root = bundle_root(bundle.path, workspace)
+        name = bundle.name or bundle.path or "bundle"
+        for f in bundle.findings:
+            if f.severity is not severity:
                 continue
-            file = _inside(root, f.get("file")) if root is not None else None
-            line = f.get("line") if file and isinstance(f.get("line"), int) and f["line"] > 0 else None
-            fid = str(f.get("id", "finding"))
-            yield Annotation(LEVELS[severity], str(f.get("message", "")), file, line, f"{fid} ({name})", fid)
+            file = _inside(root, f.file) if root is not None else None
+            line = f.line if file and f.line is not None and f.line > 0 else None
+            yield Annotation(LEVELS[severity], f.message, file, line, f"{f.id} ({name})", f.id)
 
 
-def bundle_root(bundle: Mapping[str, Any], workspace: Path | None) -> PurePosixPath | None:
-    """The bundle's folder relative to the workspace, or None when annotations cannot point into it."""
-    raw = bundle.get("path")
-    if not isinstance(raw, str) or not raw or raw.lower().endswith(ARCHIVES):
+def bundle_root(raw: str, workspace: Path | None) -> PurePosixPath | None:
+    """The folder of the bundle at `raw` (its path in the report) relative to the workspace, or None when
+    annotations cannot point into it."""
+    if not raw or raw.lower().endswith(ARCHIVES):
         return None
     path = Path(raw)
     if path.name in MANIFESTS or path.suffix.lower() in (".yaml", ".yml", ".json"):

@@ -18,12 +18,12 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from checker.errors import Error, UsageError
 from checker.github.config import Config
-from checker.github.event import PULL_EVENTS, Event
-from checker.reports.files import read_report
+from checker.github.event import EVENTS, Event, base_commit
+from checker.reports.files import load_report
+from checker.reports.model import Report
 
 GIT_TIMEOUT_S = 300.0
 VERIFY_TIMEOUT_S = 6 * 3600.0
@@ -32,25 +32,22 @@ _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 DROPPED = ("--run-validation",)
 
 
-def base_report(config: Config, event: Event, bundle_words: list[str], extra_args: list[str]) -> dict[str, Any]:
+def base_report(config: Config, event: Event, bundle_words: list[str], extra_args: list[str]) -> Report:
     """The report to compare with, from a file or from the base commit."""
     if config.compare_to != "base":
-        return read_report(Path(config.compare_to), untrusted=True)
+        return load_report(Path(config.compare_to), untrusted=True)
     sha = base_sha(event)
     if sha is None:
-        raise UsageError("compare-to: base needs a pull_request event (it names the base commit)")
+        named = ", ".join(kind.name for kind in EVENTS.values() if kind.base)
+        raise UsageError(f"compare-to: base needs a pull_request event, or another that names its base ({named})")
     repo = config.workspace or Path.cwd()
     with worktree(repo, sha) as tree:
         return verify_at(tree, bundle_words, [a for a in extra_args if a.split("=", 1)[0] not in DROPPED])
 
 
 def base_sha(event: Event) -> str | None:
-    if event.name not in PULL_EVENTS:
-        return None
-    pull = event.payload.get("pull_request")
-    base = pull.get("base") if isinstance(pull, dict) else None
-    sha = base.get("sha") if isinstance(base, dict) else None
-    return sha if isinstance(sha, str) and _SHA.match(sha) else None
+    sha = base_commit(event)
+    return sha if sha and _SHA.match(sha) else None
 
 
 @contextmanager
@@ -68,11 +65,11 @@ def worktree(repo: Path, sha: str) -> Iterator[Path]:
             _git(repo, "worktree", "remove", "--force", str(tree), check=False)
 
 
-def verify_at(tree: Path, bundle_words: list[str], extra_args: list[str]) -> dict[str, Any]:
+def verify_at(tree: Path, bundle_words: list[str], extra_args: list[str]) -> Report:
     """`checker verify` on the bundles that exist in `tree`, run in `tree` so their paths read as at head."""
     paths = existing(tree, bundle_words)
     if not paths:
-        return {"bundles": [], "status": "pass"}
+        return Report(checker_version="", created_at=None)  # no bundle there: nothing ran, and no checker
     with tempfile.TemporaryDirectory(prefix="checker-base-report-") as out:
         report = Path(out) / "base-report.json"
         # Isolated (-I): the checked-out tree is the working directory, and its own folders stay off sys.path.
@@ -85,7 +82,7 @@ def verify_at(tree: Path, bundle_words: list[str], extra_args: list[str]) -> dic
         if done.returncode not in (0, 1) or not report.is_file():
             last = (done.stderr.strip().splitlines() or ["no message"])[-1][:300]
             raise Error(f"compare-to: base: verifying the base commit's bundles failed ({last})")
-        return read_report(report, untrusted=False)
+        return load_report(report, untrusted=False)
 
 
 def existing(tree: Path, words: list[str]) -> list[str]:

@@ -24,6 +24,7 @@ from checker.terminal import printable
 if TYPE_CHECKING:
     from checker.github.api import Client
     from checker.github.event import Event
+    from checker.reports.model import Report
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
@@ -114,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return published.code
     needs_api = config.mode != "verify-only" and config.comment != "never"
     notes: list[str] = []
-    report: dict[str, Any] | None = None
+    report: Report | None = None
     attestation = ""
     try:
         if config.mode == "comment-only":  # a glob (reports/*.json) joins the matrix jobs' reports into one
@@ -142,20 +143,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return published.code
 
 
-def _crashes(report: dict[str, Any]) -> list[str]:
+def _crashes(report: Report) -> list[str]:
     """The tracebacks of the report's internal.error findings (a bug in a stage)."""
-
-    def items(value: object) -> list[Any]:
-        return value if isinstance(value, list) else []
-
-    bundles = [b for b in items(report.get("bundles")) if isinstance(b, dict)]
-    found = [f for b in bundles for f in items(b.get("findings")) if isinstance(f, dict)]
-    return [
-        str((f.get("details") or {}).get("traceback", f.get("message"))) for f in found if f.get("id") == INTERNAL_ERROR
-    ]
+    found = [f for b in report.bundles for f in b.findings if f.id == INTERNAL_ERROR]
+    return [str(f.details.get("traceback", f.message)) for f in found]
 
 
-def _verify(config: Config) -> tuple[dict[str, Any], str]:
+def _verify(config: Config) -> tuple[Report, str]:
     """Verify the bundles with the library, write the JSON report; returns it and the note on skipped paths."""
     from checker.github.event import load_event
     from checker.github.run import context, resolve_bundles, verify_options
@@ -173,9 +167,8 @@ def _verify(config: Config) -> tuple[dict[str, Any], str]:
     fence = secrets.token_hex(16) if os.environ.get("GITHUB_ACTIONS") == "true" else None
     _print([f"::stop-commands::{fence}"] if fence else [])
     try:
-        verified = verify_paths(resolved.paths, options)
-        verified.context.update(context(config, event))
-        report = verified.to_dict()
+        report = verify_paths(resolved.paths, options)
+        report.context.update(context(config, event))
         _print([render("text", report)])
     finally:
         _print([f"::{fence}::"] if fence else [])
@@ -185,16 +178,16 @@ def _verify(config: Config) -> tuple[dict[str, Any], str]:
     return report, resolved.note()
 
 
-def _attest(config: Config, report: dict[str, Any]) -> str:
+def _attest(config: Config, report: Report) -> str:
     from checker.github.run import attest
 
     written = attest(config, report)
     if written:
-        _print([f"Attestation of {len(report.get('bundles') or [])} bundle(s) written to {printable(written)}"])
+        _print([f"Attestation of {len(report.bundles)} bundle(s) written to {printable(written)}"])
     return written
 
 
-def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
+def _compare(config: Config, event: Event, report: Report) -> None:
     """Add what changed since the base; a base that cannot be had is said in the log, never a failure."""
     import shlex
 
@@ -206,7 +199,7 @@ def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
     except Error as exc:
         _print([f"::warning title=compare-to::No comparison with the base: {exc}"])
         return
-    report["changes"] = diff(base, report)
+    report.changes = diff(base, report)
     if config.fails_on_loosened:
         fail_on_loosened(report)
 
@@ -217,12 +210,10 @@ def _compare(config: Config, event: Event, report: dict[str, Any]) -> None:
 def cmd_comment(args: argparse.Namespace) -> int:
     from checker.github.api import ApiError
     from checker.github.publish import advice
-    from checker.reports.files import read_report
+    from checker.reports.files import load_report
 
-    report = read_report(args.report, untrusted=True)
-    found = report.get("context")
-    context: dict[str, Any] = found if isinstance(found, dict) else {}
-    bundles = args.bundles or context.get("bundle_set") or None
+    report = load_report(args.report, untrusted=True)
+    bundles = args.bundles or report.context.get("bundle_set") or None
     config = Config.from_env(os.environ, repository=args.repo, dry_run=args.dry_run or None, bundles=bundles)
     client = _client(config)
     if client is None:
@@ -236,7 +227,7 @@ def cmd_comment(args: argparse.Namespace) -> int:
     return 0
 
 
-def _post(config: Config, client: Client, report: dict[str, Any], pr: int | None, head: str | None) -> list[str]:
+def _post(config: Config, client: Client, report: Report, pr: int | None, head: str | None) -> list[str]:
     """Create or update the comment on the given pull request, or on the event's."""
     from checker.github.comment import Sticky
     from checker.github.event import Target, find_targets, load_event

@@ -16,19 +16,15 @@ from checker.github.event import Event, head_sha
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _REF = re.compile(r"refs/[A-Za-z0-9._/-]{1,200}")
 
-# Events that name no commit of their own: GITHUB_SHA is the dispatching branch's tip, and the job may have
-# checked out another commit (a pull request's head, say), so the workspace says what was checked.
-NO_COMMIT_EVENTS = ("workflow_dispatch", "schedule", "repository_dispatch")
-
 
 def verified_commit(config: Config, event: Event) -> str | None:
     """The commit whose files were checked.
 
     Under pull_request_target the default checkout is the base branch, not the pull request's head, and
-    a dispatch or schedule run may check out any commit: the workspace's own HEAD says which commit is
-    there (read from the files, running nothing).
+    a dispatch or schedule run may check out any commit (`Kind.checkout`): the workspace's own HEAD says which
+    commit is there (read from the files, running nothing).
     """
-    if event.name not in ("pull_request_target", *NO_COMMIT_EVENTS):
+    if event.kind.checkout == "head":
         return head_sha(event, config.sha)
     found = _workspace_head(config.workspace)
     return found or config.sha
@@ -36,8 +32,9 @@ def verified_commit(config: Config, event: Event) -> str | None:
 
 def checked_sha(config: Config, event: Event) -> str | None:
     """The commit to hold a pull request's head to before commenting: the workspace's for events that name
-    none, else GITHUB_SHA (which `head_sha` overrides with the event's own head where it has one)."""
-    if event.name in NO_COMMIT_EVENTS:
+    none (GITHUB_SHA is the dispatching branch's tip there, and the job may have checked out another commit),
+    else GITHUB_SHA (which `head_sha` overrides with the event's own head where it has one)."""
+    if event.kind.checkout == "any":
         return verified_commit(config, event)
     return config.sha
 

@@ -1,35 +1,92 @@
-"""Which pull request a run is about, from the event that started it.
+"""Which pull request a run is about, and which commits, from the event that started it.
 
-`pull_request`, `pull_request_target`, `pull_request_review` and `pull_request_review_comment` name it
-(none once closed); `push` of a branch finds the
-commit's open pull requests (a tag push has none); `workflow_run` (the privileged half of the fork
-pattern) gets numbers from the event or from the open pull requests of the head branch, and accepts
-one only when its head commit is the run's head commit. A number in a report (untrusted) never
-picks a pull request: it is only checked against these. The `pr-number` input (the workflow's own,
-so trusted) names one for any other event.
+One table, `EVENTS`, says for each event the action handles how its pull request is found, which commit it
+names and which the checkout holds, its base, and whether a later job of its run may post its reports; every
+question asked of an event's name reads it (`tests/github/test_github_event.py` holds it to a payload fixture
+per event). `pull_request`, `pull_request_target`, `pull_request_review` and `pull_request_review_comment` name
+the pull request (none once closed); `push` of a branch finds the commit's open pull requests (a tag push has
+none); `workflow_run` (the privileged half of the fork pattern) gets numbers from the event or from the open
+pull requests of the head branch, and accepts one only when its head commit is the run's head commit. A
+number in a report (untrusted) never picks a pull request: it is only checked against these. The `pr-number`
+input (the workflow's own, so trusted) names one for any other event.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from checker.errors import Error
 from checker.github.api import ApiError, Client
 
 MAX_EVENT_BYTES = 32 * 1024 * 1024
 NO_COMMIT = "0" * 40
-# Events whose payload holds the pull request (`pull_request.number`, `pull_request.head.sha`).
-PULL_EVENTS = ("pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How the action reads one kind of event: every question asked of an event's name is answered here."""
+
+    name: str
+    # How the pull request is found: "payload" (the event names it), "commit" (a branch push: the commit's open
+    # pull requests), "run" (workflow_run: the run's, held to its head); "" for none of its own, where the
+    # workflow's pr-number input may name one.
+    pulls: Literal["payload", "commit", "run", ""] = ""
+    head: tuple[str, ...] = ()  # the payload's path to the commit the event names; () when it names none
+    head_or_sha: bool = True  # GITHUB_SHA stands in for a head the payload lacks (not under workflow_run)
+    # What the default checkout holds, and so which commit was verified: "head" (the commit above, else
+    # GITHUB_SHA), "base" (the base branch, whatever the pull request holds), "any" (what the workflow chose).
+    checkout: Literal["head", "base", "any"] = "head"
+    base: tuple[str, ...] = ()  # the payload's path to the base commit (compare-to: base); () when it names none
+    same_run: bool = False  # a later job of the same run may post the reports of earlier jobs (comment-only)
+    # The action may restore its environment from the cache: not where a poisoned cache would do the most harm,
+    # the release gate and pull_request_target (whose cache scope is the base branch's). action.yml's cache
+    # steps name these events in their conditions.
+    cache: bool = True
+
+
+_PULL = Kind(
+    "pull_request",
+    pulls="payload",
+    head=("pull_request", "head", "sha"),
+    base=("pull_request", "base", "sha"),
+    same_run=True,
+)
+EVENTS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        _PULL,
+        replace(_PULL, name="pull_request_target", checkout="base", cache=False),
+        replace(_PULL, name="pull_request_review"),
+        replace(_PULL, name="pull_request_review_comment"),
+        Kind(
+            "merge_group",
+            head=("merge_group", "head_sha"),
+            base=("merge_group", "base_sha"),
+            same_run=True,
+        ),
+        Kind("push", pulls="commit", head=("after",)),
+        Kind("workflow_run", pulls="run", head=("workflow_run", "head_sha"), head_or_sha=False),
+        Kind("workflow_dispatch", checkout="any"),
+        Kind("schedule", checkout="any"),
+        Kind("repository_dispatch", checkout="any"),
+        Kind("release", cache=False),
+    )
+}
+OTHER = Kind("")  # an event the table does not list: no pull request unless pr-number names one, GITHUB_SHA
 
 
 @dataclass(frozen=True)
 class Event:
     name: str
     payload: Mapping[str, Any]
+
+    @property
+    def kind(self) -> Kind:
+        return EVENTS.get(self.name, OTHER)
 
 
 @dataclass(frozen=True)
@@ -53,22 +110,24 @@ def load_event(name: str | None, path: Path | None) -> Event:
 
 
 def head_sha(event: Event, fallback: str | None) -> str | None:
-    """The commit this run checked: the pull request's head, not GITHUB_SHA (a merge commit there)."""
-    if event.name in PULL_EVENTS:
-        return _str(_get(event.payload, "pull_request", "head", "sha")) or fallback
-    if event.name == "workflow_run":
-        return _str(_get(event.payload, "workflow_run", "head_sha"))
-    if event.name == "merge_group":
-        return _str(_get(event.payload, "merge_group", "head_sha")) or fallback
-    if event.name == "push":
-        after = _str(event.payload.get("after"))
-        return after if after and after != NO_COMMIT else fallback
-    return fallback
+    """The commit the event names (a pull request's head, not GITHUB_SHA: a merge commit there), else `fallback`
+    where the kind lets GITHUB_SHA stand in."""
+    kind = event.kind
+    named = _str(_get(event.payload, *kind.head)) if kind.head else None
+    if named and named != NO_COMMIT:
+        return named
+    return fallback if kind.head_or_sha else None
+
+
+def base_commit(event: Event) -> str | None:
+    """The base commit the event names (a pull request's base, a merge group's), else None."""
+    base = event.kind.base
+    return _str(_get(event.payload, *base)) if base else None
 
 
 def pull_number(event: Event) -> int | None:
     """The pull request the event itself names, without asking the API."""
-    if event.name in PULL_EVENTS:
+    if event.kind.pulls == "payload":
         return _number(_get(event.payload, "pull_request", "number") or event.payload.get("number"))
     return None
 
@@ -77,17 +136,17 @@ def find_targets(
     client: Client, repo: tuple[str, str], event: Event, sha: str | None, pr_number: int | None = None
 ) -> list[Target]:
     """The pull requests to comment on; `pr_number` is the workflow's pr-number input."""
-    head = head_sha(event, sha)
-    if event.name in PULL_EVENTS:
+    head, pulls = head_sha(event, sha), event.kind.pulls
+    if pulls == "payload":
         number = pull_number(event)
         if number is None or _get(event.payload, "pull_request", "state") == "closed":
             return []
         return [Target(number, head)]
-    if event.name == "workflow_run":
+    if pulls == "run":
         return _workflow_run_targets(client, repo, event, head)
     if pr_number is not None:
         return [Target(pr_number, head)] if _head_of(client, repo, pr_number) else []
-    if event.name == "push" and not str(event.payload.get("ref", "")).startswith("refs/tags/"):
+    if pulls == "commit" and not str(event.payload.get("ref", "")).startswith("refs/tags/"):
         return list(_push_targets(client, repo, head))
     return []  # a tag push, release, schedule, workflow_dispatch: no pull request
 

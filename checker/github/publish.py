@@ -16,23 +16,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.errors import Error
+from checker.findings import Severity
 from checker.github.annotations import Annotation, Selection, inert, select
 from checker.github.api import ApiError, Client
 from checker.github.comment import PROVENANCE, Outcome, Sticky
 from checker.github.commit import checked_sha, verified_commit
 from checker.github.config import Config
-from checker.github.event import PULL_EVENTS, Event, Target, as_number, find_targets, head_sha, load_event
+from checker.github.event import EVENTS, Event, Target, as_number, find_targets, head_sha, load_event
 from checker.github.files import append_summary, write_outputs
 from checker.render.escape import text
 from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, TITLE, render
-from checker.reports.model import mappings as _dicts
+from checker.reports.model import Report
 
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
 FORKS = "docs/action.md#pull-requests-from-forks"
 EXIT_USAGE = 2
-# Events in which a comment-only job may post the reports of earlier jobs of the same run (a matrix's).
-SAME_RUN_EVENTS = (*PULL_EVENTS, "merge_group")
 BASE_CHECKED = "the base branch was checked, not this pull request's files"
 
 
@@ -47,25 +46,18 @@ class Published:
     attestation: str = ""  # the attestation written (attest: true), for the step's output
 
 
-def verdict(report: Mapping[str, Any], fail_on: str) -> tuple[str, int]:
+def verdict(report: Report, fail_on: str) -> tuple[str, int]:
     """(status, failed bundles): a bundle fails on an error, or on a warning under fail-on: warning."""
     failed = 0
-    for bundle in _dicts(report.get("bundles")):
-        severities = {f.get("severity") for f in _dicts(bundle.get("findings"))}
-        if (
-            bundle.get("status") == "fail"
-            or "error" in severities
-            or (fail_on == "warning" and "warning" in severities)
-        ):
+    for bundle in report.bundles:
+        if bundle.status(report.strict) == "fail" or (fail_on == "warning" and bundle.count(Severity.WARNING)):
             failed += 1
-    if not _dicts(report.get("bundles")) and report.get("status") == "fail":
-        failed = 1
     return ("fail" if failed else "pass"), failed
 
 
 def publish(
     config: Config,
-    report: Mapping[str, Any],
+    report: Report,
     report_path: str,
     client: Client | None,
     notes: list[str] | None = None,
@@ -75,8 +67,7 @@ def publish(
     code = 1 if failed and config.fail_level != "never" else 0
     result = Published(code, status, failed, attestation=attestation)
     event = _event(config, result)
-    found = report.get("context")
-    context: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    context = report.context
     refused = _refusal(config, event, context)
     if refused:
         return not_verified(config, refused, client, report_path)
@@ -136,7 +127,7 @@ def _event(config: Config, result: Published) -> Event:
         return Event(config.event_name or "", {})
 
 
-def _summary(config: Config, report: Mapping[str, Any], notes: list[str], base_checked: bool = False) -> None:
+def _summary(config: Config, report: Report, notes: list[str], base_checked: bool = False) -> None:
     if config.step_summary is None:
         return
     notes = [n for n in notes if n]
@@ -182,7 +173,7 @@ def provenance(config: Config, event: Event, context: Mapping[str, Any]) -> str:
     repo = config.repository or ""
     base = f"{config.server_url}/{repo}"
     run_id, commit = config.run_id, _verified(config, event, context)
-    if config.mode == "comment-only" and event.name == "workflow_run":
+    if config.mode == "comment-only" and event.kind.pulls == "run":
         run = event.payload.get("workflow_run")
         run = run if isinstance(run, Mapping) else {}
         run_id = str(run.get("id")) if isinstance(run.get("id"), int) else None
@@ -210,7 +201,7 @@ def _verified(config: Config, event: Event, context: Mapping[str, Any]) -> str |
 
 def _base_warning(config: Config, event: Event, result: Published) -> list[str]:
     """pull_request_target checks out the base branch: the pull request's own files were not verified."""
-    if event.name != "pull_request_target" or config.mode == "comment-only":
+    if event.kind.checkout != "base" or config.mode == "comment-only":
         return []
     checked, head = verified_commit(config, event), head_sha(event, None)
     if checked and head and checked == head:
@@ -227,14 +218,15 @@ def _refusal(config: Config, event: Event, context: Mapping[str, Any]) -> str:
     """Why an untrusted report (comment-only mode) is not posted, or empty when it may be."""
     if config.mode != "comment-only":
         return ""
-    if event.name not in ("workflow_run", *SAME_RUN_EVENTS):
+    if event.kind.pulls != "run" and not event.kind.same_run:
+        same = ", ".join(kind.name for kind in EVENTS.values() if kind.same_run)
         return (
-            "comment-only mode runs on a workflow_run event, or in a later job of the pull_request (or "
-            f"merge_group) run that made the reports, not on {event.name or 'none'}: see {FORKS}."
+            "comment-only mode runs on a workflow_run event, or in a later job of the run that made the reports "
+            f"({same}), not on {event.name or 'none'}: see {FORKS}."
         )
     if not context:
         return "The report has no context (which pull request and commit it is about), so it was not posted."
-    if event.name in SAME_RUN_EVENTS and str(context.get("run_id")) != str(config.run_id):
+    if event.kind.same_run and str(context.get("run_id")) != str(config.run_id):
         return "The report was made by another run than this one, so it was not posted."
     recorded, expected = context.get("head_sha"), head_sha(event, None)
     if not isinstance(recorded, str) or recorded != expected:
@@ -250,7 +242,7 @@ def _refusal(config: Config, event: Event, context: Mapping[str, Any]) -> str:
 
 def _comment(
     config: Config,
-    report: Mapping[str, Any],
+    report: Report,
     status: str,
     client: Client | None,
     result: Published,
@@ -276,7 +268,7 @@ def _comment(
 
 def _comment_targets(
     config: Config,
-    report: Mapping[str, Any],
+    report: Report,
     status: str,
     client: Client,
     result: Published,
@@ -289,8 +281,7 @@ def _comment_targets(
         result.lines.append(f"No pull request to comment on for this {event.name or 'run'} event.")
         return ""
     if config.mode == "comment-only":
-        found = report.get("context")
-        named = as_number(found.get("pull_request")) if isinstance(found, Mapping) else None
+        named = as_number(report.context.get("pull_request"))
         if named is not None and named not in {t.number for t in targets}:
             result.problems.append(
                 f"The report names pull request #{named}, not one of this run's ({_numbers(targets)}), "
@@ -321,10 +312,9 @@ def _numbers(targets: list[Target]) -> str:
     return ", ".join(f"#{t.number}" for t in targets)
 
 
-def links(report: Mapping[str, Any]) -> Links | None:
+def links(report: Report) -> Links | None:
     """Links into the repository at the commit the report is about (a pull request's head, not the merge)."""
-    found = report.get("context")
-    head = found.get("head_sha") if isinstance(found, Mapping) else None
+    head = report.context.get("head_sha")
     return Links.from_env(os.environ, sha=head if isinstance(head, str) else None)
 
 

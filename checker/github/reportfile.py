@@ -9,30 +9,30 @@ from __future__ import annotations
 import glob
 import json
 from pathlib import Path
-from typing import Any
 
-from checker.reports.files import ReportError, load_report, read_report
+from checker.reports.files import ReportError, load_report
 from checker.reports.merge import MergeError, merge_reports
+from checker.reports.model import Report
 
 
-def read_reports(pattern: str, *, untrusted: bool = True) -> dict[str, Any]:
+def read_reports(pattern: str, *, untrusted: bool = True) -> Report:
     """The report at `pattern`, or, when it is a glob matching several (matrix jobs), their merge.
 
     Each file is read and validated alone; the reports must name the same pull request and commit, since the
     comment is posted by what they say.
     """
     if not glob.has_magic(pattern):
-        return read_report(Path(pattern), untrusted=untrusted)
+        return load_report(Path(pattern), untrusted=untrusted)
     paths = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())  # noqa: PTH207  (absolute or relative patterns alike)
     if not paths:
         raise ReportError(f"no report matches {pattern}")
     if len(paths) == 1:
-        return read_report(paths[0], untrusted=untrusted)
+        return load_report(paths[0], untrusted=untrusted)
     reports = [load_report(p, untrusted=untrusted) for p in paths]
     contexts = {json.dumps(r.context, sort_keys=True) for r in reports}
     if len(contexts) > 1:
         raise ReportError(f"the reports matching {pattern} are about different pull requests or commits")
     try:
-        return merge_reports(reports, names=[str(p) for p in paths]).to_dict()
+        return merge_reports(reports, names=[str(p) for p in paths])
     except MergeError as exc:
         raise ReportError(f"the reports matching {pattern} cannot be merged: {exc}") from None

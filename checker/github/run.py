@@ -10,7 +10,7 @@ import glob
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.bundle.layout import MANIFEST_NAMES, find_manifest
 from checker.bundle.opening import is_archive
@@ -23,6 +23,9 @@ from checker.render.escape import text
 from checker.runtimes.envs import RuntimeSpecError, parse_spec
 from checker.verifyargs import parse_verify_args
 from checker.verifyargs import verify_options as options_from_args
+
+if TYPE_CHECKING:
+    from checker.reports.model import Report
 
 # Options of `checker verify` the action sets itself.
 RESERVED = ("--format", "--output", "-o")
@@ -136,7 +139,7 @@ def context(config: Config, event: Event) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
-def attest(config: Config, report: dict[str, Any]) -> str:
+def attest(config: Config, report: Report) -> str:
     """With `attest: true`, the report's verdict written as a signed attestation (as `checker verify --attest`
     writes it), signed with the attest-key input held in memory only; returns the path written, else ""."""
     if not config.attest or config.attest_key is None:
@@ -146,7 +149,7 @@ def attest(config: Config, report: dict[str, Any]) -> str:
     from checker.signing.dsse import EnvelopeSigner
 
     out = Path(config.attestation)
-    write_attestations(report, out, EnvelopeSigner(config.attest_key.reveal().encode("utf-8")))
+    write_attestations(report.to_dict(), out, EnvelopeSigner(config.attest_key.reveal().encode("utf-8")))
     return config.attestation
 
 

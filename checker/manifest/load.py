@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import io
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,12 +11,14 @@ from typing import Any
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, regular_size, resolve_inside
 from checker.findings import Finding
-from checker.manifest.schema import fast_validator, validator
+from checker.manifest.schema import fast_validator
+from checker.manifest.schemaerrors import schema_errors
 from checker.manifest.strings import unencodable_fields
+from checker.manifest.yamltree import MAX_DEPTH, parse_marked, plain_data
+from checker.manifest.yamltree import parse_text as parse_text  # the round-trip reader `checker lock` edits with
+from checker.manifest.yamltree import to_plain as to_plain
 
 MAX_MANIFEST_BYTES = 16 << 20  # a release with tens of thousands of cases; the node count bounds the work
-MAX_NODES = 2_000_000  # the parsed tree's size: what an attacker could make us build
-MAX_DEPTH = 64  # a manifest nests six levels; JSON and YAML parsers recurse per level
 SUPPORTED_VERSIONS = (1,)
 
 
@@ -54,264 +54,6 @@ def _mark_of(node: Any, key: str | int) -> int | None:
     except (KeyError, TypeError, AttributeError):
         return None
     return None
-
-
-def to_plain(node: Any) -> Any:
-    """ruamel's round-trip types -> dict/list/str/int/float/bool/None (dates stay as text)."""
-    if isinstance(node, dict):
-        return {str(k): to_plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [to_plain(v) for v in node]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    return str(node)
-
-
-def plain_data(tree: Any) -> Any:
-    """The tree as plain data: the fast path's tree itself when all its keys are text (it is made of dicts,
-    lists and plain scalars already), else a plain copy."""
-    if type(tree) is MarkedMap and tree.lc.plain:
-        return tree
-    return to_plain(tree)
-
-
-def _refuse_costly(text: str, name: str) -> Finding | None:
-    """Refuse, from the event stream, what makes a few bytes costly: anchors and aliases expand into a huge
-    tree, and deep nesting makes ruamel.yaml's scanner quadratic (10000 '[' would take hours). A manifest
-    needs neither."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent
-
-    depth = 0
-    for count, event in enumerate(YAML(typ="rt").parse(text), start=1):
-        line = event.start_mark.line + 1 if event.start_mark else None
-        if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor):
-            return F.error(F.MANIFEST_PARSE, "YAML anchors and aliases are not allowed", name, line)
-        depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
-        if depth > MAX_DEPTH:
-            return F.error(F.MANIFEST_PARSE, f"nested more than {MAX_DEPTH} levels deep", name, line)
-        if count > MAX_NODES:
-            return F.error(F.MANIFEST_PARSE, f"more than {MAX_NODES} YAML nodes", name)
-    return None
-
-
-def parse_text(text: str, name: str) -> tuple[Any, list[Finding]]:
-    """The parsed tree, or None with a `manifest.parse` finding naming the line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    try:
-        refused = _refuse_costly(text, name)
-        if refused:
-            return None, [refused]
-        yaml = YAML(typ="rt")
-        yaml.preserve_quotes = True  # `checker lock` writes the tree back as the user wrote it
-        tree = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        problem = exc.problem or exc.context or "not valid YAML"
-        return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML: {problem}", name, line)]
-    except (YAMLError, ValueError, RecursionError) as exc:
-        return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML/JSON ({exc})", name)]
-    except (IndexError, KeyError, TypeError, AttributeError) as exc:  # ruamel's constructor on some odd input
-        return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML: ruamel.yaml cannot build it ({exc!r})", name)]
-    if not isinstance(tree, dict):
-        return None, [F.error(F.MANIFEST_PARSE, "the manifest must be a mapping of fields", name, 1)]
-    return tree, []
-
-
-# YAML 1.2's implicit types as ruamel.yaml resolves them (its resolver's own patterns): a plain scalar that
-# matches one of these and is not a plain decimal int or float is left to ruamel, so both loaders agree.
-_SPECIAL = re.compile(
-    r"""[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
-    |[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+
-    |<<|=|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
-    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[\ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
-     (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?""",
-    re.X,
-)
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
-_CONSTANTS: dict[str, Any] = {
-    **dict.fromkeys(("", "~", "null", "Null", "NULL")),
-    **dict.fromkeys(("true", "True", "TRUE"), True),
-    **dict.fromkeys(("false", "False", "FALSE"), False),
-}
-# Characters the two parsers treat differently (line breaks counted apart; tabs that ruamel refuses where
-# libyaml accepts them): a manifest with one takes ruamel's path.
-_ODD = re.compile("[\\t\\x85\\u2028\\u2029\\ufeff]")
-
-
-class _Unsure(Exception):
-    """The fast path met something it does not resolve exactly as ruamel.yaml does: ruamel decides."""
-
-
-class _Marks:
-    """ruamel.yaml's line-column record (`lc`), as much of it as `Manifest.line` reads: 0-based (line, column)."""
-
-    __slots__ = ("data", "plain")
-
-    def __init__(self) -> None:
-        self.data: dict[Any, tuple[int, int]] = {}
-        self.plain = False  # on the root: every key in the tree is text, so the tree is its own plain data
-
-    def key(self, key: Any) -> tuple[int, int]:
-        return self.data[key]
-
-    def item(self, index: int) -> tuple[int, int]:
-        return self.data[index]
-
-
-class MarkedMap(dict[Any, Any]):
-    """A mapping with the line of each key, as ruamel's CommentedMap carries it."""
-
-    __slots__ = ("lc",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lc = _Marks()
-
-
-class MarkedList(list[Any]):
-    """A sequence with the line of each item, as ruamel's CommentedSeq carries it."""
-
-    __slots__ = ("lc",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lc = _Marks()
-
-
-def _scalar(value: str, plain: bool) -> Any:
-    """A scalar's value under YAML 1.2's core types, as ruamel.yaml resolves it; _Unsure for what it might not."""
-    if not plain:
-        return value
-    if value in _CONSTANTS:
-        return _CONSTANTS[value]
-    if _INT.fullmatch(value):
-        return int(value)
-    if _FLOAT.fullmatch(value):
-        return float(value)
-    if _SPECIAL.fullmatch(value):
-        raise _Unsure(value)
-    return value
-
-
-def _fast_tree(text: str) -> Any:
-    """The manifest's tree from libyaml's event stream (C), with line marks; _Unsure when ruamel must decide.
-
-    Built here from events rather than by PyYAML's composer, which recurses in C and would crash on deep
-    nesting; the same bounds as ruamel's path are checked on the way (a breach goes to ruamel, which words it).
-    Anchors, aliases, tags, directives and complex keys are rare in a manifest and left to ruamel.
-    """
-    import yaml
-
-    loader_class = getattr(yaml, "CSafeLoader", None)
-    if loader_class is None or _ODD.search(text):
-        raise _Unsure("no libyaml")
-    # The tree is acyclic and its nodes live as long as the manifest: the cyclic collector, which would scan the
-    # growing tree again and again (a third of the time for 10,000 cases), has nothing to find in it.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        loader = loader_class(text)
-        try:
-            return _compose(loader)
-        finally:
-            loader.dispose()
-            if collecting:
-                gc.enable()
-    except (yaml.YAMLError, ValueError) as exc:  # ValueError: text libyaml cannot take (a lone surrogate)
-        raise _Unsure("libyaml refused it") from exc
-
-
-def _compose(loader: Any) -> Any:
-    from yaml import events as E
-
-    stack: list[Any] = []  # open collections; a mapping's pending key sits above it as a tuple
-    root: Any = None
-    count = depth = 0
-    odd_keys: list[Any] = []  # keys that are not text (1, true, null): the plain data then needs to_plain
-    while True:
-        event = loader.get_event()
-        count += 1
-        kind = type(event)
-        if count > MAX_NODES:
-            raise _Unsure("bounds")
-        if kind is E.ScalarEvent:
-            if event.anchor is not None or event.tag is not None:
-                raise _Unsure("anchor or tag")
-            root = _place(stack, _scalar(event.value, not event.style), event.start_mark, root, odd_keys)
-        elif kind is E.MappingStartEvent or kind is E.SequenceStartEvent:
-            if event.anchor is not None or event.tag is not None:
-                raise _Unsure("anchor or tag")
-            node = MarkedMap() if kind is E.MappingStartEvent else MarkedList()
-            depth += 1
-            if depth > MAX_DEPTH or (stack and type(stack[-1]) is MarkedMap):
-                raise _Unsure("too deep, or a complex key")
-            root = _place(stack, node, event.start_mark, root, odd_keys)
-            stack.append(node)
-        elif kind is E.MappingEndEvent or kind is E.SequenceEndEvent:
-            depth -= 1
-            stack.pop()
-        elif kind is E.DocumentStartEvent:
-            if event.version is not None or event.tags:
-                raise _Unsure("directive")
-        elif kind is E.StreamEndEvent:
-            if type(root) is MarkedMap:
-                root.lc.plain = not odd_keys
-            return root
-        elif kind is E.DocumentEndEvent:
-            if loader.check_event(E.DocumentStartEvent):
-                raise _Unsure("several documents")  # ruamel words the error
-        elif kind is not E.StreamStartEvent:
-            raise _Unsure(kind.__name__)  # an alias
-
-
-def _place(stack: list[Any], value: Any, mark: Any, root: Any, odd_keys: list[Any]) -> Any:
-    """Put a value where the open collection wants it: an item, a key, or a key's value."""
-    if not stack:
-        return value
-    top = stack[-1]
-    kind = type(top)
-    if kind is MarkedList:
-        top.lc.data[len(top)] = (mark.line, mark.column)
-        top.append(value)
-    elif kind is MarkedMap:
-        if value in top or type(value) is float:
-            raise _Unsure("duplicate or float key")
-        if type(value) is not str:
-            odd_keys.append(value)
-        stack.append((value, mark.line, mark.column))
-    else:  # a key waits for its value
-        stack.pop()
-        mapping = stack[-1]
-        key, line, column = top
-        mapping.lc.data[key] = (line, column)
-        mapping[key] = value
-    return root
-
-
-def parse_marked(text: str, name: str) -> tuple[Any, list[Finding]]:
-    """The parsed tree for reading (data and line marks), or None with a `manifest.parse` finding.
-
-    libyaml (C) parses the plain case, which is nearly every manifest, several times faster than ruamel.yaml;
-    whatever it might read differently or refuse goes to `parse_text`, so data, lines and messages are the
-    same either way. The tree it gives cannot be written back with comments: `checker lock` uses `parse_text`.
-    """
-    try:
-        tree = _fast_tree(text)
-    except (_Unsure, ImportError):  # any doubt at all: ruamel decides, and words any error
-        return parse_text(text, name)
-    if not isinstance(tree, dict):
-        return parse_text(text, name)
-    return tree, []
 
 
 def read_text(path: Path) -> tuple[str | None, list[Finding]]:
@@ -413,9 +155,11 @@ def schema_findings(manifest: Manifest) -> list[Finding]:
     """Every schema violation, each at the line of the field at fault."""
     if surely_valid(manifest.data):
         return []
-    out = []
-    for err in sorted(validator("manifest").iter_errors(manifest.data), key=lambda e: list(e.absolute_path)):
-        out.extend(_describe(manifest, err))
+    errors, more = schema_errors(manifest.data)
+    out = [finding for err in errors for finding in _describe(manifest, err)]
+    if more:
+        msg = f"more schema errors than the {len(errors)} listed: fix those and verify again to see the rest"
+        out.append(F.error(F.MANIFEST_SCHEMA, msg, manifest.file))
     return out
 
 
@@ -449,7 +193,7 @@ def _describe(manifest: Manifest, err: Any) -> list[Finding]:
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         return [_unknown_key(manifest, keys, key, err.schema) for key in _extra_keys(err)]
     if err.validator in ("oneOf", "anyOf") and err.context:
-        from jsonschema.exceptions import best_match
+        from jsonschema.exceptions import best_match  # jsonschema loads only for an invalid manifest
 
         err = best_match(err.context)
         keys = keys + tuple(err.relative_path)
@@ -463,7 +207,7 @@ def _extra_keys(err: Any) -> list[str]:
 
 
 def _unknown_key(manifest: Manifest, keys: tuple[Any, ...], key: str, schema: dict[str, Any]) -> Finding:
-    import difflib
+    import difflib  # only for a manifest with an unknown field
 
     line = manifest.line(*keys, key)
     close = difflib.get_close_matches(key, list(schema.get("properties", {})), n=1)
@@ -476,7 +220,7 @@ def dump_tree(tree: Any, suffix: str) -> str:
     """The manifest's text from its round-trip tree: comments, key order and quoting kept."""
     if suffix == ".json":
         return json.dumps(to_plain(tree), indent=2) + "\n"
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # for `checker lock` alone: verify never writes a manifest
 
     yaml = YAML(typ="rt")
     yaml.width = 4096  # never re-wrap the user's lines

@@ -33,7 +33,7 @@ def load(name: str) -> dict[str, Any]:
 
 @functools.cache
 def validator(name: str) -> Any:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # slow to import: only an invalid manifest or a report needs it
 
     return Draft202012Validator(load(name))
 
@@ -43,7 +43,7 @@ def fast_validator(name: str) -> Any:
     """jsonschema-rs's validator for the same schema: it decides in microseconds what jsonschema takes a
     millisecond a case for; None without it."""
     try:
-        import jsonschema_rs
+        import jsonschema_rs  # not for `checker --help`, which validates nothing
     except ImportError:
         return None
     return jsonschema_rs.validator_for(load(name))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.compare.session import CPU, CaseRunError, Runtime, SessionError, open_session, run_case
+from checker.reports.parts.placement import NativeFigures
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,7 +26,7 @@ class NativeDiff:
         self.ctx = ctx
         self.runtime = Runtime([CPU], dict(options))
         self._sessions: dict[str, Any] = {}
-        self.figures: dict[str, dict[str, Any]] = {}  # graph -> {"differ", "of", "max_abs", "cases"}
+        self.figures: dict[str, NativeFigures] = {}  # per graph
 
     def _path(self, graph: str) -> Path | None:
         if graph == "baseline":
@@ -52,8 +53,8 @@ class NativeDiff:
             native = run_case(session, case.inputs, self.ctx.options.case_timeout_s)
         except CaseRunError:
             return
-        entry = self.figures.setdefault(graph, {"differ": 0, "of": 0, "max_abs": 0.0, "cases": 0})
-        entry["cases"] += 1
+        entry = self.figures.setdefault(graph, NativeFigures(cases=0))
+        entry.cases = (entry.cases or 0) + 1
         for name, value in outputs.items():
             if name in native:
                 _add(entry, native[name], value)
@@ -62,15 +63,15 @@ class NativeDiff:
         self._sessions.clear()
 
 
-def _add(entry: dict[str, Any], native: np.ndarray, there: np.ndarray) -> None:
+def _add(entry: NativeFigures, native: np.ndarray, there: np.ndarray) -> None:
     import numpy as np
 
     if native.shape != there.shape or native.dtype.kind not in "fiub" or there.dtype.kind not in "fiub":
         return  # shapes that differ are graph.io's to report; strings have no distance
     a, b = native.astype(np.float64), there.astype(np.float64)
     same = (a == b) | (np.isnan(a) & np.isnan(b))
-    entry["of"] += int(a.size)
-    entry["differ"] += int(a.size - np.count_nonzero(same))
+    entry.of += int(a.size)
+    entry.differ += int(a.size - np.count_nonzero(same))
     if not same.all():
         worst = float(np.max(np.abs(a - b)[~same]))  # nan when one side is nan and the other is not
-        entry["max_abs"] = float(np.fmax(entry["max_abs"], worst)) if worst == worst else worst
+        entry.max_abs = float(np.fmax(entry.max_abs, worst)) if worst == worst else worst

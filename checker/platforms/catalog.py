@@ -16,9 +16,48 @@ from typing import Any
 
 X86 = "x86_64"
 ARM = "aarch64"
-X86_LEVELS = ("x86-64-v2", "x86-64-v3", "x86-64-v4")
-FEATURES = {X86: ("vnni",), ARM: ("dotprod", "i8mm")}
 TARGET = "target"  # --platform target: every platform the manifest declares
+
+
+@dataclass(frozen=True)
+class CpuClass:
+    """One CPU class the checker knows, and the qemu CPU model that emulates it where it does not run natively."""
+
+    arch: str
+    level: str | None  # the x86-64 level; None on aarch64
+    features: tuple[str, ...]  # sorted
+    qemu: str = ""  # qemu's CPU model of this class (an aarch64 one needs its /proc/cpuinfo in userland.CPUINFO)
+    unemulated: str = ""  # why no qemu model emulates it, when none does
+
+    @property
+    def name(self) -> str:
+        return class_name(self.arch, self.level, self.features)
+
+
+_NO_TCG = "qemu's TCG emulates neither AVX-512 nor AVX-VNNI: run it on a machine of that class (a matrix leg)"
+_NO_I8MM = "qemu has no CPU model with i8mm and without the dot product"
+# Every class, one entry each: the levels, features, --platform names and emulation below come from here, and
+# tests/platforms/test_platform_registry.py holds NumPy's feature names, the aarch64 userland's /proc/cpuinfo,
+# the target names, the schema's enums and docs/manifest.md to it.
+CLASSES = (
+    CpuClass(X86, "x86-64-v2", (), qemu="Nehalem-v2"),
+    CpuClass(X86, "x86-64-v2", ("vnni",), unemulated=_NO_TCG),
+    CpuClass(X86, "x86-64-v3", (), qemu="Haswell-v4"),
+    CpuClass(X86, "x86-64-v3", ("vnni",), unemulated=_NO_TCG),
+    CpuClass(X86, "x86-64-v4", (), unemulated=_NO_TCG),
+    CpuClass(X86, "x86-64-v4", ("vnni",), unemulated=_NO_TCG),
+    CpuClass(ARM, None, (), qemu="cortex-a72"),
+    CpuClass(ARM, None, ("dotprod",), qemu="cortex-a76"),
+    CpuClass(ARM, None, ("i8mm",), unemulated=_NO_I8MM),
+    CpuClass(ARM, None, ("dotprod", "i8mm"), qemu="max"),
+)
+X86_LEVELS = tuple(dict.fromkeys(c.level for c in CLASSES if c.level))  # lowest first
+FEATURES = {arch: tuple(dict.fromkeys(f for c in CLASSES if c.arch == arch for f in c.features)) for arch in (X86, ARM)}
+
+
+def cpu_class(name: str) -> CpuClass | None:
+    """The registry's entry for a class name (`x86-64-v3`), or None."""
+    return next((c for c in CLASSES if c.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -48,10 +87,7 @@ def class_name(arch: str, level: str | None, features: Sequence[str]) -> str:
 
 def known_classes() -> list[Platform]:
     """Every class a --platform NAME may name without a manifest declaring it."""
-    out = [Platform(class_name(X86, lv, f), X86, lv, f) for lv in X86_LEVELS for f in ((), ("vnni",))]
-    for features in ((), ("dotprod",), ("i8mm",), ("dotprod", "i8mm")):
-        out.append(Platform(class_name(ARM, None, features), ARM, None, features))
-    return out
+    return [Platform(c.name, c.arch, c.level, c.features) for c in CLASSES]
 
 
 def from_manifest(entry: Mapping[str, Any]) -> Platform:

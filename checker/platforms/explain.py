@@ -57,10 +57,6 @@ def is_u8s8(model: onnx.ModelProto) -> bool:
     return u8 and s8
 
 
-def x86_without_vnni(record: Mapping[str, Any]) -> bool:
-    return record.get("arch") == "x86_64" and "vnni" not in (record.get("features") or [])
-
-
 def _statuses(comparisons: list[Comparison]) -> dict[str, str]:
     out: dict[str, str] = {}
     for c in comparisons:
@@ -89,11 +85,11 @@ def _shown(figures: list[dict[str, Any]]) -> str:
 def explain(ctx: Context, result: RuntimeSet, rerun: Rerun) -> Iterator[Finding]:
     """A finding per variant that fails on this platform for a cause this module knows, with the remedy measured
     here. It does not wait for the checker's own run to pass: on a machine of the same class both fail alike."""
-    record = result.platform or {}
+    record = result.platform
     here, own = _statuses(result.comparisons), _statuses(ctx.comparisons)
     failing = [g for g, status in here.items() if status == "fail"]
     known = [g for g in failing if g in ctx.variant_models and is_u8s8(ctx.variant_models[g])]
-    if not known or not x86_without_vnni(record):
+    if not known or record is None or not record.x86_without_vnni:
         return
     remedied = rerun(PRECISION, {})
     for graph in known:
@@ -110,7 +106,7 @@ def explain(ctx: Context, result: RuntimeSet, rerun: Rerun) -> Iterator[Finding]
             + _requantized_words(requantized),
             **ctx.where("variants"),
             graph=graph,
-            platform=record.get("name"),
+            platform=record.name,
             cause="u8s8_without_vnni",
             figures=before,
             remedy={"session_config": dict(PRECISION), "passes": holds, "figures": after},

@@ -9,17 +9,17 @@ import platform as _platform
 from collections.abc import Iterable
 from typing import Any
 
-from checker.platforms.catalog import ARM, X86, class_name
+from checker.platforms.catalog import ARM, FEATURES, X86, X86_LEVELS, class_name
 
-# NumPy's feature names -> the class's feature they imply.
-_VNNI = ("AVX512VNNI", "AVX_VNNI", "AVXVNNI")
-_DOTPROD = ("ASIMDDP",)
-_I8MM = ("I8MM",)
+# NumPy's names for each x86-64 level and each feature of the classes (catalog.CLASSES; the registry's test holds
+# the two together).
+LEVEL_NAMES = {"x86-64-v2": "X86_V2", "x86-64-v3": "X86_V3", "x86-64-v4": "X86_V4"}
+FEATURE_NAMES = {"vnni": ("AVX512VNNI", "AVX_VNNI", "AVXVNNI"), "dotprod": ("ASIMDDP",), "i8mm": ("I8MM",)}
 
 
 def numpy_features() -> list[str]:
     """This process's CPU features, by NumPy's names (the worker reports its own the same way)."""
-    import numpy as np
+    import numpy as np  # not for `checker --help`, which reaches this module through the platforms' names
 
     core = getattr(np, "_core", None) or np.core  # NumPy 1 names it core
     found = getattr(core._multiarray_umath, "__cpu_features__", {})
@@ -34,7 +34,7 @@ _AT_HWCAP2 = 26
 
 
 def _hwcap2() -> int:
-    import ctypes
+    import ctypes  # on aarch64 alone
 
     try:
         return int(ctypes.CDLL(None).getauxval(_AT_HWCAP2))
@@ -51,13 +51,13 @@ def class_of(machine: str, features: Iterable[str]) -> str:
     """The CPU class a machine and its features make: `x86-64-v3`, `aarch64-dotprod`, ..."""
     have = set(features)
     arch = machine_arch(machine)
+    if arch not in (X86, ARM):
+        return arch
+    extra = [f for f in FEATURES[arch] if have & set(FEATURE_NAMES.get(f, ()))]
     if arch == X86:
-        level = next((f"x86-64-v{n}" for n in (4, 3, 2) if f"X86_V{n}" in have), "x86-64")
-        return class_name(X86, level, ["vnni"] if have & set(_VNNI) else [])
-    if arch == ARM:
-        extra = (["dotprod"] if have & set(_DOTPROD) else []) + (["i8mm"] if have & set(_I8MM) else [])
-        return class_name(ARM, None, extra)
-    return arch
+        level = next((lv for lv in reversed(X86_LEVELS) if LEVEL_NAMES.get(lv) in have), "x86-64")
+        return class_name(X86, level, extra)
+    return class_name(ARM, None, extra)
 
 
 def this_machine() -> tuple[str, list[str]]:
@@ -69,6 +69,7 @@ def this_machine() -> tuple[str, list[str]]:
 def produced_on() -> dict[str, Any]:
     """Where a reference output is being stored: this machine's architecture, CPU class and features, and the
     onnxruntime and NumPy installed (read from their metadata: onnxruntime is not imported for it)."""
+    # Only when a case is stored; NumPy as in numpy_features
     from importlib.metadata import PackageNotFoundError, version
 
     import numpy as np

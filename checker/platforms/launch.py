@@ -18,14 +18,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.platforms.catalog import ARM, X86, Platform
+from checker.platforms.catalog import ARM, X86, Platform, cpu_class
 from checker.platforms.features import machine_arch
 from checker.platforms.userland import python_of
-
-# The qemu CPU model of each class TCG can emulate (no model has i8mm without the dot product).
-X86_MODELS = {"x86-64-v2": "Nehalem-v2", "x86-64-v3": "Haswell-v4"}
-ARM_MODELS = {"aarch64": "cortex-a72", "aarch64-dotprod": "cortex-a76", "aarch64-dotprod-i8mm": "max"}
-_NO_TCG = "qemu's TCG emulates neither AVX-512 nor AVX-VNNI: run it on a machine of that class (a matrix leg)"
 
 
 @dataclass(frozen=True)
@@ -49,25 +44,22 @@ def plan(platform: Platform, here: str) -> Plan | str:
     python = Path(sys.executable)
     if platform.cpu_class == here:
         return Plan(platform, python, (), "native")
-    if platform.arch == ARM:
-        return _arm(platform)
-    if platform.arch != X86:
+    known = cpu_class(platform.cpu_class)
+    if known is None or platform.arch not in (X86, ARM):
         return f"architecture {platform.arch} is not one this checker can run"
-    model = X86_MODELS.get(platform.cpu_class)
-    if model is None:
-        return f"{platform.cpu_class} cannot be emulated here: {_NO_TCG}"
+    if not known.qemu:
+        return f"{platform.cpu_class} cannot be emulated: {known.unemulated}"
+    if platform.arch == ARM:
+        return _arm(platform, known.qemu)
     if machine_arch(_platform.machine()) != X86:
         return f"{platform.cpu_class} is emulated only on an x86-64 machine (its environment runs under qemu)"
     qemu = shutil.which("qemu-x86_64")
     if qemu is None:
         return "qemu-x86_64 is not installed (Debian and Ubuntu: apt-get install qemu-user)"
-    return Plan(platform, python, (qemu, "-cpu", model), f"qemu-x86_64 -cpu {model}")
+    return Plan(platform, python, (qemu, "-cpu", known.qemu), f"qemu-x86_64 -cpu {known.qemu}")
 
 
-def _arm(platform: Platform) -> Plan | str:
-    model = ARM_MODELS.get(platform.cpu_class)
-    if model is None:
-        return f"{platform.cpu_class} cannot be emulated: qemu has no CPU model with i8mm and without the dot product"
+def _arm(platform: Platform, model: str) -> Plan | str:
     qemu = shutil.which("qemu-aarch64")
     if qemu is None:
         return "qemu-aarch64 is not installed (Debian and Ubuntu: apt-get install qemu-user)"

@@ -1,5 +1,6 @@
 """Release tooling: start a bundle from a graph (`checker init`), store comparison cases (`checker case add`,
-`save_case` for export scripts), and pack one identified release (`checker pack`).
+`save_case` for export scripts), record a quantized or float16 graph as a variant with measured rules (`checker
+variant add`), and pack one identified release (`checker pack`).
 
 An export script saves each case right after running the original model, before converting it:
 

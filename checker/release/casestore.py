@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 from checker.bundle.layout import MANIFEST_NAMES, locate
 from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
+from checker.manifest.load import to_plain
 from checker.platforms.features import produced_on
 from checker.preprocess.running import rebuild_file
+from checker.release.casefit import check_fit, declared_entries
 from checker.release.tree import (
     DEFAULT_NAME,
     block,
@@ -50,6 +52,9 @@ class NewCase:
     expected: dict[str, np.ndarray]
     raw: dict[str, Path] = field(default_factory=dict)  # input name -> the application input, anywhere on disk
     tags: list[str] = field(default_factory=list)
+    # Where each array came from, as the user named it (a tensor file), for a message about it.
+    input_files: dict[str, str] = field(default_factory=dict)
+    expected_files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -76,10 +81,13 @@ def add_case(bundle: Path, case: NewCase, *, replace: bool = False, reference: s
     folder = f"{CASES_DIR}/{case.name}"
     built = _build_missing(target, root, case) if manifest is not None else []
     _check_complete(case)
+    _check_shapes(tree, case, built)
     used: set[str] = set()
     raw = {name: _copy_raw(root, folder, path, used) for name, path in case.raw.items()}
     files = _save(root, folder, case, used)
-    _put(tree, _entry(case, files, raw), index)
+    entry = _entry(case, files, raw)
+    _record_where(tree, entry)
+    _put(tree, entry, index)
     write_tree(tree, target)
     if manifest is None:
         write_schema(root)  # the new manifest's $schema comment names it
@@ -135,14 +143,9 @@ def _index(tree: Any, name: str, replace: bool) -> int | None:
     return found
 
 
-def _declared_names(tree: Any) -> dict[str, dict[str, Any]]:
-    inputs = tree.get("inputs") if tree is not None else None
-    return {str(e["name"]): e for e in inputs or [] if isinstance(e, dict) and "name" in e}
-
-
 def _check_inputs(tree: Any, case: NewCase) -> None:
     """Names and dtypes against the declared inputs, when there are any (an export script's early manifest has none)."""
-    declared = _declared_names(tree)
+    declared = declared_entries(tree, "inputs")
     if not declared:
         return
     unknown = sorted({*case.inputs, *case.raw} - set(declared))
@@ -157,6 +160,14 @@ def _check_inputs(tree: Any, case: NewCase) -> None:
                 f"case '{case.name}': input '{name}' is {array.dtype.name}, the manifest declares "
                 f"{dtype}: convert it (array.astype('{dtype}'))"
             )
+
+
+def _check_shapes(tree: Any, case: NewCase, built: list[str]) -> None:
+    """Each tensor against its declared input or output: a misfit is refused here, naming its file."""
+    made = {name: f"the tensor made from {case.raw[name]}" for name in built if name in case.raw}
+    inputs = {**made, **case.input_files}
+    check_fit(case.name, case.inputs, declared_entries(tree, "inputs"), "input", inputs)
+    check_fit(case.name, case.expected, declared_entries(tree, "outputs"), "output", case.expected_files)
 
 
 def _check_complete(case: NewCase) -> None:
@@ -238,9 +249,32 @@ def _entry(case: NewCase, files: dict[str, dict[str, str]], raw: dict[str, str])
     entry["expected"] = flow_map(files["expected"])
     if raw:
         entry["raw"] = flow_map(raw)
-    record = produced_on()  # the reference's outputs are those of this machine's kernels: say which
-    entry["produced_on"] = flow_map({**record, "cpu_features": flow_seq(record["cpu_features"])})
     return entry
+
+
+def _record_where(tree: Any, entry: Any) -> None:
+    """Where the reference's outputs are stored, said once for the bundle (comparison.reference.produced_on):
+    they are this machine's kernels' figures. A case stored on another machine, or with another onnxruntime,
+    says so in its own `produced_on`. The CPU class stands for the features that decide the kernels."""
+    record = {k: v for k, v in produced_on().items() if k != "cpu_features"}
+    reference = _reference(tree)
+    kept = reference.get("produced_on")
+    if not isinstance(kept, dict):
+        reference["produced_on"] = flow_map(record)
+    elif to_plain(kept) != record:
+        entry["produced_on"] = flow_map(record)
+
+
+def _reference(tree: Any) -> Any:
+    """comparison.reference as a block mapping, made when absent (a placeholder's note stays until it is filled)."""
+    comparison = _comparison(tree)
+    reference = comparison.get("reference")
+    if not isinstance(reference, dict):
+        reference = block()
+        comparison["reference"] = reference
+    if reference.fa.flow_style():
+        reference.fa.set_block_style()
+    return reference
 
 
 def _comparison(tree: Any) -> Any:
@@ -278,5 +312,9 @@ def _set_reference(tree: Any, description: str) -> None:
                 "cases of one bundle come from one reference"
             )
         return
-    comparison["reference"] = flow_map({"description": description})
+    reference = _reference(tree)
+    if "description" in reference:
+        reference["description"] = description
+    else:
+        reference.insert(0, "description", description)
     drop_note(comparison, "reference")

@@ -1,4 +1,5 @@
-"""The release commands: `checker init`, `checker case add`, `checker pack`. Parse, call, print, return a status.
+"""The release commands: `checker init`, `checker case add`, `checker variant add`, `checker pack`. Parse, call,
+print, return a status.
 
 Each handler imports its work when it runs: `checker --help` imports this module, and the release code loads
 onnx, NumPy and the verify stages.
@@ -7,6 +8,7 @@ onnx, NumPy and the verify stages.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,11 +21,13 @@ from checker.signing.options import add_signer_options, signer_from
 if TYPE_CHECKING:
     from checker.release.init import InitResult
     from checker.release.pack import PackResult
+    from checker.release.variant import AddedVariant
 
 
 def register(subparsers: Any) -> None:
     _add_init(subparsers)
     _add_case(subparsers)
+    _add_variant(subparsers)
     _add_pack(subparsers)
 
 
@@ -106,6 +110,71 @@ def _add_case(sub: Any) -> None:
     p.set_defaults(func=cmd_case_add)
 
 
+def _add_variant(sub: Any) -> None:
+    variant = sub.add_parser("variant", help="manage a bundle's variants (quantized, float16, 4-bit graphs)")
+    actions = variant.add_subparsers(dest="variant_command", required=True, metavar="{add}")
+    p = actions.add_parser(
+        "add",
+        help="record a graph derived from the baseline as a variant, with its transform and measured rules",
+        description="Record a graph made from the baseline (by onnxruntime.quantization, a float16 conversion, "
+        "...) in the manifest's variants, keeping its comments: its path and sha256, what it derives from, "
+        "the transform as far as the graph shows it (QDQ or operator-format int8, static or dynamic, "
+        "per-channel, reduce_range, activation and weight types, float16, 4-bit MatMulNBits and its block size; "
+        "what is stated wins, and a stated setting the graph contradicts is said), and rules and drift rules "
+        "whose thresholds are measured on the bundle's cases, as `checker verify` judges them, with headroom.",
+    )
+    p.add_argument("path", type=Path, metavar="PATH", help="the bundle folder or its manifest")
+    p.add_argument(
+        "--graph",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the variant's .onnx file (one outside the bundle is copied in, with its external data)",
+    )
+    p.add_argument("--name", help="the variant's name (default: the file's name less the baseline's, e.g. int8)")
+    p.add_argument(
+        "--transform",
+        metavar="TOOL",
+        help="the tool that made it, e.g. onnxruntime.quantization.quantize_static (default: what the graph shows)",
+    )
+    p.add_argument(
+        "--transform-version",
+        metavar="VERSION",
+        help="the tool's version (default: the version of its package installed here)",
+    )
+    p.add_argument(
+        "--settings",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="K=V",
+        help="a setting it ran with, the value as YAML (per_channel=true, calibrate_method=Entropy, "
+        "nodes_to_exclude=[conv1]); these win over what the graph shows",
+    )
+    p.add_argument(
+        "--calibration-cases",
+        nargs="+",
+        metavar="N|NAME",
+        help="the cases quantize_static calibrated on: a count of the bundle's first cases, or their names",
+    )
+    p.add_argument(
+        "--derived-from",
+        default="baseline",
+        metavar="NAME",
+        help="'baseline' (the default) or an earlier variant it was made from",
+    )
+    p.add_argument(
+        "--platform",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also measure on this CPU class (as `checker verify --platform`), so the thresholds hold there too",
+    )
+    p.add_argument("--replace", action="store_true", help="record a variant of the same name anew")
+    p.add_argument("--force", action="store_true", help="replace files in the way of a graph copied into the bundle")
+    p.set_defaults(func=cmd_variant_add)
+
+
 def _add_pack(sub: Any) -> None:
     p = sub.add_parser(
         "pack",
@@ -161,12 +230,15 @@ def cmd_case_add(args: argparse.Namespace) -> int:
 
     if not args.expected:
         raise UsageError("case add: give the reference's outputs with --expected NAME=FILE")
+    inputs, expected = pairs(args.input, "--input"), pairs(args.expected, "--expected")
     case = NewCase(
         args.name,
-        load_tensors(pairs(args.input, "--input")),
-        load_tensors(pairs(args.expected, "--expected")),
+        load_tensors(inputs),
+        load_tensors(expected),
         pairs(args.raw, "--raw"),
         list(args.tag),
+        input_files={name: str(path) for name, path in inputs.items()},
+        expected_files={name: str(path) for name, path in expected.items()},
     )
     added = add_case(args.path, case, replace=args.replace, reference=args.reference)
     verb = "replaced" if added.replaced else "added"
@@ -176,6 +248,94 @@ def cmd_case_add(args: argparse.Namespace) -> int:
     if added.locked:
         sys.stdout.write("release.digest no longer matches the files: run `checker lock` to update it\n")
     return 0
+
+
+def cmd_variant_add(args: argparse.Namespace) -> int:
+    from checker.release.variant import VariantSpec, add_variant
+
+    spec = VariantSpec(
+        args.graph,
+        name=args.name,
+        tool=args.transform,
+        version=args.transform_version,
+        settings=settings_arg([v for group in args.settings for v in group]),
+        calibration=calibration_arg(args.calibration_cases),
+        derived_from=args.derived_from,
+        replace=args.replace,
+        force=args.force,
+        platforms=list(args.platform),
+    )
+    sys.stdout.write(variant_summary(add_variant(args.path, spec)))
+    return 0
+
+
+SETTING_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MAX_SETTING_TEXT = 4096
+
+
+def settings_arg(values: list[str]) -> dict[str, Any]:
+    """{KEY: value} from ["KEY=VALUE", ...], each value read as YAML (a number, true, a name, [a, b])."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not SETTING_KEY.match(key):
+            raise UsageError(f"--settings {value[:80]}: expected KEY=VALUE, KEY a Python identifier")
+        if key in out:
+            raise UsageError(f"--settings: '{key}' is given twice")
+        if len(text) > MAX_SETTING_TEXT:
+            raise UsageError(f"--settings {key}: the value is longer than {MAX_SETTING_TEXT} characters")
+        try:
+            out[key] = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError as exc:
+            raise UsageError(f"--settings {key}={text[:80]}: not a YAML value ({exc.__class__.__name__})") from exc
+        if not isinstance(out[key], (str, int, float, bool, list, dict)) or out[key] is None:
+            raise UsageError(f"--settings {key}={text[:80]}: give a number, true or false, a name or a list")
+    return out
+
+
+def calibration_arg(values: list[str] | None) -> int | list[str] | None:
+    """--calibration-cases: one number is a count of the first cases; anything else names cases."""
+    if not values:
+        return None
+    if len(values) == 1 and values[0].isdigit():
+        return int(values[0])
+    return list(values)
+
+
+def variant_summary(added: AddedVariant) -> str:
+    transform = added.transform
+    settings = ", ".join(f"{k}: {_value(v)}" for k, v in transform["settings"].items())
+    verb = "recorded anew" if added.replaced else "recorded"
+    lines = [
+        f"{verb} variant '{added.name}' in {added.manifest}",
+        f"transform: {transform['tool']} {transform['version']} {{{settings}}}",
+        f"  the graph shows: {added.shown}",
+    ]
+    if added.copied:
+        lines.append(f"copied into the bundle: {', '.join(added.copied)}")
+    lines += [f"  assumed: {a}" for a in added.assumed]
+    lines += [f"  said: {c}" for c in added.contradictions]
+    lines += [f"  note: {n}" for n in added.notes]
+    if added.proposals:
+        lines.append(f"rules proposed, measured on {' and '.join(added.places)}:")
+        for proposed in added.proposals:
+            shown = _flow(proposed.rule) if proposed.rule is not None else "none"
+            lines.append(f"  {proposed.group}: {shown}  # {proposed.note}")
+    lines += [f"to do: {h}" for h in added.hints]
+    if added.locked:
+        lines.append("release.digest no longer matches the manifest: run `checker lock` to update it")
+    return "\n".join(lines) + "\n"
+
+
+def _flow(rule: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in rule.items()) + "}"
+
+
+def _value(value: Any) -> str:
+    """A value as the manifest writes it (true, not True)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
@@ -192,7 +352,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
         sys.stdout.write(_failed_report(result, args.strict))
         why = "it fails verification (the findings above)"
         if result.report.status(args.strict) == "pass":
-            why = f"not every check ran here ({not_run_line([n.to_dict() for n in result.report.not_run])})"
+            why = f"not every check ran here ({not_run_line(result.report.not_run)})"
         sys.stderr.write(f"checker: {args.path} was not packed: {why}\n")
         return 1
     signed = " (signed: bundle.sig)" if args.sign else ""
@@ -205,4 +365,4 @@ def _failed_report(result: PackResult, strict: bool) -> str:
     from checker.render import render
 
     report = Report(checker_version=__version__, bundles=[result.report], strict=strict, environment=environment())
-    return render("text", report.to_dict())
+    return render("text", report)

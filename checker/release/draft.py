@@ -263,8 +263,11 @@ def _target(runtime: Any, target: str, draft: Draft) -> None:
 
 def _comparison(carried: Any | None, facts: GraphFacts, draft: Draft) -> Any:
     comparison = carried if carried is not None else block()
-    if not (comparison.get("reference") or {}).get("description"):
-        comparison["reference"] = flow_map({})
+    reference = comparison.get("reference")
+    if not (reference or {}).get("description"):
+        # Where an export script's cases were stored (produced_on) is kept; the description is still to say.
+        kept = reference if isinstance(reference, dict) and reference.get("produced_on") else None
+        comparison["reference"] = kept if kept is not None else flow_map({})
         note(
             comparison,
             "reference",

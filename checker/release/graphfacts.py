@@ -43,7 +43,11 @@ class GraphFacts:
 
 
 def read_graph(path: Path) -> GraphFacts:
-    model = _load(path)
+    return graph_facts(load_model(path), path.name)
+
+
+def graph_facts(model: Any, name: str) -> GraphFacts:
+    """What a parsed graph says; `name` is its file's, for messages."""
     return GraphFacts(
         ir_version=int(model.ir_version),
         opsets=opsets(model),
@@ -53,13 +57,14 @@ def read_graph(path: Path) -> GraphFacts:
         model_version=int(model.model_version),
         inputs=graph_inputs(model),
         outputs=graph_outputs(model),
-        external=_external_locations(model, path.name),
+        external=_external_locations(model, name),
         labels=metadata_labels(model),
         metadata={p.key: p.value for p in model.metadata_props if len(p.key) <= 64 and len(p.value) <= 256},
     )
 
 
-def _load(path: Path) -> Any:
+def load_model(path: Path) -> Any:
+    """The graph, parsed without its external data; GraphReadError says why it cannot be."""
     import onnx
     from google.protobuf.message import DecodeError
 

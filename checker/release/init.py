@@ -7,18 +7,16 @@ over: its release and comparison sections are kept.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker.bundle.layout import locate
-from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
 from checker.manifest.load import Manifest, parse_text, schema_findings, to_plain
-from checker.readers.digest import sha256_files
 from checker.release.draft import Source, draft_manifest
 from checker.release.graphfacts import GraphFacts, read_graph
+from checker.release.placing import place
 from checker.release.tree import (
     DEFAULT_NAME,
     NAME_PATTERN,
@@ -67,7 +65,8 @@ def init_bundle(
     facts = read_graph(model)
     root.mkdir(parents=True, exist_ok=True)
     existing, tree = _existing(root, force)
-    source, copied = _place(model, root, facts.external, force)
+    placed = place(model, root, facts.external, force)
+    source, copied = Source(placed.graph, placed.external, placed.digests), placed.copied
     release = _release(tree, root, model, name, version, facts)
     carried = tree.get("comparison") if tree is not None and isinstance(tree.get("comparison"), dict) else None
     draft = draft_manifest(facts, source, release, carried, device)
@@ -89,48 +88,6 @@ def _existing(root: Path, force: bool) -> tuple[Path | None, Any]:
             "manifest from the graph (its release and comparison sections are kept)"
         )
     return path, tree
-
-
-def _place(model: Path, root: Path, locations: list[str], force: bool) -> tuple[Source, list[str]]:
-    """The graph's bundle-relative paths, after copying it and its external data into `root` when outside."""
-    real_root, real_model = root.resolve(), model.resolve()
-    if real_root in real_model.parents:
-        graph = real_model.relative_to(real_root).as_posix()
-        copied: list[str] = []
-    else:
-        graph = model.name
-        copied = [graph, *locations]
-        _copy_in(model.parent, root, [(model.name, graph), *((loc, loc) for loc in locations)], force)
-    folder = graph.rpartition("/")[0]
-    external = [f"{folder}/{loc}" if folder else loc for loc in locations]
-    return Source(graph, external, _digests(root, [graph, *external])), copied
-
-
-def _copy_in(source_dir: Path, root: Path, pairs: list[tuple[str, str]], force: bool) -> None:
-    for rel_from, rel_to in pairs:
-        try:
-            source, target = resolve_inside(source_dir, rel_from), resolve_inside(root, rel_to)
-        except BundlePathError as exc:
-            raise InitError(f"'{rel_from}' cannot be copied into the bundle: {exc}") from exc
-        if not source.is_file():
-            raise InitError(f"{source}: the graph keeps its weights there, but it is not a file")
-        if target.exists() and not force:
-            raise InitError(f"{target} exists already; pass --force to replace it with {source}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-
-
-def _digests(root: Path, rels: list[str]) -> dict[str, str]:
-    paths = {}
-    for rel in rels:
-        try:
-            paths[rel] = resolve_inside(root, rel)
-        except BundlePathError as exc:
-            raise InitError(f"the graph's file '{rel}' leaves the bundle: {exc}") from exc
-        if not paths[rel].is_file():
-            raise InitError(f"the graph's external data '{rel}' does not exist in {root}")
-    by_path = sha256_files(paths.values())
-    return {rel: by_path[path] for rel, path in paths.items()}
 
 
 def _release(tree: Any, root: Path, model: Path, name: str | None, version: str | None, facts: GraphFacts) -> Any:

@@ -101,8 +101,12 @@ def note(mapping: Any, key: str, *lines: str, indent: int = 0) -> None:
 
 
 def drop_note(mapping: Any, key: str) -> None:
-    """Remove the comment after `key` (a placeholder that has just been filled)."""
+    """Remove the comment after `key` (a placeholder that has just been filled). A flow value read back from a
+    file holds the same comment itself, so a value kept (and made a block) does not carry it on."""
     mapping.ca.items.pop(key, None)
+    value = mapping.get(key)
+    if hasattr(value, "ca"):
+        value.ca.comment = None
 
 
 def release_name(*candidates: str) -> str:

@@ -1,4 +1,4 @@
-"""Renderers: each turns the JSON-shaped report into text. They never run a check.
+"""Renderers: each turns the typed report (`checker.reports.model.Report`) into text. They never run a check.
 
 Every renderer has one signature, `render(report, **options) -> str`: the options are those of
 `RenderOptions`, and each format reads the ones that mean something to it.
@@ -7,13 +7,14 @@ Every renderer has one signature, `render(report, **options) -> str`: the option
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from checker.render.links import Links
+    from checker.reports.model import Report
 
 FORMATS = {
     "text": "checker.render.text",
@@ -33,7 +34,7 @@ class RenderOptions(TypedDict, total=False):
     links: Links | None  # markdown: files, the commit and the run as links
 
 
-def render(fmt: str, report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
+def render(fmt: str, report: Report, **options: Unpack[RenderOptions]) -> str:
     module = importlib.import_module(FORMATS[fmt])
     text: str = module.render(report, **options)
     return text

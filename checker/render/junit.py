@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from checker.findings import Finding, Severity
 from checker.remedies import remedy
-from checker.reports.model import mappings as _dicts
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -57,12 +58,13 @@ class Case:
     skipped: str | None = None
 
 
-def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
+def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     """The JUnit XML document; it has no use for the options."""
+    report = report.printable()
     root = ET.Element("testsuites", name="onnx-release-checker")
     totals = {"tests": 0, "failures": 0, "skipped": 0}  # skipped is counted per suite (the schema has it there)
-    for bundle in _dicts(report.get("bundles")):
-        suite = _suite(bundle, strict=report.get("strict") is True)
+    for bundle in report.bundles:
+        suite = _suite(bundle, strict=report.strict)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
@@ -73,11 +75,10 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _suite(bundle: Mapping[str, Any], strict: bool) -> ET.Element:
-    name = _clean(bundle.get("name") or bundle.get("path") or "bundle")
-    path = bundle.get("path")
+def _suite(bundle: BundleReport, strict: bool) -> ET.Element:
+    name = _clean(bundle.name or bundle.path or "bundle")
     cases = [
-        *_check_cases(bundle, name, strict, path if isinstance(path, str) else ""),
+        *_check_cases(bundle, name, strict, bundle.path),
         *_rule_cases(bundle, name),
         *_not_run_cases(bundle, name, strict),
     ]
@@ -87,9 +88,10 @@ def _suite(bundle: Mapping[str, Any], strict: bool) -> ET.Element:
     suite.set("skipped", str(sum(1 for c in cases if c.skipped is not None and not c.failures)))
     suite.set("errors", "0")
     props = ET.SubElement(suite, "properties")
-    for key in ("version", "path", "digest", "status"):
-        if bundle.get(key) is not None:
-            ET.SubElement(props, "property", name=key, value=_clean(bundle[key]))
+    for key, value in (("version", bundle.version), ("path", bundle.path), ("digest", bundle.digest)):
+        if value is not None:
+            ET.SubElement(props, "property", name=key, value=_clean(value))
+    ET.SubElement(props, "property", name="status", value=bundle.status(strict))
     for case in cases:
         suite.append(_case_element(case))
     return suite
@@ -110,11 +112,11 @@ def _case_element(case: Case) -> ET.Element:
 # ----- checks: the seven pieces, then one case per family of findings
 
 
-def _not_run_cases(bundle: Mapping[str, Any], suite: str, strict: bool) -> Iterator[Case]:
+def _not_run_cases(bundle: BundleReport, suite: str, strict: bool) -> Iterator[Case]:
     """A check that could not run here: skipped, or failed under --strict (as the verdict is)."""
-    for entry in _dicts(bundle.get("not_run")):
-        reason = f"not run: {_clean(entry.get('reason'))}"
-        case = Case(f"{suite}.not_run", _clean(entry.get("check")))
+    for entry in bundle.not_run:
+        reason = f"not run: {_clean(entry.reason)}"
+        case = Case(f"{suite}.not_run", _clean(entry.check))
         if strict:
             case.failures.append(reason)
         else:
@@ -122,11 +124,10 @@ def _not_run_cases(bundle: Mapping[str, Any], suite: str, strict: bool) -> Itera
         yield case
 
 
-def _check_cases(bundle: Mapping[str, Any], suite: str, strict: bool, path: str = "") -> Iterator[Case]:
-    findings = _dicts(bundle.get("findings"))
-    by_family: dict[str, list[Mapping[str, Any]]] = {}
-    for f in findings:
-        by_family.setdefault(_family(str(f.get("id", ""))), []).append(f)
+def _check_cases(bundle: BundleReport, suite: str, strict: bool, path: str = "") -> Iterator[Case]:
+    by_family: dict[str, list[Finding]] = {}
+    for f in bundle.findings:
+        by_family.setdefault(_family(f.id), []).append(f)
     yield from _piece_cases(bundle, suite, by_family.pop("pieces", []), path)
     by_family.pop("rules", None)  # the rule cases below say it with their figures
     families = [*CHECKS, *sorted(k for k in by_family if k not in CHECKS)]
@@ -141,47 +142,41 @@ def _family(fid: str) -> str:
     return PREFIX_FAMILY.get(prefix, prefix)
 
 
-def _piece_cases(
-    bundle: Mapping[str, Any], suite: str, findings: list[Mapping[str, Any]], path: str = ""
-) -> Iterator[Case]:
-    pieces = bundle.get("pieces")
-    if not isinstance(pieces, Mapping):
-        return
-    for piece, state in pieces.items():
+def _piece_cases(bundle: BundleReport, suite: str, findings: list[Finding], path: str = "") -> Iterator[Case]:
+    for piece, state in bundle.piece_states().items():
         case = Case(f"{suite}.pieces", _clean(piece))
         if state != "present":
-            said = [_line(f, path) for f in findings if _names_piece(f, str(piece))]
+            said = [_line(f, path) for f in findings if _names_piece(f, piece)]
             case.failures = said or [f"the {piece} piece is {state}"]
         yield case
 
 
-def _names_piece(finding: Mapping[str, Any], piece: str) -> bool:
-    details = finding.get("details")
-    if isinstance(details, Mapping) and details.get("piece") is not None:
-        return details.get("piece") == piece
-    return piece in str(finding.get("message", "")) or piece.replace("_", " ") in str(finding.get("message", ""))
+def _names_piece(finding: Finding, piece: str) -> bool:
+    named = finding.details.get("piece")
+    if named is not None:
+        return bool(named == piece)
+    return piece in finding.message or piece.replace("_", " ") in finding.message
 
 
-def _family_case(suite: str, family: str, findings: list[Mapping[str, Any]], strict: bool, path: str = "") -> Case:
+def _family_case(suite: str, family: str, findings: list[Finding], strict: bool, path: str = "") -> Case:
     case = Case(f"{suite}.checks", _clean(family))
     for f in findings:
-        severity = f.get("severity")
-        fails = severity == "error" or (strict and severity == "warning")
+        fails = f.severity is Severity.ERROR or (strict and f.severity is Severity.WARNING)
         (case.failures if fails else case.output).append(_line(f, path))
-    skips = [f for f in findings if f.get("id") in ("check.skipped", "comparison.not_run")]
+    skips = [f for f in findings if f.id in ("check.skipped", "comparison.not_run")]
     if skips and len(skips) == len(findings):
         case.skipped = _line(skips[0])
     return case
 
 
-def _line(finding: Mapping[str, Any], path: str = "") -> str:
+def _line(finding: Finding, path: str = "") -> str:
     """The finding on one line; an error or a warning ends with its fix (checker/remedies.py)."""
-    where = finding.get("file") or ""
-    if where and isinstance(finding.get("line"), int):
-        where += f":{finding['line']}"
+    where = finding.file or ""
+    if where and finding.line is not None:
+        where += f":{finding.line}"
     prefix = f"{where}: " if where else ""
-    said = f"{prefix}{finding.get('severity', '?')} {finding.get('id', '?')}: {finding.get('message', '')}"
-    if finding.get("severity") in ("error", "warning"):
+    said = f"{prefix}{finding.severity.value} {finding.id}: {finding.message}"
+    if finding.severity in (Severity.ERROR, Severity.WARNING):
         said += f" (fix: {remedy(finding, path)})"
     return said
 
@@ -189,44 +184,38 @@ def _line(finding: Mapping[str, Any], path: str = "") -> str:
 # ----- rules: one case per rule of each judged graph
 
 
-def _rule_cases(bundle: Mapping[str, Any], suite: str) -> Iterator[Case]:
+def _rule_cases(bundle: BundleReport, suite: str) -> Iterator[Case]:
     """The checker's own comparisons, then each runtime set's (--runtime, --platform, optimization levels) under
     its label: a rule that fails only on a platform is a failed case of its own."""
-    sets = [(suite, _dicts(bundle.get("comparisons")))]
-    for entry in _dicts(bundle.get("runtimes")):
-        label = _clean(entry.get("runtime") or "runtime").replace(" ", "-")
-        sets.append((f"{suite}.{label}", _dicts(entry.get("comparisons"))))
+    sets = [(suite, bundle.comparisons)]
+    for entry in bundle.runtimes:
+        label = _clean(entry.runtime or "runtime").replace(" ", "-")
+        sets.append((f"{suite}.{label}", entry.comparisons))
     for prefix, comparisons in sets:
         yield from _set_rule_cases(comparisons, prefix)
 
 
-def _set_rule_cases(comparisons: list[Mapping[str, Any]], prefix: str) -> Iterator[Case]:
+def _set_rule_cases(comparisons: list[Comparison], prefix: str) -> Iterator[Case]:
     for comparison in comparisons:
-        graph = _clean(comparison.get("graph") or "?")
-        classname = f"{prefix}.{graph}.vs-{_clean(comparison.get('against') or '?')}"
-        rules = _dicts(comparison.get("rules"))
-        if comparison.get("skipped") and not rules:
-            yield Case(classname, "(not assessed)", skipped=str(comparison["skipped"]))
+        graph = _clean(comparison.graph or "?")
+        classname = f"{prefix}.{graph}.vs-{_clean(comparison.against or '?')}"
+        if comparison.skipped and not comparison.rules:
+            yield Case(classname, "(not assessed)", skipped=comparison.skipped)
         seen: dict[str, int] = {}
-        for rule in rules:
-            name = _clean(f"{rule.get('output', '?')} {rule.get('check', '?')}")
+        for rule in comparison.rules:
+            name = _clean(f"{rule.output} {rule.check}")
             seen[name] = seen.get(name, 0) + 1
             yield _rule_case(classname, name if seen[name] == 1 else f"{name} #{seen[name]}", rule)
 
 
-def _rule_case(classname: str, name: str, rule: Mapping[str, Any]) -> Case:
-    figures = ", ".join(
-        f"{key.replace('_', ' ')} {rule.get(key)}"
-        for key in ("measured", "threshold", "worst_case", "pass_rate")
-        if rule.get(key) is not None
-    )
+def _rule_case(classname: str, name: str, rule: RuleResult) -> Case:
+    named = (("measured", rule.measured), ("threshold", rule.threshold), ("worst case", rule.worst_case))
+    figures = ", ".join(f"{key} {value}" for key, value in (*named, ("pass rate", rule.pass_rate)) if value is not None)
     case = Case(classname, name)
-    if rule.get("passed") is True:
+    if rule.passed:
         case.output = [figures] if figures else []
     else:
-        case.failures = [
-            f"{name} failed: {figures or 'no figures'}" + (f" ({rule['note']})" if rule.get("note") else "")
-        ]
+        case.failures = [f"{name} failed: {figures or 'no figures'}" + (f" ({rule.note})" if rule.note else "")]
     return case
 
 

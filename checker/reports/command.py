@@ -57,19 +57,19 @@ def cmd_merge(args: argparse.Namespace) -> int:
     check_output(args)
     reports = [load_report(p, untrusted=True) for p in args.reports]
     merged = merge_reports(reports, strict=args.strict, names=[str(p) for p in args.reports])
-    args.emit(args, merged.to_dict())
+    args.emit(args, merged)
     return EXIT_PASS if merged.status == "pass" else EXIT_FAIL
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     # Loaded here, as merging is: the schema's validator is nothing `checker --help` needs.
     from checker.reports.diff import diff, fail_on_loosened
-    from checker.reports.files import read_report
+    from checker.reports.files import load_report
 
     check_output(args)
-    base, head = read_report(args.base, untrusted=True), read_report(args.head, untrusted=True)
-    head["changes"] = diff(base, head)
+    base, head = load_report(args.base, untrusted=True), load_report(args.head, untrusted=True)
+    head.changes = diff(base, head)
     if args.fail_on_loosened:
         fail_on_loosened(head)
     args.emit(args, head)
-    return EXIT_FAIL if head.get("status") == "fail" else EXIT_PASS
+    return EXIT_FAIL if head.status == "fail" else EXIT_PASS

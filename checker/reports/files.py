@@ -8,12 +8,12 @@ report schema before anything reads it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from checker.errors import Error
-from checker.reports.model import Report, json_figures
+from checker.reports.model import Report
+from checker.reports.parts.values import json_figures
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
@@ -70,5 +70,5 @@ def validate(data: object, path: Path) -> None:
         raise ReportError(f"the report {path} does not match the report schema at {where}: {message}")
 
 
-def write_report(path: Path, report: Mapping[str, Any]) -> None:
-    path.write_text(json.dumps(json_figures(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+def write_report(path: Path, report: Report) -> None:
+    path.write_text(json.dumps(json_figures(report.to_dict()), indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -14,7 +14,6 @@ import dataclasses
 import json
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from checker import findings as F
 from checker.compare.answering import MAX_CHANGES, answer_finding
@@ -27,6 +26,7 @@ from checker.compare.task import judge_task, tally_of, too_few_finding
 from checker.errors import Error
 from checker.findings import Finding
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult, RuntimeSet, for_runtime
+from checker.reports.parts.judged import Diagnosis
 
 _REBUILT = (F.COMPARISON_RULE, F.COMPARISON_TOO_FEW_CASES)  # findings the merged rules make again
 HOST = ""  # the comparison set run by the checker's own onnxruntime (the bundle's `comparisons`)
@@ -86,7 +86,7 @@ def _bundle_key(bundle: BundleReport) -> str:
 def _shard_of(bundle: BundleReport) -> tuple[int, int] | None:
     if bundle.shard is None:
         return None
-    return int(bundle.shard.get("index", 0)), int(bundle.shard.get("count", 0))
+    return bundle.shard.index, bundle.shard.count
 
 
 def _merge_bundle(parts: Sequence[BundleReport]) -> BundleReport:
@@ -124,12 +124,12 @@ def _splits(shards: Iterable[tuple[int, int] | None]) -> str:
 
 def _order(parts: Sequence[BundleReport], label: object) -> list[str] | None:
     """The whole set's case order, the same in every shard report (None when no part is a shard)."""
-    orders = [p.shard.get("cases") for p in parts if p.shard is not None]
+    orders = [p.shard.cases for p in parts if p.shard is not None]
     if not orders:
         return None
     if any(o != orders[0] for o in orders):
         raise MergeError(f"bundle '{label}': its shard reports list different comparison cases")
-    return [str(n) for n in orders[0] or []]
+    return list(orders[0])
 
 
 def _missing_shard(index: int, count: int) -> Finding:
@@ -145,7 +145,7 @@ def _one_diagnosis_each(findings: list[Finding], comparisons: Sequence[Compariso
     chosen: dict[str, object] = {}
     for comparison in comparisons:
         if comparison.diagnosis is not None:
-            chosen.setdefault(comparison.graph, comparison.diagnosis.get("case"))
+            chosen.setdefault(comparison.graph, comparison.diagnosis.case)
     out, kept = [], set()
     for finding in findings:
         if finding.id == F.VARIANT_DIAGNOSIS and "case" in finding.details:
@@ -247,11 +247,11 @@ def _merge_comparison(parts: Sequence[Comparison], order: list[str]) -> tuple[Co
     return out, [extra for _, extra in judged]
 
 
-def _diagnosis(parts: Sequence[Comparison], rules: Sequence[RuleResult]) -> dict[str, Any] | None:
+def _diagnosis(parts: Sequence[Comparison], rules: Sequence[RuleResult]) -> Diagnosis | None:
     """The diagnosis a shard made on the merged worst case, else the first one made."""
     worst = next((r.worst_case for r in rules if not r.passed), None)
     for part in parts:
-        if part.diagnosis is not None and worst is not None and part.diagnosis.get("case") == worst:
+        if part.diagnosis is not None and worst is not None and part.diagnosis.case == worst:
             return part.diagnosis
     return next((p.diagnosis for p in parts if p.diagnosis), None)
 
@@ -354,10 +354,10 @@ def _merge_task_rule(parts: Sequence[RuleResult], order: list[str]) -> RuleResul
 
 def _too_few(comparison: Comparison, rule: RuleResult, manifest: str | None) -> Finding | None:
     """The merged task rule's comparison.too_few_cases, from the interval it was judged with."""
-    raw = (rule.statistics or {}).get("interval")
-    if not isinstance(raw, dict) or rule.measured is None:
+    if rule.statistics is None or rule.measured is None:
         return None
-    interval = Interval(float(raw["low"]), float(raw["high"]), str(raw["method"]))
+    said = rule.statistics.interval
+    interval = Interval(float(said.low), float(said.high), said.method)
     return too_few_finding(comparison.graph, rule, interval, {"file": manifest or None, "line": rule.line})
 
 

@@ -6,56 +6,20 @@ checked against schemas/report.schema.json, whose shape it trusts): `X.from_dict
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from checker.findings import PIECES, Finding, Severity, printable_text
-
-# How a figure that is not a finite number is written in the JSON report (JSON has no such numbers).
-NON_FINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
-
-
-def printable_tree(value: Any) -> Any:
-    """Plain report data with every string printable: a lone surrogate (from a file name that is not UTF-8)
-    is written as `\\udXXX`, since no renderer could encode it."""
-    if isinstance(value, str):
-        return printable_text(value)
-    if isinstance(value, dict):
-        return {printable_tree(k): printable_tree(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [printable_tree(v) for v in value]
-    return value
-
-
-def json_figures(value: Any) -> Any:
-    """Report data as JSON can hold it: a non-finite float becomes the string "inf", "-inf" or "nan"
-    (docs/manifest.md, "The report"; the report schema admits these strings wherever a figure may stand)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: json_figures(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_figures(v) for v in value]
-    return value
-
-
-def figure(value: Any) -> float | None:
-    """A figure read back from JSON: "inf", "-inf" and "nan" stand for the non-finite floats (json_figures)."""
-    if value is None:
-        return None
-    return NON_FINITE[value] if isinstance(value, str) else float(value)
-
-
-def figures(value: Mapping[str, Any] | None) -> dict[str, float | None]:
-    return {str(k): figure(v) for k, v in (value or {}).items()}
-
-
-def mappings(value: object) -> list[Mapping[str, Any]]:
-    """The mappings of a list in a report read back from JSON; anything else in it is skipped, not trusted."""
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+from checker.reports.parts.answers import AnswerChange, CaseAnswers
+from checker.reports.parts.changes import Changes
+from checker.reports.parts.gains import Gain
+from checker.reports.parts.judged import Diagnosis, TaskStatistics
+from checker.reports.parts.placement import Placement, PlatformRecord, Usability
+from checker.reports.parts.runs import JudgedShard, Validation
+from checker.reports.parts.values import JsonValue, each_string, figure, figures, json_value, mappings, printable_tree
+from checker.reports.parts.values import json_figures as json_figures  # the JSON form's figures, read from here too
 
 
 def _tallies(raw: Any) -> dict[str, list[int]] | None:
@@ -70,7 +34,7 @@ class RuleResult:
 
     output: str
     check: str
-    params: dict[str, Any]
+    params: dict[str, JsonValue]  # as the manifest writes them, defaults filled in
     passed: bool
     pass_rate: float
     min_pass_rate: float
@@ -91,7 +55,7 @@ class RuleResult:
     # merged rule can say which boundary broke it.
     boundaries: dict[str, dict[str, float | None]] | None = None
     tags: list[str] = field(default_factory=list)  # the slice judged: cases with any of these tags (none: all)
-    statistics: dict[str, Any] | None = None  # a task rule's counts and confidence interval (compare.task)
+    statistics: TaskStatistics | None = None  # a task rule's counts and confidence interval (compare.task)
     # A task rule's counts per case ([items, hits, other_hits, lost, gained]), so that shards merge exactly.
     tallies: dict[str, list[int]] | None = None
     answer: str | None = None  # a rule on an answer (docs/answers.md): the answer's name (`output` repeats it)
@@ -116,7 +80,7 @@ class RuleResult:
             **({} if self.compared else {"compared": False}),
             **({"boundaries": self.boundaries} if self.boundaries is not None else {}),
             **({"tags": self.tags} if self.tags else {}),
-            **({"statistics": self.statistics} if self.statistics is not None else {}),
+            **({"statistics": self.statistics.to_dict()} if self.statistics is not None else {}),
             **({"tallies": self.tallies} if self.tallies is not None else {}),
             **({"answer": self.answer} if self.answer is not None else {}),
         }
@@ -128,7 +92,7 @@ class RuleResult:
         return cls(
             output=str(data["output"]),
             check=str(data["check"]),
-            params=dict(data["params"]),
+            params={str(k): json_value(v) for k, v in data["params"].items()},
             passed=bool(data["passed"]),
             pass_rate=float(figure(data["pass_rate"]) or 0.0),
             min_pass_rate=float(data.get("min_pass_rate", 1.0)),
@@ -144,43 +108,12 @@ class RuleResult:
             compared=bool(data.get("compared", True)),
             boundaries=None if boundaries is None else {str(k): figures(v) for k, v in boundaries.items()},
             tags=[str(t) for t in data.get("tags") or []],
-            statistics=dict(stats) if isinstance(stats := data.get("statistics"), Mapping) else None,
+            statistics=TaskStatistics.from_dict(stats)
+            if isinstance(stats := data.get("statistics"), Mapping)
+            else None,
             tallies=_tallies(data.get("tallies")),
             answer=str(answer) if (answer := data.get("answer")) is not None else None,
         )
-
-
-@dataclass(frozen=True)
-class AnswerChange:
-    """An answer that changed under a graph, in the product's words: "loses 'person' (0.26 → 0.24)" in a case."""
-
-    answer: str
-    case: str
-    change: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"answer": self.answer, "case": self.case, "change": self.change}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AnswerChange:
-        return cls(str(data["answer"]), str(data["case"]), str(data["change"]))
-
-
-@dataclass
-class CaseAnswers:
-    """One case's reference answers as the declared steps decode its expected outputs (each bounded: at most 100
-    detections, 1,000 characters or 4,096 numbers an item shown)."""
-
-    case: str
-    answers: dict[str, Any] = field(default_factory=dict)  # answer name -> its items as JSON data
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"case": self.case, "answers": self.answers}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CaseAnswers:
-        answers = data.get("answers")
-        return cls(str(data["case"]), dict(answers) if isinstance(answers, Mapping) else {})
 
 
 @dataclass
@@ -191,7 +124,7 @@ class Comparison:
     against: str  # "reference" or "baseline"
     rules: list[RuleResult] = field(default_factory=list)
     skipped: str | None = None  # why it was not judged; None when it was
-    diagnosis: dict[str, Any] | None = None
+    diagnosis: Diagnosis | None = None  # where a failed variant leaves the baseline (compare.divergence)
     # Cases judged here whose files have comparison.case errors: a judgement resting on them is no pass.
     case_errors: list[str] = field(default_factory=list)
     changes: list[AnswerChange] = field(default_factory=list)  # answers that changed under this graph (bounded)
@@ -214,7 +147,7 @@ class Comparison:
         if self.case_errors:
             out["case_errors"] = self.case_errors
         if self.diagnosis is not None:
-            out["diagnosis"] = self.diagnosis
+            out["diagnosis"] = self.diagnosis.to_dict()
         if self.changes:
             out["changes"] = [c.to_dict() for c in self.changes]
         return out
@@ -227,7 +160,7 @@ class Comparison:
             against=str(data["against"]),
             rules=[RuleResult.from_dict(r) for r in mappings(data.get("rules"))],
             skipped=data.get("skipped"),
-            diagnosis=dict(diagnosis) if isinstance(diagnosis, Mapping) else None,
+            diagnosis=Diagnosis.from_dict(diagnosis) if isinstance(diagnosis, Mapping) else None,
             case_errors=[str(c) for c in data.get("case_errors") or []],
             changes=[AnswerChange.from_dict(c) for c in mappings(data.get("changes"))],
         )
@@ -249,12 +182,12 @@ class NotRun:
         return cls(check=str(data["check"]), reason=str(data["reason"]))
 
 
-def not_run_line(not_run: Sequence[Mapping[str, Any]]) -> str:
+def not_run_line(not_run: Sequence[NotRun]) -> str:
     """'1 check not run: image fidelity: needs Pillow ([image])', as the renderers word it; empty when all ran."""
     if not not_run:
         return ""
     noun = "check" if len(not_run) == 1 else "checks"
-    shown = "; ".join(f"{n.get('check')}: {n.get('reason')}" for n in not_run[:3])
+    shown = "; ".join(f"{n.check}: {n.reason}" for n in not_run[:3])
     more = f"; and {len(not_run) - 3} more" if len(not_run) > 3 else ""
     return f"{len(not_run)} {noun} not run: {shown}{more}"
 
@@ -270,7 +203,7 @@ class RuntimeSet:
     comparisons: list[Comparison] = field(default_factory=list)
     error: str | None = None  # why nothing could be judged there (install or load), or None
     # With --platform: the CPU class, how it ran (native or emulated) and the CPU features the worker saw.
-    platform: dict[str, Any] | None = None
+    platform: PlatformRecord | None = None
     optimization_level: str | None = None  # with --opt-levels / runtime.optimization_levels: the level judged
 
     @property
@@ -293,7 +226,7 @@ class RuntimeSet:
         if self.error is not None:
             out["error"] = self.error
         if self.platform is not None:
-            out["platform"] = self.platform
+            out["platform"] = self.platform.to_dict()
         if self.optimization_level is not None:
             out["optimization_level"] = self.optimization_level
         return out
@@ -307,7 +240,9 @@ class RuntimeSet:
             provider=str(data.get("provider", "")),
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
             error=data.get("error"),
-            platform=dict(platform) if isinstance(platform := data.get("platform"), Mapping) else None,
+            platform=PlatformRecord.from_dict(platform)
+            if isinstance(platform := data.get("platform"), Mapping)
+            else None,
             optimization_level=data.get("optimization_level"),
         )
 
@@ -333,19 +268,18 @@ class BundleReport:
     pieces: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
-    validation: dict[str, Any] | None = None
+    validation: Validation | None = None  # the validation command's run (--run-validation)
     not_run: list[NotRun] = field(default_factory=list)
     piece_digests: dict[str, str] = field(default_factory=dict)  # piece -> digest, to tell what changed
     runtimes: list[RuntimeSet] = field(default_factory=list)
-    gains: list[dict[str, Any]] = field(default_factory=list)  # each variant's size and speed (checks.gain)
-    placement: list[dict[str, Any]] = field(default_factory=list)  # each provider's nodes (checks.placement)
-    usability: list[dict[str, Any]] = field(default_factory=list)  # NNAPI/CoreML offline coverage (checks.usability)
-    # With --shard: {"index": K, "count": N, "cases": every case name of the whole set, in order}.
-    shard: dict[str, Any] | None = None
+    gains: list[Gain] = field(default_factory=list)  # each variant's size and speed (checks.gain)
+    placement: list[Placement] = field(default_factory=list)  # each provider's nodes (checks.placement)
+    usability: list[Usability] = field(default_factory=list)  # NNAPI/CoreML offline coverage (checks.usability)
+    shard: JudgedShard | None = None  # with --shard K/N: which, and every case name of the whole set
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
     answers: list[CaseAnswers] = field(default_factory=list)  # each case's decoded reference answers (bounded)
 
-    def add(self, findings: Any) -> None:
+    def add(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
 
     def count(self, severity: Severity) -> int:
@@ -356,6 +290,10 @@ class BundleReport:
             return "fail"
         return "pass"
 
+    def piece_states(self) -> dict[str, str]:
+        """Each of the seven pieces, "present" or "missing", in the contract's order (as the report writes it)."""
+        return {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES}
+
     def to_dict(self, strict: bool = False) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -364,18 +302,18 @@ class BundleReport:
             "manifest": self.manifest_file,
             "status": self.status(strict),
             "digest": self.digest,
-            "pieces": {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES},
+            "pieces": self.piece_states(),
             "findings": [f.to_dict() for f in self.findings],
             "comparisons": [c.to_dict() for c in self.comparisons],
             "not_run": [n.to_dict() for n in self.not_run],
-            **({"validation": self.validation} if self.validation is not None else {}),
+            **({"validation": self.validation.to_dict()} if self.validation is not None else {}),
             **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
-            **({"gains": self.gains} if self.gains else {}),
-            **({"placement": self.placement} if self.placement else {}),
-            **({"usability": self.usability} if self.usability else {}),
-            **({"shard": self.shard} if self.shard is not None else {}),
+            **({"gains": [g.to_dict() for g in self.gains]} if self.gains else {}),
+            **({"placement": [p.to_dict() for p in self.placement]} if self.placement else {}),
+            **({"usability": [u.to_dict() for u in self.usability]} if self.usability else {}),
+            **({"shard": self.shard.to_dict()} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
             **({"answers": [a.to_dict() for a in self.answers]} if self.answers else {}),
         }
@@ -395,15 +333,15 @@ class BundleReport:
             pieces={p: pieces.get(p) == "present" for p in PIECES},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
-            validation=dict(validation) if isinstance(validation, Mapping) else None,
+            validation=Validation.from_dict(validation) if isinstance(validation, Mapping) else None,
             not_run=[NotRun.from_dict(n) for n in mappings(data.get("not_run"))],
             piece_digests={str(k): str(v) for k, v in (data.get("piece_digests") or {}).items()},
             runtimes=[RuntimeSet.from_dict(r) for r in mappings(data.get("runtimes"))],
-            shard=dict(shard) if isinstance(shard, Mapping) else None,
+            shard=JudgedShard.from_dict(shard) if isinstance(shard, Mapping) else None,
             merged_from=data.get("merged_from"),
-            gains=[dict(g) for g in mappings(data.get("gains"))],
-            placement=[dict(p) for p in mappings(data.get("placement"))],
-            usability=[dict(u) for u in mappings(data.get("usability"))],
+            gains=[Gain.from_dict(g) for g in mappings(data.get("gains"))],
+            placement=[Placement.from_dict(p) for p in mappings(data.get("placement"))],
+            usability=[Usability.from_dict(u) for u in mappings(data.get("usability"))],
             answers=[CaseAnswers.from_dict(a) for a in mappings(data.get("answers"))],
         )
 
@@ -420,7 +358,7 @@ class Report:
     context: dict[str, Any] = field(default_factory=dict)
     # When the checks ran; None for a report joined from others (`checker report merge`), which ran none itself.
     created_at: str | None = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    changes: dict[str, Any] | None = None  # against a base report (checker.reports.diff)
+    changes: Changes | None = None  # against a base report (checker.reports.diff)
 
     @property
     def status(self) -> str:
@@ -443,7 +381,7 @@ class Report:
         if self.context:
             out["context"] = self.context
         if self.changes is not None:
-            out["changes"] = self.changes
+            out["changes"] = self.changes.to_dict()
         return dict(printable_tree(out))
 
     @classmethod
@@ -457,5 +395,15 @@ class Report:
             environment={str(k): str(v) for k, v in (data.get("environment") or {}).items()},
             context=dict(data.get("context") or {}),
             created_at=data.get("created_at"),
-            changes=dict(changes) if isinstance(changes, Mapping) else None,
+            changes=Changes.from_dict(changes) if isinstance(changes, Mapping) else None,
         )
+
+    def printable(self) -> Report:
+        """The report with every string as a renderer can write it, as `to_dict` writes it: a lone surrogate
+        (from a file name that is not UTF-8) becomes `\\udXXX` (printable_tree)."""
+        return each_string(self, writable)
+
+
+def writable(text: str) -> str:
+    """`text` as UTF-8 can encode it (printable_text), the very string when it is already so (most are)."""
+    return text if text.isascii() else printable_text(text)

@@ -254,8 +254,8 @@ def test_quantized_variants_label_agrees_while_score_drifts(tmp_path: Path, quan
     assert "the transform introduced the error" in failed[0].message
     assert failed[0].line == ctx.manifest.line("variants", 1, "rules", 1)
     # The failed variant carries a diagnosis of where its tensors leave the baseline's.
-    assert bad.diagnosis is not None and bad.diagnosis["compared"] > 0
-    assert bad.diagnosis["case"] == drift.worst_case
+    assert bad.diagnosis is not None and bad.diagnosis.compared > 0
+    assert bad.diagnosis.case == drift.worst_case
     assert F.VARIANT_DIAGNOSIS in ids(found, F.Severity.INFO)
     assert by_graph["int8"].diagnosis is None
     json.dumps([c.to_dict() for c in comparisons], allow_nan=False)

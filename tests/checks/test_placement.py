@@ -19,6 +19,7 @@ from bundlekit import EXAMPLE
 from checker.release.lock import lock
 from checker.render import render
 from checker.reports.files import validate
+from checker.reports.model import Report
 
 Cli = Callable[..., tuple[int, str, str]]
 AZURE = "AzureExecutionProvider"
@@ -60,7 +61,7 @@ def test_every_node_of_the_example_is_on_the_cpu_provider(cli: Cli, tmp_path: Pa
     bundle = _bundle(tmp_path, "CUDAExecutionProvider, CPUExecutionProvider")
     code, report, text = _verify(cli, bundle, tmp_path / "r.json")
     assert code == 0
-    markdown = render("markdown", {"checker_version": "0", "status": "pass", "bundles": [report]})
+    markdown = render("markdown", Report.from_dict({"checker_version": "0", "status": "pass", "bundles": [report]}))
     placement = {(p["graph"], p["provider"]): p for p in report["placement"]}
     # CUDA is not on this machine: no placement of it, and the missing-provider warning says so.
     assert set(placement) == {("baseline", "CPUExecutionProvider"), ("int8", "CPUExecutionProvider")}

@@ -30,7 +30,7 @@ def test_reversed_channels_give_the_explained_fidelity_finding_alone(tmp_path: P
     assert F.INPUTS_RANGE not in ids
     fidelity = [f for f in report.findings if f.id == F.INPUTS_FIDELITY]
     assert len(fidelity) == len(stored) and all("channels reversed" in str(f.details["explanation"]) for f in fidelity)
-    shown = markdown.render(Report("0", [report]).to_dict())
+    shown = markdown.render(Report("0", [report]))
     first_fix = shown[shown.index("**Fix:**") :].split("\n", 1)[0]
     assert "channels reversed" in first_fix and "regenerate the case tensor" not in shown
 

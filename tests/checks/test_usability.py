@@ -18,7 +18,7 @@ from bundlekit import EXAMPLE
 
 from checker.release.lock import lock
 from checker.render import render
-from checker.reports.files import validate
+from checker.reports.files import load_report, validate
 
 Cli = Callable[..., tuple[int, str, str]]
 _FIGURES = re.compile(r"(\d+) partitions with a total of (\d+)/(\d+) nodes can be handled by the (.+) EP\.")
@@ -79,4 +79,4 @@ def test_the_mobile_providers_coverage_is_the_tools_own(cli: Cli, bundle: Path, 
     assert f"CoreML MLProgram takes {shown} partitions with fixed shapes)" in warned[0]["message"]
     assert "is not recommended with this model" in warned[0]["message"]
     sentence = f"int8, CoreML MLProgram: takes {mlprogram['supported']} of {mlprogram['nodes']} nodes"
-    assert sentence in text and sentence in render("markdown", report)
+    assert sentence in text and sentence in render("markdown", load_report(out))

@@ -26,6 +26,7 @@ from checker.platforms.emulation import emulated
 from checker.render import markdown, text
 from checker.render.gains import gain_sentence
 from checker.reports.model import Report
+from checker.reports.parts.gains import Gain
 from checker.verify import verify_bundle
 
 WIDTH = 256
@@ -165,7 +166,7 @@ def test_an_int8_variant_is_smaller_by_its_files_and_a_larger_one_gains_nothing(
     interval = timed["latency"]["interval"]
     assert interval["low"] <= timed["latency"]["faster"] <= interval["high"] and timed["latency"]["rounds"] >= 2
     assert timed["size"] == size
-    assert gain_sentence(timed).startswith(f"int8: {size['smaller']:.3g}x smaller (")
+    assert gain_sentence(Gain.from_dict(timed)).startswith(f"int8: {size['smaller']:.3g}x smaller (")
 
 
 def test_a_slower_variant_gains_nothing_and_misses_its_expected_speed(tmp_path: Path) -> None:
@@ -183,9 +184,10 @@ def test_a_slower_variant_gains_nothing_and_misses_its_expected_speed(tmp_path: 
     why = emulated()
     assert found["slow_expected"]["severity"] == ("warning" if why else "error")
     assert latency.get("not_device_figure") == why
-    shown = text.render({"bundles": [report]})
+    read = Report.from_dict({"checker_version": "0", "bundles": [report]})
+    shown = text.render(read)
     assert "  gain  slow: 0.9" in shown and "paired rounds, threads: intra_op_num_threads=1" in shown
-    assert "#### Gain over the baseline" in markdown.render({"bundles": [report]})
+    assert "#### Gain over the baseline" in markdown.render(read)
 
 
 def test_timing_on_shared_cores_is_not_a_device_figure(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def test_the_report_shows_each_slice_with_its_interval(tmp_path: Path) -> None:
     from checker.render import markdown, text
 
     root = labelled_bundle(tmp_path / "b", 40, 4, [DROP, {**DROP, "tags": ["edge"]}])
-    report = {"bundles": [verified(root)]}
+    report = Report.from_dict({"checker_version": "0", "bundles": [verified(root)]})
     shown = text.render(report)
     assert "(tags: edge; 4 items, 95 %" in shown and "(40 items, 95 %" in shown
     assert "(tags: edge; 4 items, 95 %" in markdown.render(report)

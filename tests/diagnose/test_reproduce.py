@@ -81,6 +81,18 @@ def test_settings_without_what_decides_the_result_are_a_warning() -> None:
     assert transform_findings("int8", complete, None, {"file": None, "line": None}) == []
 
 
+def test_the_warning_says_what_calibration_cases_takes() -> None:
+    """Both forms the message names are the ones the transform check (and the re-run) accepts."""
+    transform = {"tool": "onnxruntime.quantization.quantize_static", "version": "1.32.0", "settings": {"x": 1}}
+    (found,) = transform_findings("int8", transform, None, {"file": None, "line": None})
+    assert "calibration_cases takes the cases calibrated on: a count of the bundle's first cases" in found.message
+    assert "(calibration_cases: 8) or their names (calibration_cases: [meadow, dusk])" in found.message
+    assert "calibrate_method takes onnxruntime's CalibrationMethod name (MinMax" in found.message
+    for given in (8, ["meadow", "dusk"]):
+        settings = {"calibration_cases": given, "calibrate_method": "MinMax"}
+        assert transform_findings("int8", {**transform, "settings": settings}, None, {"file": None, "line": None}) == []
+
+
 def test_tensor_kinds_and_equal_arrays() -> None:
     assert [kind(n) for n in ("fc.w_scale", "fc.w_zero_point", "fc.w_quantized")] == ["scale", "zero point", "weight"]
     assert _describe(np.ones(3, np.int8), np.ones(3, np.int8)) is None

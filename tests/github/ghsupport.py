@@ -12,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from checker.findings import error, info, warning
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult
+from checker.reports.parts.values import json_figures
 
 MANIFEST = """\
 manifest_version: 1
@@ -90,7 +91,12 @@ def load_event(name: str) -> dict[str, Any]:
     return data
 
 
-def sample_report(*, failing: bool = True, name: str = "mobilenet-v2", findings: int = 0) -> dict[str, Any]:
+def sample_json(*, failing: bool = True, name: str = "mobilenet-v2", findings: int = 0) -> dict[str, Any]:
+    """The report as `checker verify --format json` writes it."""
+    return dict(json_figures(sample_report(failing=failing, name=name, findings=findings).to_dict()))
+
+
+def sample_report(*, failing: bool = True, name: str = "mobilenet-v2", findings: int = 0) -> Report:
     """A report as `checker verify` makes it, built from the report model itself."""
     bundle = BundleReport(
         path="models/mobilenet/bundle.yaml",
@@ -137,9 +143,8 @@ def sample_report(*, failing: bool = True, name: str = "mobilenet-v2", findings:
         RuleResult("logits", "topk", {"k": 5}, True, 1.0, 1.0, "dog", 1.0, 1.0, 1.0, "min", {"dog": 1.0}),
     ]
     bundle.comparisons.append(Comparison("baseline", "reference", rules))
-    report = Report(
+    return Report(
         "0.1.0",
         [bundle],
         environment={"checker": "0.1.0", "onnxruntime": "1.32.0", "python": "3.11.7", "platform": "Linux x86_64"},
     )
-    return report.to_dict()

@@ -14,7 +14,7 @@ from typing import Any
 
 from actionrunner import ACTION, ROOT, Run, Runner
 from fakegithub import APP, APP_BOT, TOKEN, FakeGitHub
-from ghsupport import HEAD, make_bundle, sample_report
+from ghsupport import HEAD, make_bundle, sample_json
 
 from checker.github.comment import marker
 from checker.render.markdown import FOOTER_MARK
@@ -226,7 +226,7 @@ def test_comment_only_with_a_missing_or_invalid_report_still_writes_summary_and_
 
 
 def _comment_only(runner: Runner, event_file: Any, context: dict[str, Any] | None) -> Run:
-    report = sample_report(failing=False)
+    report = sample_json(failing=False)
     if context is not None:
         report["context"] = context
     (runner.workspace / "report.json").write_text(json.dumps(report), encoding="utf-8")

@@ -23,7 +23,7 @@ from pytest_httpserver import HTTPServer
 from ruamel.yaml import YAML
 from test_github_workflows import doc_workflows
 
-from checker.github.reportfile import read_report
+from checker.reports.files import read_report
 
 HEADLINE = re.compile(r"^## .*$", re.M)
 LOCKED = {

@@ -10,8 +10,10 @@ from ghsupport import sample_report
 from hypothesis import given
 from hypothesis import strategies as st
 
+from checker.findings import Finding
 from checker.github.annotations import Annotation, bundle_root, escape_data, escape_property, inert, select
 from checker.github.files import write_outputs
+from checker.reports.model import Report
 
 
 def test_data_and_properties_are_escaped_as_the_runner_expects() -> None:
@@ -40,17 +42,17 @@ def test_an_annotation_is_always_one_line(message: str) -> None:
     ],
 )
 def test_the_bundle_root_relative_to_the_workspace(path: str, root: str | None, tmp_path: Path) -> None:
-    found = bundle_root({"path": path}, tmp_path)
+    found = bundle_root(path, tmp_path)
     assert (found.as_posix() if found is not None else None) == root
 
 
 def test_an_absolute_path_inside_the_workspace_is_made_relative(tmp_path: Path) -> None:
-    assert str(bundle_root({"path": str(tmp_path / "m" / "bundle.yaml")}, tmp_path)) == "m"
+    assert str(bundle_root(str(tmp_path / "m" / "bundle.yaml"), tmp_path)) == "m"
 
 
-def report_with(findings: list[dict[str, Any]]) -> dict[str, Any]:
+def report_with(findings: list[dict[str, Any]]) -> Report:
     report = sample_report(failing=False)
-    report["bundles"][0]["findings"] = findings
+    report.bundles[0].findings = [Finding.from_dict(f) for f in findings]
     return report
 
 

@@ -17,6 +17,7 @@ from checker.github.config import Config
 from checker.github.event import Event
 from checker.release.lock import lock
 from checker.reports.diff import diff
+from checker.reports.model import Report
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
 
@@ -57,9 +58,9 @@ def test_base_verifies_the_bundles_at_the_base_commit_and_calls_a_missing_one_ne
     root, base = repo
     config = Config(workspace=root, compare_to="base")
     found = base_report(config, event(base), ["models/*"], ["--run-validation", "--case-timeout", "60"])
-    assert [b["path"] for b in found["bundles"]] == ["models/m"]  # models/new is not there at the base
-    assert found["bundles"][0]["findings"]  # verified for real (the validation command was not run)
-    assert all(f["id"] != "validation.failed" for f in found["bundles"][0]["findings"])
+    assert [b.path for b in found.bundles] == ["models/m"]  # models/new is not there at the base
+    assert found.bundles[0].findings  # verified for real (the validation command was not run)
+    assert all(f.id != "validation.failed" for f in found.bundles[0].findings)
     assert git(root, "worktree", "list").count("\n") == 0  # the worktree is gone again
     assert git(root, "status", "--porcelain") == ""  # and the workspace untouched
 
@@ -70,7 +71,7 @@ def test_base_verifies_the_bundles_at_the_base_commit_and_calls_a_missing_one_ne
         text=True,
         check=False,
     )
-    changes = diff(found, json.loads(head.stdout))
+    changes = diff(found, Report.from_dict(json.loads(head.stdout))).to_dict()
     states = {e["path"]: e["state"] for e in changes["bundles"]}
     assert states == {"models/m": "changed", "models/new": "new"}
     entry = next(e for e in changes["bundles"] if e["path"] == "models/m")
@@ -92,7 +93,7 @@ def test_an_unknown_base_commit_is_a_clear_error(repo: tuple[Path, str]) -> None
 def test_a_path_to_a_report_is_read_and_checked(tmp_path: Path) -> None:
     report = tmp_path / "base.json"
     report.write_text(json.dumps({"checker_version": "0", "status": "pass", "bundles": []}), encoding="utf-8")
-    assert base_report(Config(compare_to=str(report)), Event("", {}), [], [])["bundles"] == []
+    assert base_report(Config(compare_to=str(report)), Event("", {}), [], []).bundles == []
     report.write_text('{"status": 3}', encoding="utf-8")
     with pytest.raises(Error, match="does not match the report schema"):
         base_report(Config(compare_to=str(report)), Event("", {}), [], [])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fakegithub import READ_ONLY, TOKEN, FakeGitHub
-from ghsupport import HEAD, sample_report
+from ghsupport import HEAD, sample_json
 
 from checker.cli import main
 
@@ -20,7 +20,7 @@ RUN_HEAD = "3484a3fb816e0859fd6e1cea078d76385ff50625"
 @pytest.fixture
 def report_file(tmp_path: Path) -> Path:
     path = tmp_path / "report.json"
-    path.write_text(json.dumps(sample_report()), encoding="utf-8")
+    path.write_text(json.dumps(sample_json()), encoding="utf-8")
     return path
 
 
@@ -73,7 +73,7 @@ def test_a_read_only_token_is_explained(
 def test_a_report_that_is_not_a_report_is_refused(
     env: pytest.MonkeyPatch, github: FakeGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = sample_report()
+    bad = sample_json()
     bad["bundles"][0]["findings"][0]["severity"] = "<img src=x>"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad), encoding="utf-8")
@@ -89,7 +89,7 @@ def test_run_in_comment_only_mode_posts_the_report_for_the_triggering_run(
     env: pytest.MonkeyPatch, github: FakeGitHub, tmp_path: Path, event_file: Callable[..., Path]
 ) -> None:
     github.add_pull(2, RUN_HEAD)
-    report = sample_report()
+    report = sample_json()
     report["context"] = {"head_sha": RUN_HEAD, "pull_request": 2}
     path = tmp_path / "untrusted" / "checker-report.json"
     path.parent.mkdir()

@@ -1,17 +1,25 @@
-"""Finding the pull request from real event payloads (@octokit/webhooks-examples)."""
+"""Finding the pull request and the commits from real event payloads (@octokit/webhooks-examples), and the
+table of events held to a payload fixture per event, the script that makes them, the docs and action.yml."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib.util
+import json
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 from fakegithub import FakeGitHub
-from ghsupport import HEAD, load_event
+from ghsupport import FIXTURES, HEAD, load_event
 
 from checker.errors import Error
 from checker.github.api import Client
-from checker.github.event import Event, Target, as_number, find_targets, head_sha
+from checker.github.commit import verified_commit
+from checker.github.config import Config
+from checker.github.event import EVENTS, NO_COMMIT, Event, Kind, Target, as_number, base_commit, find_targets, head_sha
 from checker.github.event import load_event as read_event
 
 REPO = ("octo-org", "octo-repo")
@@ -121,3 +129,99 @@ def test_an_event_file_is_read_and_bounded(tmp_path: Path) -> None:
     with pytest.raises(Error, match="cannot read the event file"):
         read_event("pull_request", path)
     assert read_event(None, None) == Event("", {})
+
+
+# ----- the table of events, held to what must follow it
+
+ROOT = FIXTURES.parents[2]
+PAYLOADS = sorted((FIXTURES / "events").glob("*.json"))
+
+
+def trim_webhooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("trim_webhooks", ROOT / "scripts" / "trim_webhooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def event_of(path: Path) -> str:
+    return path.name.split(".")[0]
+
+
+def event_gaps(events: Mapping[str, Kind], payloads: list[Path]) -> list[str]:
+    """Where the table of events and what follows it disagree: each event's payload fixture and the script
+    entry that makes it, its words in docs/action.md, and the events action.yml's cache steps leave out."""
+    fixtures = {event_of(path) for path in payloads}
+    script = trim_webhooks()
+    made = {name.split(".")[0] for *_, name in script.PICKS} | {script.SCHEDULE[2]}
+    docs = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    gaps = [f"{name}: no payload fixture" for name in events if name not in fixtures]
+    gaps += [f"{name}: a payload fixture, but not in the table" for name in sorted(fixtures - set(events))]
+    gaps += [f"{name}: scripts/trim_webhooks.py makes no fixture" for name in events if name not in made]
+    gaps += [f"{name}: not in docs/action.md" for name in events if f"`{name}`" not in docs]
+    action = (ROOT / "action.yml").read_text(encoding="utf-8")
+    for condition in re.findall(r"if: (.*cache.*|.*event_name.*)", action):
+        uncached = set(re.findall(r"github\.event_name != '(\w+)'", condition))
+        if uncached and uncached != {name for name, kind in events.items() if not kind.cache}:
+            gaps.append(f"action.yml's condition `{condition}` leaves out other events than the table's")
+    return gaps
+
+
+def test_every_event_has_its_payload_fixture_words_and_cache_rule() -> None:
+    assert event_gaps(EVENTS, PAYLOADS) == []
+    assert re.findall(r"github\.event_name != '(\w+)'", (ROOT / "action.yml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("left_out", ["merge_group", "pull_request_review", "release"])
+def test_an_event_missing_from_a_table_is_reported(left_out: str) -> None:
+    table = {name: kind for name, kind in EVENTS.items() if name != left_out}
+    gaps = event_gaps(table, PAYLOADS)
+    assert f"{left_out}: a payload fixture, but not in the table" in gaps
+    assert any("action.yml" in gap for gap in gaps) == (not EVENTS[left_out].cache)
+    fixtures = [path for path in PAYLOADS if event_of(path) != left_out]
+    assert event_gaps(EVENTS, fixtures) == [f"{left_out}: no payload fixture"]
+
+
+def dig(payload: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = payload
+    for key in path:
+        node = node[key]
+    return node
+
+
+@pytest.mark.parametrize("path", PAYLOADS, ids=lambda p: p.stem)
+def test_each_events_payload_names_its_commits_and_pull_request(
+    path: Path, github: FakeGitHub, make_client: Callable[..., Client], tmp_path: Path
+) -> None:
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    event = Event(event_of(path), payload)
+    kind = event.kind
+    assert kind is EVENTS[event.name]
+    sha = "f" * 40  # GITHUB_SHA
+    named = dig(payload, kind.head) if kind.head else None
+    assert named is None or re.fullmatch("[0-9a-f]{40}", named)  # the fixture holds what the table says
+    head = named if named and named != NO_COMMIT else (sha if kind.head_or_sha else None)
+    assert head_sha(event, sha) == head
+    assert base_commit(event) == (dig(payload, kind.base) if kind.base else None)
+
+    git = tmp_path / ".git"
+    git.mkdir()
+    (git / "HEAD").write_text("c" * 40 + "\n", encoding="utf-8")
+    checked = verified_commit(Config(workspace=tmp_path, sha=sha), event)
+    assert checked == (head_sha(event, sha) if kind.checkout == "head" else "c" * 40)
+
+    expected: list[Target] = []
+    if kind.pulls == "payload":
+        expected = [Target(payload["pull_request"]["number"], head)]
+    elif kind.pulls == "run":
+        for number in [pull["number"] for pull in payload["workflow_run"]["pull_requests"]]:
+            github.add_pull(number, str(head))
+            expected.append(Target(number, head))
+    elif kind.pulls == "commit" and payload["ref"].startswith("refs/heads/"):
+        github.add_pull(5, str(head))
+        github.commit_pulls[str(head)] = [5]
+        expected = [Target(5, head)]
+    assert find_targets(make_client(github), REPO, event, sha, None) == expected
+    if not kind.pulls:
+        assert github.seen == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -144,7 +145,8 @@ def test_annotations_are_limited_and_the_rest_counted_in_the_summary(
 
 def test_hostile_text_cannot_forge_workflow_commands_or_outputs(config: Callable[..., Config]) -> None:
     report = sample_report(name="evil\n::set-output name=status::pass")
-    report["bundles"][0]["findings"][0]["message"] = "line one\r\n::add-mask::x\n%0A"
+    findings = report.bundles[0].findings
+    findings[0] = dataclasses.replace(findings[0], message="line one\r\n::add-mask::x\n%0A")
     cfg = config(mode="verify-only", report="a\nstatus=pass")
     result = publish(cfg, report, "a\nstatus=pass", None)
     assert all("\n" not in line and "\r" not in line for line in result.lines)
@@ -159,7 +161,7 @@ def test_comment_only_posts_an_untrusted_report_for_the_run_that_made_it(
 ) -> None:
     github.add_pull(2, RUN_HEAD)
     report = sample_report()
-    report["context"] = {"head_sha": RUN_HEAD, "pull_request": 2, "bundle_set": "models/*/bundle.yaml"}
+    report.context = {"head_sha": RUN_HEAD, "pull_request": 2, "bundle_set": "models/*/bundle.yaml"}
     cfg = config(event="workflow_run.completed", name="workflow_run", mode="comment-only")
     result = publish(cfg, report, "r.json", make_client(github))
     assert [o.action for o in result.outcomes] == ["created"]
@@ -172,7 +174,7 @@ def test_comment_only_refuses_a_report_about_another_commit(
 ) -> None:
     github.add_pull(2, RUN_HEAD)
     report = sample_report()
-    report["context"] = {"head_sha": "0" * 40, "pull_request": 2}
+    report.context = {"head_sha": "0" * 40, "pull_request": 2}
     cfg = config(event="workflow_run.completed", name="workflow_run", mode="comment-only")
     result = publish(cfg, report, "r.json", make_client(github))
     assert github.comments[2] == []
@@ -182,8 +184,8 @@ def test_comment_only_refuses_a_report_about_another_commit(
 
 def test_the_summary_stays_under_githubs_limit(config: Callable[..., Config]) -> None:
     report = sample_report(findings=5000)
-    for finding in report["bundles"][0]["findings"]:
-        finding["message"] += " because" * 35
+    findings = report.bundles[0].findings
+    findings[:] = [dataclasses.replace(f, message=f.message + " because" * 35) for f in findings]
     cfg = config(mode="verify-only")
     publish(cfg, report, "r.json", None)
     summary = cfg.step_summary.read_bytes()  # type: ignore[union-attr]
@@ -193,6 +195,6 @@ def test_the_summary_stays_under_githubs_limit(config: Callable[..., Config]) ->
 
 def test_verdict_counts_failed_bundles() -> None:
     report = sample_report()
-    report["bundles"].append(sample_report(failing=False)["bundles"][0])
+    report.bundles.append(sample_report(failing=False).bundles[0])
     assert verdict(report, "error") == ("fail", 1)
     assert verdict(report, "warning") == ("fail", 2)

@@ -14,7 +14,8 @@ import pytest
 import yaml
 from bundlekit import linear_forward, linear_model, manifest, write_bundle
 
-from checker.manifest.load import MAX_MANIFEST_BYTES, MAX_NODES, parse_text
+from checker.manifest.load import MAX_MANIFEST_BYTES
+from checker.manifest.yamltree import MAX_NODES, parse_text
 
 CASES = 10_000
 FD_LIMIT = 1024
@@ -82,9 +83,9 @@ def _run_measured(command: list[str], timeout: float = 1800) -> tuple[int, str, 
 
 def test_the_node_count_bounds_what_the_size_allows(monkeypatch: pytest.MonkeyPatch) -> None:
     """16 MiB of one-character nodes would be millions of them: the node count refuses such a manifest early."""
-    import checker.manifest.load as load
+    import checker.manifest.yamltree as yamltree
 
     assert MAX_MANIFEST_BYTES == 16 << 20 and MAX_NODES <= MAX_MANIFEST_BYTES // 8
-    monkeypatch.setattr(load, "MAX_NODES", 1000)
+    monkeypatch.setattr(yamltree, "MAX_NODES", 1000)
     tree, found = parse_text("x: [" + ",".join(["1"] * 1200) + "]\n", "bundle.yaml")
     assert tree is None and "more than 1000 YAML nodes" in found[0].message

@@ -18,7 +18,9 @@ from bundlekit import EXAMPLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.manifest.load import MAX_DEPTH, Manifest, MarkedMap, parse_marked, parse_text, plain_data, to_plain
+from checker.manifest import yamltree
+from checker.manifest.load import Manifest
+from checker.manifest.yamltree import MAX_DEPTH, MarkedMap, parse_marked, parse_text, plain_data, to_plain
 
 REPO = EXAMPLE.parent.parent
 REPO_MANIFESTS = sorted(
@@ -160,3 +162,89 @@ def test_generated_yaml_loads_alike(parts: list[tuple[int, str, str, str]]) -> N
 @given(text=st.text(max_size=200))
 def test_arbitrary_text_loads_alike(text: str) -> None:
     _same(text)
+
+
+# ----- over MAX_DOUBTFUL_BYTES: the libyaml pass alone decides, with ruamel's words for a bound's refusal
+
+# Costly texts that both parsers read alike up to the refusal: the refusal's id, words and line must be the same
+# whichever decides (ruamel.yaml under the bound, libyaml alone over it).
+REFUSED = {
+    "anchor": "a: 1\nb:\n  c: &x [1, 2]\n",
+    "alias": "a: 1\nb: [1, 2]\nc:\n  - d: *x\n",
+    "anchored mapping": "a:\n  - &x {b: 1}\n",
+    "complex key, explicit": "a: 1\n? [a, b]\n: c\n",
+    "complex key, flow": "a: 1\nb: {[a]: b}\n",
+    "complex key, implicit": "a:\n  - [a, b]: c\n",
+    "complex key, mapping": "a:\n  ? {x: 1}\n  : 2\n",
+    "deep flow": "a: 1\nb: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n",
+    "deep block": "a:\n" + "".join(f"{'  ' * d}k{d}:\n" for d in range(1, MAX_DEPTH + 1)) + "  " * 65 + "k: 1\n",
+    "very deep": "[" * 10_000 + "]" * 10_000,
+}
+
+
+@pytest.mark.parametrize("text", REFUSED.values(), ids=REFUSED.keys())
+def test_libyaml_alone_refuses_as_ruamel_does(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, ruamel = parse_text(text, "bundle.yaml")
+    assert [f.id for f in ruamel] == ["manifest.parse"] and "not valid YAML" not in ruamel[0].message
+    monkeypatch.setattr(yamltree, "MAX_DOUBTFUL_BYTES", 0)
+    tree, alone = parse_marked(text, "bundle.yaml")
+    assert tree is None
+    assert [(f.id, f.message, f.line) for f in alone] == [(f.id, f.message, f.line) for f in ruamel]
+
+
+def test_the_node_count_is_refused_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamltree, "MAX_NODES", 1000)
+    text = "a: 1\nx: [" + ",".join(["1"] * 1200) + "]\n"
+    _, ruamel = parse_text(text, "bundle.yaml")
+    monkeypatch.setattr(yamltree, "MAX_DOUBTFUL_BYTES", 0)
+    _, alone = parse_marked(text, "bundle.yaml")
+    expected = [("more than 1000 YAML nodes", None)]
+    assert [(f.message, f.line) for f in alone] == [(f.message, f.line) for f in ruamel] == expected
+
+
+@pytest.mark.parametrize("text", CORNERS, ids=range(len(CORNERS)))
+def test_over_the_bound_both_readers_still_agree(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over MAX_DOUBTFUL_BYTES `parse_text` asks the libyaml pass first, so `checker lock` refuses what verify does."""
+    monkeypatch.setattr(yamltree, "MAX_DOUBTFUL_BYTES", 0)
+    _same(text)
+
+
+# What only ruamel.yaml could settle, and so, over the bound, is the finding, at the line it is on.
+DOUBTS = {
+    "a: 1\nb: !!str 5\n": ("the YAML tag 'tag:yaml.org,2002:str'", 2),
+    "a: 1\nb:\n  c: !custom {d: 1}\n": ("the YAML tag '!custom'", 3),
+    "%YAML 1.1\n---\na: yes\n": ("a %YAML or %TAG directive", 1),
+    "a: 1\n---\nb: 2\n": ("a second YAML document", 2),
+    "a: 1\nb: 2\na: 3\n": ("the key 'a' a second time", 3),
+    "a: 1\n2.5: d\n": ("a number as a key", 2),
+    "a: 1\nb: [1, 0o17]\n": ("the unquoted value '0o17'", 2),
+    "a:\n  b: 2024-01-01\n": ("the unquoted value '2024-01-01'", 2),
+    "a: 1\n<<: {b: 1}\n": ("the unquoted value '<<'", 2),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), DOUBTS.items(), ids=range(len(DOUBTS)))
+def test_over_the_bound_a_doubt_is_the_finding_at_its_line(
+    text: str, expected: tuple[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert parse_text(text, "bundle.yaml")[0] is not None or parse_text(text, "bundle.yaml")[1]  # ruamel reads it
+    monkeypatch.setattr(yamltree, "MAX_DOUBTFUL_BYTES", 0)
+    words, line = expected
+    for parse in (parse_marked, parse_text):
+        tree, found = parse(text, "bundle.yaml")
+        assert tree is None and [(f.id, f.line) for f in found] == [("manifest.parse", line)], found
+        assert words in found[0].message and "must be plain YAML or JSON" in found[0].message
+
+
+def test_over_the_bound_a_syntax_error_is_libyamls_at_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamltree, "MAX_DOUBTFUL_BYTES", 0)
+    tree, found = parse_marked("a: 1\nb: [1, 2\nc: 3\n", "bundle.yaml")
+    assert tree is None and found[0].message.startswith("not valid YAML: ") and found[0].line == 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(parts=st.lists(st.tuples(st.integers(0, 3), scalars, st.sampled_from([": ", ": ", "- ", "", "? "]), scalars)))
+def test_generated_yaml_over_the_bound_loads_alike(parts: list[tuple[int, str, str, str]]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(yamltree, "MAX_DOUBTFUL_BYTES", 0)
+        _same("".join(f"{'  ' * indent}{a}{sep}{b}\n" for indent, a, sep, b in parts))

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy
 import onnxruntime
 import pytest
-from platformkit import LIMIT, int8_max_abs_arm, needs_arm_userland, write_bundle
+from platformkit import LIMIT, int8_max_abs, int8_max_abs_arm, needs_arm_userland, write_bundle
 
 from checker.platforms import userland
 
@@ -23,12 +23,17 @@ def test_the_planted_variant_holds_on_aarch64_built_once_then_offline(
     cli: Cli, platform_cache: Path, tmp_path: Path
 ) -> None:
     bundle = write_bundle(tmp_path / "pairs", CASES)
+    # The whole verdict also holds the native run, which saturates on an x86 CPU without VNNI: the exit status
+    # is what onnxruntime alone measures here; the aarch64 platform's own status is asserted below.
+    native_code = 0 if int8_max_abs(bundle, CASES, None) <= LIMIT else 1
     sets = []
     for extra in ((), ("--offline",)):
         out = tmp_path / f"r{len(sets)}.json"
         code, _, err = cli("verify", bundle, "--platform", "aarch64-dotprod", "--format", "json", "-o", out, *extra)
         report = json.loads(out.read_text())
-        assert code == 0, [f["message"] for f in report["bundles"][0]["findings"] if f["severity"] != "info"] or err
+        assert code == native_code, [
+            f["message"] for f in report["bundles"][0]["findings"] if f["severity"] != "info"
+        ] or err
         [one] = report["bundles"][0]["runtimes"]
         sets.append(one)
     view = userland.ensure(onnxruntime.__version__, numpy.__version__, True, "cortex-a76")

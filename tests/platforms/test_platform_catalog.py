@@ -124,7 +124,7 @@ def test_init_proposes_the_platform_of_a_known_target(tmp_path: Path) -> None:
 
 
 def test_a_platform_not_run_fails_strict_and_an_unknown_name_is_an_error(cli: Cli, tmp_path: Path) -> None:
-    bundle = write_pairs(tmp_path / "pairs", 2)
+    bundle = write_pairs(tmp_path / "pairs", 2, limit=50.0)  # passes here whatever this CPU's int8 kernels do
     out = tmp_path / "r.json"
     code, text, err = cli("verify", bundle, "--platform", "aarch64-i8mm", "--format", "json", "-o", out)
     report = json.loads(out.read_text())["bundles"][0]

@@ -127,3 +127,31 @@ def test_a_step_without_a_kernel_names_the_supported_ones() -> None:
         registry.kernel(Blur)
     with pytest.raises(TypeError, match="Blur is not one of the image steps: Decode, Convert"):
         image_steps.REGISTRY.register_kernel(Blur)
+
+
+# ----- what an image step does to the size and to each band: said by every step class, none by default
+
+PROPERTIES = ("size_after", "per_band")
+
+
+def unsaid(steps: tuple[type[Any], ...]) -> list[str]:
+    """Every image step class that leaves its size or its bands to the base class, said as `name: what`."""
+    return [f"{step.name}: no {prop}" for step in steps for prop in PROPERTIES if prop not in vars(step)]
+
+
+def test_every_image_step_says_its_size_and_its_bands() -> None:
+    assert unsaid(image_steps.STEPS) == []
+
+
+def test_a_step_that_says_neither_is_named_and_never_taken_to_keep_the_size() -> None:
+    @dataclass(frozen=True)
+    class Rotate(image_steps.Step):
+        name = "rotate"
+
+    assert unsaid((*image_steps.STEPS, Rotate)) == ["rotate: no size_after", "rotate: no per_band"]
+    from checker.preprocess.image.geometry import planned_size
+
+    with pytest.raises(NotImplementedError, match="Rotate says nothing of the size"):
+        planned_size((Rotate(),), 40, 60)
+    crop = image_steps.Crop(center=(24, 32))
+    assert planned_size((crop,), 40, 60) == (24, 32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import platform
 from pathlib import Path
@@ -105,8 +106,6 @@ def test_case_add_keeps_the_manifests_comments_and_drops_the_filled_placeholder(
     assert "add them with `checker case add`" not in text
     assert "TODO: what produced the expected outputs" not in text
     data = YAML(typ="safe").load(text)
-    produced = data["comparison"]["cases"][0].pop("produced_on")  # the machine that stored the reference
-    assert produced["arch"] == platform.machine() and produced["numpy"] == np.__version__
     assert data["comparison"]["cases"] == [
         {
             "name": "c",
@@ -114,7 +113,10 @@ def test_case_add_keeps_the_manifests_comments_and_drops_the_filled_placeholder(
             "expected": {"logits": "cases/c/logits.npy"},
         }
     ]
-    assert data["comparison"]["reference"] == {"description": "NumPy float64"}
+    reference = data["comparison"]["reference"]
+    produced = reference.pop("produced_on")  # where the reference's outputs were stored, once for the bundle
+    assert produced["arch"] == platform.machine() and produced["numpy"] == np.__version__
+    assert reference == {"description": "NumPy float64"}
 
 
 def test_npz_and_onnx_pb_tensor_files_are_accepted(started: tuple[Path, onnx.ModelProto], cli: Cli) -> None:
@@ -237,7 +239,9 @@ def test_save_case_before_the_graph_exists_then_init_keeps_the_cases(tmp_path: P
     assert "comparison.cases" not in result.placeholders and "comparison.reference" not in result.placeholders
     data = YAML(typ="safe").load((bundle / "bundle.yaml").read_text(encoding="utf-8"))
     assert [c["name"] for c in data["comparison"]["cases"]] == ["s11", "s12"]
-    assert data["comparison"]["reference"] == {"description": "NumPy float64, x86_64"}
+    # init keeps what the export script recorded: the reference and where its outputs were stored
+    assert data["comparison"]["reference"] == early["comparison"]["reference"]
+    assert data["comparison"]["reference"]["description"] == "NumPy float64, x86_64"
     edit(bundle / "bundle.yaml", lambda tree: complete(tree, RULES))
     code, report = verify_json(cli, bundle)
     assert code == 0, report["findings"]
@@ -263,3 +267,84 @@ def test_a_json_manifest_stays_json(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "bundle.json").read_text(encoding="utf-8"))
     assert data["comparison"]["cases"][0]["name"] == "c"
     assert not (tmp_path / "bundle.yaml").exists()
+
+
+def test_a_tensor_that_does_not_fit_its_input_is_refused_naming_the_file_and_both_shapes(
+    started: tuple[Path, onnx.ModelProto], cli: Cli
+) -> None:
+    bundle, model = started
+    x, y = _files(bundle.parent, model, 8)
+    flat, narrow = bundle.parent / "flat.npy", bundle.parent / "narrow.npy"
+    np.save(flat, np.zeros((1, 10), np.float32))
+    np.save(narrow, np.zeros((1, 3, 8, 7), np.float32))
+    before = (bundle / "bundle.yaml").read_text(encoding="utf-8")
+    for tensor, problem in ((flat, "rank 2, not 4"), (narrow, "axis 3 is 7, not 8")):
+        args = ["case", "add", bundle, "--name", "misfit", "--input", f"pixel_values={tensor}"]
+        code, _out, err = cli(*args, "--expected", f"logits={y}")
+        assert code == 2 and "Traceback" not in err, err
+        assert f"case 'misfit': {tensor} holds a tensor of shape [1, {'10' if tensor == flat else '3, 8, 7'}]" in err
+        assert "input 'pixel_values' is declared [batch, 3, 8, 8]" in err and problem in err
+    code, _out, err = cli("case", "add", bundle, "--name", "misfit", "--input", f"pixel_values={x}",
+                          "--expected", f"logits={flat}")  # fmt: skip
+    assert code == 2 and f"{flat} holds a tensor of shape [1, 10], but output 'logits' is declared [batch, 4]" in err
+    assert (bundle / "bundle.yaml").read_text(encoding="utf-8") == before
+    assert not (bundle / "cases" / "misfit").exists()
+
+
+def test_save_case_names_the_array_that_does_not_fit(started: tuple[Path, onnx.ModelProto]) -> None:
+    bundle, _model = started
+    with pytest.raises(Error, match=r"the array given for 'pixel_values' holds a tensor of shape \[1, 10\]"):
+        save_case(
+            bundle,
+            "flat",
+            inputs={"pixel_values": np.zeros((1, 10), np.float32)},
+            expected={"logits": np.zeros((1, 4), np.float32)},
+        )
+
+
+def test_where_the_reference_was_made_is_recorded_once_per_bundle(
+    started: tuple[Path, onnx.ModelProto], cli: Cli
+) -> None:
+    bundle, model = started
+    for seed in (21, 22, 23):
+        x, y = _files(bundle.parent, model, seed)
+        code, _out, err = cli("case", "add", bundle, "--name", f"c{seed}", "--input", f"pixel_values={x}",
+                              "--expected", f"logits={y}")  # fmt: skip
+        assert code == 0, err
+    text = (bundle / "bundle.yaml").read_text(encoding="utf-8")
+    assert "cpu_features" not in text and text.count("produced_on") == 1
+    data = YAML(typ="safe").load(text)
+    produced = data["comparison"]["reference"]["produced_on"]
+    assert set(produced) == {"arch", "cpu_class", "onnxruntime", "numpy"} and produced["arch"] == platform.machine()
+    assert all("produced_on" not in case for case in data["comparison"]["cases"])
+    # A case stored where another machine made the others says where it was made.
+    edit(
+        bundle / "bundle.yaml",
+        lambda tree: tree["comparison"]["reference"]["produced_on"].update(cpu_class="elsewhere"),
+    )
+    x, y = _files(bundle.parent, model, 24)
+    assert (
+        cli("case", "add", bundle, "--name", "c24", "--input", f"pixel_values={x}", "--expected", f"logits={y}")[0] == 0
+    )
+    cases = YAML(typ="safe").load((bundle / "bundle.yaml").read_text(encoding="utf-8"))["comparison"]["cases"]
+    assert [c.get("produced_on") for c in cases] == [None, None, None, produced]
+
+
+def test_a_manifest_with_a_record_in_every_case_stays_valid(example: Path, cli: Cli) -> None:
+    """Manifests written before the bundle-wide record hold one, with the CPU's features, in every case."""
+    old = {"arch": "x86_64", "cpu_class": "x86-64-v3", "cpu_features": ["SSE", "AVX2", "FMA3"], "numpy": "2.4.6"}
+    edit(
+        example / "bundle.yaml",
+        lambda tree: [case.update(produced_on=copy.deepcopy(old)) for case in tree["comparison"]["cases"]],
+    )
+    assert cli("lock", example)[0] == 0
+    code, report = verify_json(cli, example)
+    assert code == 0 and "manifest.schema" not in ids(report), report["findings"]
+    x, y = example / "cases" / "dusk" / "pixel_values.npy", example / "cases" / "dusk" / "logits.npy"
+    assert (
+        cli("case", "add", example, "--name", "dusk-2", "--input", f"pixel_values={x}", "--expected", f"logits={y}")[0]
+        == 0
+    )
+    assert cli("lock", example)[0] == 0
+    code, report = verify_json(cli, example)
+    assert code == 0, report["findings"]

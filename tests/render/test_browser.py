@@ -8,13 +8,11 @@ shows as text. `.ci/run` installs Chromium and the npm packages, and fails if th
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from browserkit import look, markup_shown, missing
@@ -22,6 +20,9 @@ from browserkit import look, markup_shown, missing
 from checker.cli import main
 from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, render
+from checker.reports.files import load_report
+from checker.reports.model import BundleReport, Report
+from checker.reports.parts.changes import Base, BundleChange, Changes, Compared, RuleChange, Verdicts
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
@@ -30,9 +31,9 @@ LINKS = Links("https://github.com", "octo/models", "0123456789abcdef0123456789ab
 FOLD = 700  # px: what a reviewer sees without scrolling
 
 
-def verified(paths: list[Path], out: Path, *flags: str) -> dict[str, Any]:
+def verified(paths: list[Path], out: Path, *flags: str) -> Report:
     main(["verify", *map(str, paths), *flags, "--format", "json", "--output", str(out)])
-    return json.loads(out.read_text(encoding="utf-8"))
+    return load_report(out)
 
 
 def copy(root: Path) -> Path:
@@ -48,7 +49,7 @@ def broken(root: Path) -> Path:
     return root
 
 
-def scenario(name: str, tmp: Path) -> dict[str, Any]:
+def scenario(name: str, tmp: Path) -> Report:
     if name == "passing":
         return verified([copy(tmp / "b")], tmp / "r.json")
     if name == "failing":
@@ -76,15 +77,13 @@ SCENARIOS = ("passing", "failing", "warnings", "loosened", "twelve")
 
 
 @pytest.fixture(scope="module", params=SCENARIOS)
-def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
+def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Report, Path]:
     tmp = tmp_path_factory.mktemp(request.param)
     return request.param, scenario(request.param, tmp), tmp
 
 
 @pytest.mark.parametrize("where", ["comment", "summary"])
-def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(
-    case: tuple[str, dict[str, Any], Path], where: str
-) -> None:
+def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(case: tuple[str, Report, Path], where: str) -> None:
     name, report, tmp = case
     if where == "comment":  # as the action posts it: its size limit, links, newlines as line breaks
         markdown = render(report, links=LINKS)
@@ -92,7 +91,7 @@ def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(
         markdown = render(report, links=LINKS, limit=SUMMARY_LIMIT - 4096, limit_name="the job-summary limit")
     (tmp / f"{where}.md").write_text(markdown, encoding="utf-8")
     page = look(markdown, comment=where == "comment", workdir=tmp)
-    failed = report["status"] == "fail"
+    failed = report.status == "fail"
     assert page.verdict.startswith("❌" if failed else "✅"), page.verdict
     assert page.verdict_y is not None and page.verdict_y < FOLD
     if failed:
@@ -110,27 +109,16 @@ def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(
     assert markup_shown(page.closed_text) == []
 
 
-def moved(graph: str, base: float, head: float) -> dict[str, Any]:
-    return {"graph": graph, "against": "reference", "output": "logits", "check": "score_drift", "base": base,
-            "head": head, "delta": head - base, "threshold": 0.005, "direction": "max"}  # fmt: skip
+def moved(graph: str, base: float, head: float) -> RuleChange:
+    return RuleChange(graph, "reference", "logits", "score_drift", base, head, head - base, None, threshold=0.005)
 
 
 def test_a_base_to_head_chart_is_drawn_with_its_bars_side_by_side(tmp_path: Path) -> None:
     """The one chart left: two rules moved, drawn by Mermaid as one bar per rule and side, and a threshold."""
-    report: dict[str, Any] = {
-        "checker_version": "0.1.0",
-        "status": "pass",
-        "bundles": [{"path": "models/m", "name": "m", "version": "1", "status": "pass", "findings": []}],
-        "changes": {
-            "bundles": [
-                {
-                    "path": "models/m",
-                    "state": "changed",
-                    "rules": [moved(g, b, h) for g, b, h in (("int8", 0.004, 0.015), ("fp16", 0.001, 0.002))],
-                }
-            ]
-        },
-    }
+    rules = [moved(g, b, h) for g, b, h in (("int8", 0.004, 0.015), ("fp16", 0.001, 0.002))]
+    entry = BundleChange("models/m", None, "changed", Verdicts(None, None), Compared(rules=rules))
+    bundle = BundleReport(path="models/m", name="m", version="1")
+    report = Report("0.1.0", [bundle], changes=Changes(Base(), [entry]))
     markdown = render(report)
     assert markdown.count("```mermaid") == 1
     page = look(markdown, comment=True, workdir=tmp_path)

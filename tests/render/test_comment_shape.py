@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,7 +15,8 @@ from checker.github.publish import publish
 from checker.render.links import Links
 from checker.render.markdown import FOOTER_MARK, render
 from checker.render.text import render as render_text
-from checker.reports.model import BundleReport, Comparison, Report, RuleResult
+from checker.reports.files import load_report
+from checker.reports.model import BundleReport, Comparison, NotRun, Report, RuleResult
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mobilenet-tiny"
 SHA = "89abcdef0123456789abcdef0123456789abcdef"
@@ -142,9 +141,7 @@ def test_many_passing_bundles_stay_within_six_visible_lines() -> None:
     many = [
         BundleReport(path=f"models/m{i}", manifest_file="bundle.yaml", name=f"m{i}", version="1") for i in range(40)
     ]
-    md = render(
-        Report("0.1.0", many, environment={"python": "3.11"}).to_dict(), links=Links("https://x.example", "o/r", SHA)
-    )
+    md = render(Report("0.1.0", many, environment={"python": "3.11"}), links=Links("https://x.example", "o/r", SHA))
     assert len(visible_lines(md)) <= 6
     assert "and 35 more" in md
 
@@ -157,7 +154,7 @@ def test_a_case_table_shows_the_failing_cases_and_the_three_worst_passing() -> N
     )
     bundle = BundleReport(path="m", manifest_file="bundle.yaml", name="m", version="1")
     bundle.comparisons.append(Comparison("int8", "reference", [rule]))
-    md = render(Report("0.1.0", [bundle]).to_dict())
+    md = render(Report("0.1.0", [bundle]))
     table = md[md.index("| rule | case | measured | |") :].split("</details>")[0]
     rows = [line.split(" | ")[1:] for line in table.splitlines() if line.startswith("| logits")]
     assert rows == [
@@ -186,7 +183,7 @@ def test_the_job_summary_has_the_same_order(bundles: Path, capsys: pytest.Captur
     verify(bundles, capsys, "models/good", "models/bad", "--format", "json", "--output", str(report_file))
     summary = tmp_path / "summary.md"
     config = Config(step_summary=summary, mode="verify-only", comment="never")
-    published = publish(config, json.loads(report_file.read_text(encoding="utf-8")), str(report_file), None)
+    published = publish(config, load_report(report_file), str(report_file), None)
     assert published.code == 1
     md = summary.read_text(encoding="utf-8")
     lines = md.splitlines()
@@ -195,8 +192,9 @@ def test_the_job_summary_has_the_same_order(bundles: Path, capsys: pytest.Captur
 
 
 def test_checks_that_did_not_run_show_in_the_verdict_line() -> None:
-    report: dict[str, Any] = Report("0.1.0", [BundleReport(path="m", name="m")]).to_dict()
-    report["bundles"][0]["not_run"] = [{"check": "image fidelity", "reason": "needs Pillow ([image])"}]
+    report = Report(
+        "0.1.0", [BundleReport(path="m", name="m", not_run=[NotRun("image fidelity", "needs Pillow ([image])")])]
+    )
     md = render(report)
     assert (
         md.splitlines()[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.cli import main
@@ -16,12 +16,16 @@ from checker.findings import error, info, warning
 from checker.render.escape import text
 from checker.render.links import Links
 from checker.render.markdown import DEFAULT_LIMIT, FOOTER_MARK, render
+from checker.reports.files import ReportError, load_report
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult
+from checker.reports.parts.changes import Base, BundleChange, Changes, Compared, Edit, RuleChange, Verdicts
 
 PIECES = ("graph", "external_weights", "preprocessing", "labels", "comparison_inputs", "runtime", "validation_command")
 SHA = "0123456789abcdef0123456789abcdef01234567"
 LINKS = Links("https://ghe.example.com", "octo/repo", SHA, "77", "2")
 HOSTILE = "evil](https://phish.example) <img src=x onerror=alert(1)> @octocat #1 | `code` *bold* $x$ \n## heading"
+
+SLOW = HealthCheck.too_slow  # a verdict does not depend on how fast this machine draws examples
 
 
 def rule(
@@ -57,9 +61,9 @@ def bundle(name: str = "mobilenet-v2", failing: bool = True) -> BundleReport:
     return b
 
 
-def report(*bundles: BundleReport) -> dict[str, Any]:
+def report(*bundles: BundleReport) -> Report:
     env = {"checker": "0.1.0", "onnxruntime": "1.32.0", "python": "3.11.7", "platform": "Linux x86_64"}
-    return Report("0.1.0", list(bundles) or [bundle()], environment=env).to_dict()
+    return Report("0.1.0", list(bundles) or [bundle()], environment=env)
 
 
 def cells(row: str) -> int:
@@ -133,7 +137,7 @@ def test_many_bundles_still_fit(tmp_path: Path) -> None:
 
 def test_a_report_read_back_from_json_renders_the_same() -> None:
     data = report()
-    assert render(json.loads(json.dumps(data))) == render(data)
+    assert render(Report.from_dict(json.loads(json.dumps(data.to_dict())))) == render(data)
 
 
 def test_checker_verify_prints_the_same_markdown_as_its_json_renders(
@@ -148,7 +152,7 @@ def test_checker_verify_prints_the_same_markdown_as_its_json_renders(
     capsys.readouterr()
     main(["verify", str(example), "--format", "markdown", "--gain-budget", "0"])
     printed = capsys.readouterr().out
-    rendered = render(json.loads(out.read_text(encoding="utf-8")))
+    rendered = render(load_report(out))
     assert printed.split(FOOTER_MARK)[0] == rendered.split(FOOTER_MARK)[0]  # the footer's minute may differ
 
 
@@ -181,8 +185,46 @@ KEYS = st.sampled_from(
 
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(KEYS, JSON | st.lists(st.dictionaries(KEYS, JSON, max_size=6), max_size=3), max_size=6))
-def test_any_json_renders_without_error_within_the_limit(data: dict[str, Any]) -> None:
-    md = render(data, limit=4000)
+def test_any_json_is_refused_or_renders_within_the_limit(
+    tmp_path_factory: pytest.TempPathFactory, data: dict[str, Any]
+) -> None:
+    path = tmp_path_factory.mktemp("json") / "report.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        read = load_report(path)
+    except ReportError:
+        return  # a clear error naming the file: JSON that is no report never reaches a renderer
+    md = render(read, limit=4000)
+    assert len(md.encode()) <= 4000
+
+
+TEXT = st.text(max_size=30)
+FIGURE = st.none() | st.floats()
+
+
+@st.composite
+def hostile_bundles(draw: st.DrawFn) -> BundleReport:
+    """A bundle whose every name, message and figure is anything a hostile report could hold."""
+    b = BundleReport(path=draw(TEXT), manifest_file=draw(st.none() | TEXT), name=draw(st.none() | TEXT),
+                     version=draw(st.none() | TEXT), digest=draw(st.none() | TEXT))  # fmt: skip
+    for severity in draw(st.lists(st.sampled_from([error, warning, info]), max_size=4)):
+        b.add([severity(draw(TEXT), draw(TEXT), draw(st.none() | TEXT), draw(st.none() | st.integers()))])
+    for _ in range(draw(st.integers(0, 2))):
+        rules = [
+            RuleResult(draw(TEXT), draw(TEXT), {draw(TEXT): draw(JSON)}, draw(st.booleans()), draw(st.floats(0, 1)),
+                       draw(st.floats(0, 1)), draw(st.none() | TEXT), draw(FIGURE), draw(FIGURE), draw(FIGURE),
+                       direction=draw(st.sampled_from(["max", "min"])),
+                       cases=draw(st.dictionaries(TEXT, FIGURE, max_size=4)), tags=draw(st.lists(TEXT, max_size=2)))
+            for _ in range(draw(st.integers(0, 3)))
+        ]  # fmt: skip
+        b.comparisons.append(Comparison(draw(TEXT), draw(TEXT), rules, skipped=draw(st.none() | TEXT)))
+    return b
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[SLOW])
+@given(st.lists(hostile_bundles(), max_size=3), st.booleans())
+def test_any_report_renders_without_error_within_the_limit(bundles: list[BundleReport], strict: bool) -> None:
+    md = render(Report("0.1.0", bundles, strict=strict), limit=4000)
     assert len(md.encode()) <= 4000
 
 
@@ -225,18 +267,37 @@ def test_with_github_links_githubs_parser_sees_only_links_into_the_repository() 
     assert not any("passwd" in h for h in hrefs)  # a path that leaves the repository gets no link
 
 
-CHANGE_KEYS = st.sampled_from(["state", "status", "pieces", "rules", "findings", "cases", "base", "head", "delta"])
+SCALAR = st.none() | st.booleans() | st.floats() | st.integers() | TEXT
+RULE_CHANGES = st.builds(
+    RuleChange,
+    graph=st.none() | TEXT, against=st.none() | TEXT, output=st.none() | TEXT, check=st.none() | TEXT,
+    base=FIGURE, head=FIGURE, delta=FIGURE, crossed=st.none() | st.sampled_from(["now fails", "now passes"]) | TEXT,
+    params=st.dictionaries(TEXT, SCALAR, max_size=3), direction=st.sampled_from(["max", "min"]),
+    threshold=FIGURE, base_threshold=FIGURE, moved=st.none() | st.booleans(),
+    base_passed=st.none() | st.booleans(), head_passed=st.none() | st.booleans(), tags=st.lists(TEXT, max_size=2),
+    rule=st.none() | st.sampled_from(["added", "removed", "edited"]) | TEXT,
+    edits=st.lists(st.builds(Edit, param=TEXT, base=SCALAR, head=SCALAR, effect=TEXT), max_size=2),
+    effect=st.none() | TEXT,
+)  # fmt: skip
+CHANGES = st.builds(
+    BundleChange,
+    path=st.just("models/mobilenet-v2/bundle.yaml"), name=st.none() | TEXT,
+    state=st.sampled_from(["new", "removed", "changed", "unchanged"]) | TEXT,
+    status=st.builds(Verdicts, base=st.none() | TEXT, head=st.none() | TEXT),
+    compared=st.none() | st.builds(
+        Compared, pieces=st.lists(TEXT, max_size=3), rules=st.lists(RULE_CHANGES, max_size=3),
+        loosened=st.lists(TEXT, max_size=3),
+    ),
+)  # fmt: skip
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    st.lists(st.dictionaries(CHANGE_KEYS, JSON | st.lists(st.dictionaries(CHANGE_KEYS, JSON), max_size=3)), max_size=3)
-)
-def test_any_changes_section_renders_within_the_limit(entries: list[dict[str, Any]]) -> None:
+@settings(max_examples=40, deadline=None, suppress_health_check=[SLOW])
+@given(st.lists(CHANGES, max_size=3))
+def test_any_changes_section_renders_within_the_limit(entries: list[BundleChange]) -> None:
     from checker.render.text import render as render_text
 
     data = report(bundle(failing=False))
-    data["changes"] = {"base": {}, "bundles": [{**e, "path": "models/mobilenet-v2/bundle.yaml"} for e in entries]}
+    data.changes = Changes(Base(), entries)
     md = render(data, limit=4000)
     assert len(md.encode()) <= 4000
     assert md.startswith("## ✅ ONNX release check")

@@ -3,12 +3,12 @@ once, no chart that restates a table, no noise. Real bundles verified by the che
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
 import tarfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -20,10 +20,12 @@ from prepkit import bundle_maker, photo
 from checker.checks.fidelity import fidelity_stage
 from checker.cli import main
 from checker.context import Options
-from checker.findings import error
+from checker.findings import Severity, error, info
 from checker.remedies import remedy
 from checker.render.markdown import render
+from checker.reports.files import load_report
 from checker.reports.model import BundleReport, Report
+from checker.reports.parts.changes import Base, BundleChange, Changes, Compared, RuleChange, Verdicts
 from checker.verify import verify_bundle
 
 MEAN, STD = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
@@ -41,10 +43,10 @@ def bgr_tensor(path: Path) -> np.ndarray:
     return ((arr / 255 - MEAN) / STD).transpose(2, 0, 1)[None].astype(np.float32)
 
 
-def verified(paths: list[Path], out: Path, *flags: str) -> dict[str, Any]:
+def verified(paths: list[Path], out: Path, *flags: str) -> Report:
     """`checker verify` on real bundles, its JSON report read back."""
     main(["verify", *map(str, paths), *flags, "--format", "json", "--output", str(out)])
-    return json.loads(out.read_text(encoding="utf-8"))
+    return load_report(out)
 
 
 def strays(root: Path, n: int = 4) -> Path:
@@ -56,12 +58,12 @@ def strays(root: Path, n: int = 4) -> Path:
 
 
 @pytest.fixture(scope="module")
-def warned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def warned(tmp_path_factory: pytest.TempPathFactory) -> Report:
     tmp = tmp_path_factory.mktemp("warned")
     return verified([strays(tmp / "b")], tmp / "r.json", "--strict")
 
 
-def test_a_bundle_failed_by_its_warnings_says_so_and_shows_them_with_their_fix(warned: dict[str, Any]) -> None:
+def test_a_bundle_failed_by_its_warnings_says_so_and_shows_them_with_their_fix(warned: Report) -> None:
     md = render(warned)
     head, _, rest = md.partition("\n")
     assert head == "## ❌ ONNX release check: 1 of 1 bundle failed because warnings count as failures (4 warnings)"
@@ -77,7 +79,7 @@ def test_without_strict_the_same_warnings_do_not_claim_a_failure(tmp_path: Path)
     assert "count as failures" not in md
 
 
-def test_the_same_finding_is_one_entry_listing_its_places(warned: dict[str, Any]) -> None:
+def test_the_same_finding_is_one_entry_listing_its_places(warned: Report) -> None:
     md = render(warned)
     assert md.count("**bundle.unlisted**") == 1 and md.count("**Fix:**") == 1
     assert "the same in 3 more places: notes-1.txt, notes-2.txt, notes-3.txt" in md
@@ -94,7 +96,7 @@ def test_eight_photos_with_the_same_mistake_are_one_entry_with_one_fix(tmp_path:
     assert len(found) == 8 and {f.id for f in found} == {"inputs.fidelity"}
     b = BundleReport(path="models/cls", manifest_file="bundle.yaml", name="cls", version="1")
     b.add(found)
-    md = render(Report("0.1.0", [b]).to_dict())
+    md = render(Report("0.1.0", [b]))
     assert md.count("**inputs.fidelity**") == 1 and md.count("**Fix:**") == 1
     listed = re.findall(r"case 'photo(\d)' \(", md)
     assert sorted(listed) == [str(i) for i in range(1, 8)]  # the first case is the entry's own message
@@ -106,7 +108,7 @@ def test_the_fidelity_fix_follows_the_explanation(tmp_path: Path) -> None:
     case = {"name": "coffee", "inputs": {"pixel_values": bgr_tensor(coffee)}, "raw": {"pixel_values": coffee}}
     ctx = bundle_maker(tmp_path)([IMAGE_INPUT], [case])
     (finding,) = fidelity_stage(ctx)
-    said = remedy(finding.to_dict(), "models/cls")
+    said = remedy(finding, "models/cls")
     assert said.startswith("the stored tensor was made with channels reversed (BGR where RGB is declared)")
     # Which side is wrong comes first; rebuilding from the raw file comes last, after checking that file.
     assert said.index("declare it in the manifest") < said.index("check that the raw file is the original")
@@ -121,8 +123,8 @@ def test_a_truncated_archive_gets_an_archive_fix(tmp_path: Path) -> None:
     data = archive.read_bytes()
     archive.write_bytes(data[: len(data) // 2])
     report = verified([archive], tmp_path / "r.json")
-    (finding,) = [f for f in report["bundles"][0]["findings"] if f["severity"] == "error"]
-    assert finding["id"] == "bundle.path"
+    (finding,) = [f for f in report.bundles[0].findings if f.severity is Severity.ERROR]
+    assert finding.id == "bundle.path"
     said = remedy(finding, str(archive))
     assert "damaged or cut short" in said and "checker pack" in said
     assert "name the file by a path inside the bundle" not in said
@@ -130,25 +132,25 @@ def test_a_truncated_archive_gets_an_archive_fix(tmp_path: Path) -> None:
 
 def test_dynamic_axes_names_a_node_only_when_one_is_known() -> None:
     message = "the graph declares dim 'N' dynamic, but with cases 'a' and 'b' stacked along it item 0 changes"
-    unknown = remedy(error("graph.dynamic_axes", message, "bundle.yaml", 12, axis="N", node=None).to_dict())
+    unknown = remedy(error("graph.dynamic_axes", message, "bundle.yaml", 12, axis="N", node=None))
     assert "node named" not in unknown and "no node mixes the items of a batch" in unknown
-    known = error("graph.dynamic_axes", message, axis="N", node="node 'r' (Reshape to [1, 12])").to_dict()
+    known = error("graph.dynamic_axes", message, axis="N", node="node 'r' (Reshape to [1, 12])")
     assert "node 'r' (Reshape to [1, 12]) keeps the batch dynamic" in remedy(known)
 
 
 @pytest.fixture(scope="module")
-def drifting(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def drifting(tmp_path_factory: pytest.TempPathFactory) -> Report:
     root = tmp_path_factory.mktemp("drift")
     return verified([good_and_miscalibrated_bundle(root)], root / "r.json")
 
 
-def test_a_diagnosed_variant_gets_the_diagnosis_as_its_fix(drifting: dict[str, Any]) -> None:
-    bundle = drifting["bundles"][0]
-    diagnosis = next(f for f in bundle["findings"] if f["id"] == "variant.diagnosis")
-    nodes = diagnosis["details"]["nodes_to_exclude"]
-    assert nodes and diagnosis["details"]["variant"] == "int8-bad"
-    failed = next(f for f in bundle["findings"] if f["id"] == "comparison.rule")
-    said = remedy(failed, bundle["path"], bundle["findings"])
+def test_a_diagnosed_variant_gets_the_diagnosis_as_its_fix(drifting: Report) -> None:
+    bundle = drifting.bundles[0]
+    diagnosis = next(f for f in bundle.findings if f.id == "variant.diagnosis")
+    nodes = diagnosis.details["nodes_to_exclude"]
+    assert nodes and diagnosis.details["variant"] == "int8-bad"
+    failed = next(f for f in bundle.findings if f.id == "comparison.rule")
+    said = remedy(failed, bundle.path, bundle.findings)
     assert f"nodes_to_exclude={nodes!r}" in said.replace('"', "'")
     assert "checker diagnose" not in said  # its answer is already in the report
     md = render(drifting)
@@ -156,20 +158,20 @@ def test_a_diagnosed_variant_gets_the_diagnosis_as_its_fix(drifting: dict[str, A
     assert "nodes_to_exclude" in fix and "checker diagnose" not in fix
 
 
-def test_a_failing_rule_is_shown_beside_its_bundle_not_in_a_pieces_fold(drifting: dict[str, Any]) -> None:
+def test_a_failing_rule_is_shown_beside_its_bundle_not_in_a_pieces_fold(drifting: Report) -> None:
     md = render(drifting)
     fold = md.index("<details><summary>Details: pieces")
     assert md.index("#### ❌ int8-bad against the reference: failed") < fold
     assert "<summary>Pieces" not in md
 
 
-def test_a_variants_two_comparisons_are_named_by_what_they_compare_against(warned: dict[str, Any]) -> None:
+def test_a_variants_two_comparisons_are_named_by_what_they_compare_against(warned: Report) -> None:
     summary = next(line for line in render(warned).splitlines() if "<summary>Details: pieces" in line)
     assert "int8 vs reference ✅" in summary and "int8 vs baseline ✅" in summary
     assert "int8 ✅, int8 ✅" not in summary
 
 
-def test_a_column_equal_to_measured_and_a_worst_case_among_equals_are_left_out(warned: dict[str, Any]) -> None:
+def test_a_column_equal_to_measured_and_a_worst_case_among_equals_are_left_out(warned: Report) -> None:
     md = render(warned)
     assert "measured at the pass rate asked" not in md
     topk = next(line for line in md.splitlines() if line.startswith("| ✅ | logits topk (k=3"))
@@ -180,12 +182,12 @@ def test_a_column_equal_to_measured_and_a_worst_case_among_equals_are_left_out(w
 def test_backticks_in_a_message_are_code_not_character_references() -> None:
     b = BundleReport(path="m", manifest_file="bundle.yaml", name="m", version="1")
     b.add([error("manifest.schema", "inputs[0]: `shape` must be a list, not `7`", "bundle.yaml", 3)])
-    md = render(Report("0.1.0", [b]).to_dict())
+    md = render(Report("0.1.0", [b]))
     assert "`shape` must be a list, not `7`" in md and "&#96;" not in md
 
 
 def test_a_missing_piece_fix_points_to_no_unlinked_file() -> None:
-    said = remedy(error("bundle.missing_piece", "labels are not given", piece="labels").to_dict(), "m")
+    said = remedy(error("bundle.missing_piece", "labels are not given", piece="labels"), "m")
     assert "docs/manifest.md" not in said and "`checker schema`" in said
 
 
@@ -201,17 +203,16 @@ def test_ten_other_passing_bundles_open_as_one_line_each(tmp_path: Path) -> None
     assert "#### " not in overview and "The seven pieces" not in overview
 
 
-def change_report(rules: list[dict[str, Any]]) -> dict[str, Any]:
+def change_report(rules: list[RuleChange]) -> Report:
     b = BundleReport(path="models/m", manifest_file="bundle.yaml", name="m", version="1")
-    out = Report("0.1.0", [b]).to_dict()
-    out["changes"] = {"bundles": [{"path": "models/m", "state": "changed", "rules": rules}]}
-    return out
+    entry = BundleChange("models/m", None, "changed", Verdicts(None, None), Compared(rules=rules))
+    return Report("0.1.0", [b], changes=Changes(Base(), [entry]))
 
 
-def moved(graph: str, base: float, head: float, threshold: float, direction: str = "max") -> dict[str, Any]:
-    return {"graph": graph, "against": "reference", "output": "logits", "check": "score_drift",
-            "base": base, "head": head, "delta": head - base, "threshold": threshold, "direction": direction,
-            "crossed": "now fails" if base <= threshold < head else None}  # fmt: skip
+def moved(graph: str, base: float, head: float, threshold: float, direction: str = "max") -> RuleChange:
+    crossed = "now fails" if base <= threshold < head else None
+    return RuleChange(graph, "reference", "logits", "score_drift", base, head, head - base, crossed,
+                      threshold=threshold, direction=direction)  # fmt: skip
 
 
 def chart_lines(md: str) -> list[str]:
@@ -236,7 +237,9 @@ def test_the_base_to_head_chart_draws_base_and_head_side_by_side() -> None:
 
 def test_an_edited_threshold_draws_the_base_against_its_own_threshold() -> None:
     """score_drift loosened 0.005 -> 0.05: the base's 0.0169 failed at 3.4x its own limit, and is drawn so."""
-    edited = {**moved("int8", 0.0169, 0.02, 0.05), "base_threshold": 0.005, "base_passed": False, "head_passed": True}
+    edited = dataclasses.replace(
+        moved("int8", 0.0169, 0.02, 0.05), base_threshold=0.005, base_passed=False, head_passed=True
+    )
     md = render(change_report([edited, moved("fp16", 0.001, 0.002, 0.005)]))
     bars = [[float(v) for v in x.split("[")[1].rstrip("]").split(",")] for x in chart_lines(md) if "bar [" in x]
     base_fails, head_passes = bars[1], bars[2]
@@ -244,7 +247,7 @@ def test_an_edited_threshold_draws_the_base_against_its_own_threshold() -> None:
 
 
 def test_rules_whose_figures_did_not_move_get_no_chart() -> None:
-    still = [{**moved(g, 0.004, 0.004, 0.005), "moved": False} for g in ("int8", "fp16")]
+    still = [dataclasses.replace(moved(g, 0.004, 0.004, 0.005), moved=False) for g in ("int8", "fp16")]
     assert "```mermaid" not in render(change_report(still))
 
 
@@ -254,7 +257,7 @@ def test_one_changed_rule_or_a_lower_bound_gets_no_chart() -> None:
     assert "```mermaid" not in render(change_report(cosine))
 
 
-def test_no_comparison_gets_a_chart_that_restates_its_table(warned: dict[str, Any]) -> None:
+def test_no_comparison_gets_a_chart_that_restates_its_table(warned: Report) -> None:
     assert "```mermaid" not in render(warned)
 
 
@@ -273,8 +276,8 @@ def test_a_fix_stays_with_its_finding_where_newlines_are_line_breaks(tmp_path: P
 
 def test_a_diagnosis_that_named_no_node_points_to_the_measured_search() -> None:
     """The diagnosis ran and kept nothing in float: the fix is the search over settings, not the same diagnosis."""
-    failed = {"id": "comparison.rule", "details": {"graph": "int8", "worst_case": "panorama"}}
-    ran = {"id": "variant.diagnosis", "details": {"variant": "int8", "case": "panorama", "nodes_to_exclude": []}}
+    failed = error("comparison.rule", "int8 failed", graph="int8", worst_case="panorama")
+    ran = info("variant.diagnosis", "diagnosis: ...", variant="int8", case="panorama", nodes_to_exclude=[])
     said = remedy(failed, "models/m", [failed, ran])
     assert "--requantize" in said and "no node to keep in float" in said
     assert "names the node where the variant starts to diverge" not in said
@@ -288,6 +291,6 @@ def test_the_text_verdict_says_warnings_count_as_failures(tmp_path: Path) -> Non
     shutil.copytree(EXAMPLE, bundle)
     (bundle / "stray.txt").write_text("not named by the manifest\n")
     judged = verify_bundle(bundle, Options(gain_budget_s=0.0))
-    strict = text.render(Report("0", [judged], strict=True).to_dict()).splitlines()[0]
+    strict = text.render(Report("0", [judged], strict=True)).splitlines()[0]
     assert strict.startswith("FAIL") and "failed because warnings count as failures (1 warning)" in strict
-    assert "warnings count" not in text.render(Report("0", [judged]).to_dict()).splitlines()[0]
+    assert "warnings count" not in text.render(Report("0", [judged])).splitlines()[0]

@@ -8,43 +8,27 @@ import io
 import pytest
 
 from checker.cli import colour_wanted
+from checker.findings import error
 from checker.render.text import render
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 
-def report(rule: dict[str, object]) -> dict[str, object]:
-    comparison = {"graph": "int8", "against": "reference", "status": "fail", "rules": [rule]}
-    bundle = {
-        "name": "m",
-        "version": "1",
-        "path": "m",
-        "status": "fail",
-        "pieces": {},
-        "findings": [],
-        "comparisons": [comparison],
-    }
-    return {"status": "fail", "checker_version": "0", "bundles": [bundle]}
+def report(rule: RuleResult) -> Report:
+    bundle = BundleReport(name="m", version="1", path="m", comparisons=[Comparison("int8", "reference", [rule])])
+    if not rule.passed:  # the bundle fails by its comparison.rule error, as a run's does
+        bundle.add([error("comparison.rule", f"int8: rule {rule.output}/{rule.check} failed")])
+    return Report("0", [bundle])
 
 
 def test_a_failing_figure_never_reads_as_its_threshold() -> None:
-    rule = {
-        "output": "logits",
-        "check": "cosine",
-        "params": {"min": 0.9999},
-        "passed": False,
-        "measured": 0.99989,
-        "threshold": 0.9999,
-        "would_pass_at": 0.99989,
-        "pass_rate": 0.5,
-        "worst_case": "dusk",
-    }
+    rule = RuleResult("logits", "cosine", {"min": 0.9999}, False, 0.5, 1.0, "dusk", 0.99989, 0.9999, 0.99989)
     text = render(report(rule))
     assert "0.99989" in text and "min=0.9999" in text and "dusk" in text
     assert "0 of 1 bundles pass" in text
 
 
 def test_one_bundle_passing_reads_as_singular() -> None:
-    data = report({"output": "y", "check": "exact", "params": {}, "passed": True})
-    data["bundles"][0]["status"] = "pass"  # type: ignore[index]
+    data = report(RuleResult("y", "exact", {}, True, 1.0, 1.0, None, None, None, None))
     assert "1 of 1 bundle passes" in render(data)
 
 

@@ -22,7 +22,9 @@ from bundlekit import EXAMPLE, run_in
 from checker.compare.metrics import CHECKS
 from checker.manifest.schema import load
 from checker.render import render
-from checker.reports.diff import changed_rules, diff
+from checker.reports.diff import diff
+from checker.reports.model import Report
+from checker.reports.parts.changes import BundleChange
 
 LOOSENED = "int8 logits score_drift max 0.005 → 0.05 (loosened)"
 
@@ -49,6 +51,22 @@ def load_json(root: Path, name: str) -> dict[str, Any]:
     return data
 
 
+def changes_of(base: dict[str, Any], head: dict[str, Any]) -> dict[str, Any]:
+    """What `diff` finds between two reports as their files hold them, in the report's JSON form."""
+    return diff(Report.from_dict(base), Report.from_dict(head)).to_dict()
+
+
+def with_changes(base: dict[str, Any], head: dict[str, Any]) -> Report:
+    """The head report holding what changed since the base."""
+    report = Report.from_dict(head)
+    report.changes = diff(Report.from_dict(base), report)
+    return report
+
+
+def changed_rules(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in BundleChange.from_dict(entry).changed_rules]
+
+
 def drift_rules(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in entry["rules"] if r["check"] == "score_drift"]
 
@@ -59,7 +77,7 @@ def visible_lines(markdown: str) -> list[str]:
 
 
 def test_an_edited_threshold_is_one_rule_loosened_and_credited_to_the_rules(repo: Path) -> None:
-    changes = diff(load_json(repo, "base.json"), load_json(repo, "head.json"))
+    changes = changes_of(load_json(repo, "base.json"), load_json(repo, "head.json"))
     report = {**load_json(repo, "head.json"), "changes": changes}
     jsonschema.validate(report, load("report"))
     (entry,) = changes["bundles"]
@@ -72,7 +90,7 @@ def test_an_edited_threshold_is_one_rule_loosened_and_credited_to_the_rules(repo
 
 
 def test_the_way_back_is_tightened_and_nothing_is_loosened(repo: Path) -> None:
-    changes = diff(load_json(repo, "head.json"), load_json(repo, "base.json"))
+    changes = changes_of(load_json(repo, "head.json"), load_json(repo, "base.json"))
     (entry,) = changes["bundles"]
     (rule,) = drift_rules(entry)
     assert rule["effect"] == "tightened" and rule["edits"][0]["effect"] == "tightened"
@@ -87,7 +105,7 @@ def test_a_removed_rule_and_a_removed_case_are_loosening(repo: Path) -> None:
     for comparison in comparisons:
         for r in comparison["rules"]:
             r["cases"].pop("dusk", None)
-    (entry,) = diff(base, head)["bundles"]
+    (entry,) = changes_of(base, head)["bundles"]
     assert entry["loosened"] == ["int8 (vs baseline) logits cosine removed (loosened)", "case dusk removed (loosened)"]
     removed = next(r for r in entry["rules"] if r.get("rule") == "removed")
     assert removed["effect"] == "loosened" and removed["check"] == "cosine"
@@ -99,7 +117,7 @@ def test_a_min_type_param_and_the_pass_rate_loosen_downwards(repo: Path) -> None
     cosine["params"]["min"], cosine["min_pass_rate"] = 0.9, 0.75
     topk = head["bundles"][0]["comparisons"][0]["rules"][1]
     topk["params"]["min_agreement"] = 1.0  # the same value: no edit
-    (entry,) = diff(base, head)["bundles"]
+    (entry,) = changes_of(base, head)["bundles"]
     (rule,) = [r for r in entry["rules"] if r.get("rule")]
     assert [(e["param"], e["effect"]) for e in rule["edits"]] == [("min", "loosened"), ("min_pass_rate", "loosened")]
     assert entry["loosened"] == [
@@ -121,14 +139,14 @@ def test_jitter_below_the_printing_precision_is_no_change(repo: Path) -> None:
     base, head = load_json(repo, "head.json"), load_json(repo, "head.json")
     cosine = next(c for c in head["bundles"][0]["comparisons"] if c["against"] == "baseline")["rules"][0]
     cosine["measured"] -= 1.26e-10
-    changes = diff(base, head)
+    changes = changes_of(base, head)
     (entry,) = changes["bundles"]
     assert entry["state"] == "unchanged" and list(changed_rules(entry)) == []
-    markdown = render("markdown", {**head, "changes": changes})
+    markdown = render("markdown", with_changes(base, head))
     assert "no change in pieces, figures or findings" in markdown and "e-10" not in markdown
     moved = copy.deepcopy(head)
     next(c for c in moved["bundles"][0]["comparisons"] if c["against"] == "baseline")["rules"][0]["measured"] -= 1e-5
-    assert [r["check"] for r in changed_rules(diff(base, moved)["bundles"][0])] == ["cosine"]
+    assert [r["check"] for r in changed_rules(changes_of(base, moved)["bundles"][0])] == ["cosine"]
 
 
 def test_report_diff_says_loosened_under_the_verdict_in_text_json_and_markdown(
@@ -182,7 +200,7 @@ def test_two_rules_of_one_identity_written_in_another_order_changed_nothing(repo
     head = copy.deepcopy(base)
     moved = next(c for c in head["bundles"][0]["comparisons"] if c["graph"] == "int8" and c["against"] == "reference")
     moved["rules"].reverse()
-    (entry,) = diff(base, head)["bundles"]
+    (entry,) = changes_of(base, head)["bundles"]
     assert entry["loosened"] == [] and not [r for r in entry["rules"] if r.get("rule")]
 
 
@@ -190,7 +208,7 @@ def test_the_k_of_topk_is_a_change_not_a_tightening(repo: Path) -> None:
     base, head = load_json(repo, "head.json"), load_json(repo, "head.json")
     topk = next(r for r in head["bundles"][0]["comparisons"][0]["rules"] if r["check"] == "topk")
     topk["params"]["k"] = 1 if topk["params"]["k"] != 1 else 3  # equal top-k sets are no easier at any k
-    (entry,) = diff(base, head)["bundles"]
+    (entry,) = changes_of(base, head)["bundles"]
     (rule,) = [r for r in entry["rules"] if r.get("rule")]
     assert [e["effect"] for e in rule["edits"]] == ["changed"]
 
@@ -205,7 +223,7 @@ def test_with_several_bundles_each_loosening_names_its_bundles_path(repo: Path) 
         twin["path"] = "other/bundle.yaml"
         report["bundles"].append(twin)
     head["bundles"][1] = copy.deepcopy(base["bundles"][1])  # the twin unchanged
-    report = {**head, "changes": diff(base, head)}
+    report = with_changes(base, head)
     path = head["bundles"][0]["path"]
     said = text.render(report).splitlines()[1]
     assert said.startswith("loosened since the base: ") and f"{path}: {LOOSENED}" in said

@@ -17,7 +17,7 @@ import yaml
 from bundlekit import linear_model, manifest, write_bundle
 
 from checker.release.lock import lock
-from checker.reports.model import BundleReport, json_figures
+from checker.reports.model import BundleReport, Report, json_figures
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("runtimes")]
 Cli = Callable[..., tuple[int, str, str]]
@@ -126,7 +126,7 @@ def test_the_openvino_provider_is_compared_with_the_cpu(cli: Cli, runtime_cache:
 
     from checker.render.markdown import render
 
-    markdown = render({"checker_version": "0", "status": "pass", "bundles": [report]})
+    markdown = render(Report.from_dict({"checker_version": "0", "status": "pass", "bundles": [report]}))
     table = markdown[markdown.index("#### Rules in each runtime") :].splitlines()[2:7]
     assert table[0].startswith("| runtime | status | baseline logits/allclose |")
     assert "int8 vs CPU logits/score_drift" in table[0]

@@ -210,13 +210,13 @@ def test_an_infinite_figure_is_written_as_a_string_the_schema_admits() -> None:
     rule = RuleResult("logits", "max_abs", {"max": 1.0}, False, 0.0, 1.0, "a", float("inf"), 1.0, float("inf"))
     rule.cases = {"a": float("inf"), "b": float("-inf"), "c": float("nan"), "d": 0.5}
     bundle = BundleReport(path="b", comparisons=[Comparison("baseline", "reference", [rule])])
-    report = json.loads(render("json", Report("1", [bundle]).to_dict()))
+    report = json.loads(render("json", Report("1", [bundle])))
     written = report["bundles"][0]["comparisons"][0]["rules"][0]
     assert written["measured"] == "inf" and written["would_pass_at"] == "inf"
     assert written["cases"] == {"a": "inf", "b": "-inf", "c": "nan", "d": 0.5}
     assert not _valid(report)
     for fmt in ("markdown", "junit", "text"):
-        assert "inf" in render(fmt, Report("1", [bundle]).to_dict())
+        assert "inf" in render(fmt, Report("1", [bundle]))
 
 
 # ----- file names the file system refuses

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from hostile import rewrite_manifest
 
+from checker.findings import error
 from checker.render import render
 from checker.reports.files import ReportError, read_report
+from checker.reports.model import BundleReport, Report
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\r\nPASS: 1 of 1 bundle passes"
 
@@ -28,8 +30,7 @@ def test_the_text_report_of_a_deeply_nested_report_renders(tmp_path: Path) -> No
     nested: object = 1
     for _ in range(5_000):
         nested = [nested]
-    finding = {"id": "x.y", "severity": "error", "message": "m", "details": {"deep": nested}}
-    report = {"status": "fail", "bundles": [{"status": "fail", "findings": [finding]}]}
+    report = Report("0", [BundleReport(path="b", findings=[error("x.y", "m", deep=nested)])])
     assert "x.y" in render("text", report)
 
 

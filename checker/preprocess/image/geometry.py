@@ -229,12 +229,7 @@ def planned_size(steps: tuple[Step, ...], h: int, w: int) -> tuple[int, int] | N
             when = getattr(step, "when", None)
             if when is not None and not when.holds(h, w):
                 continue
-            if isinstance(step, Resize):
-                h, w = resize_size(step, h, w)
-            elif isinstance(step, Crop):
-                h, w = step.center or (step.box[2:] if step.box is not None else (h, w))
-            elif isinstance(step, Pad):
-                h, w = pad_amounts(step, h, w)
+            h, w = step.size_after(h, w)
     except PreprocessError:
         return None
     return h, w

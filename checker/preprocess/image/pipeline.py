@@ -166,23 +166,10 @@ def _decode_cropped(steps: tuple[Step, ...], i: int, decoded: Decoded) -> Pixels
 _GREY_MODES = ("L", "LA", "1")
 
 
-def _per_band(step: Step) -> bool:
-    """A geometry step that treats each band alike with one value for all: run on one grey band and then
-    repeated, it makes what it makes of three equal bands (Pillow resamples each band with the same integer
-    kernel)."""
-    if isinstance(step, Resize):
-        return step.library == "pillow"
-    if isinstance(step, Crop):
-        return step.pad_if_smaller is None or len(step.pad_if_smaller) == 1
-    if isinstance(step, Pad):
-        return len(step.value) == 1
-    return False
-
-
 def _grey_first(steps: tuple[Step, ...], i: int, decoded: Decoded, in_place: bool) -> tuple[Pixels, int] | None:
     """A grey file decoded as RGB or BGR, with the geometry that follows run on its one band before the band is
     repeated: a 50-megapixel grey photograph resized to 36 pixels is never three bands of 50 megapixels. The
-    tensor is the same (convert("RGB") of L repeats the band; `_per_band` steps treat equal bands alike). Returns
+    tensor is the same (convert("RGB") of L repeats the band; `per_band` steps treat equal bands alike). Returns
     the pixels and the index of the last step run; None where this does not apply."""
     if i != 0 or not steps or not isinstance(steps[0], Decode):
         return None
@@ -191,7 +178,7 @@ def _grey_first(steps: tuple[Step, ...], i: int, decoded: Decoded, in_place: boo
         return None
     im = decoded.upright if step.applies_exif else decoded.stored
     last = 0
-    while last + 1 < len(steps) and _per_band(steps[last + 1]):
+    while last + 1 < len(steps) and steps[last + 1].per_band():
         last += 1
     if last == 0 or im.mode not in _GREY_MODES:
         return None

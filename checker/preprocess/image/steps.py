@@ -116,6 +116,19 @@ class Step:
         """The range after this step, given the range before; None when the step can leave any bound."""
         return r
 
+    # Every step class says what it does to the image's size and whether it treats each band alike (below): no
+    # default, so that a new geometry step cannot be taken for one that keeps the size
+    # (tests/preprocess/test_step_entries.py holds every class in STEPS to defining both).
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        """The height and width this step makes of an h x w image (PreprocessError when it would fail)."""
+        raise NotImplementedError(f"{type(self).__name__} says nothing of the size it makes")
+
+    def per_band(self) -> bool:
+        """Whether this step, run on one grey band and then repeated, makes what it makes of three equal bands:
+        a geometry step that treats each band alike with one value for all (Pillow resamples each band with
+        the same integer kernel)."""
+        raise NotImplementedError(f"{type(self).__name__} says nothing of its bands")
+
     def params(self) -> dict[str, Any]:
         """The parameters as written (defaults left out unless the step has no other); a condition first, as
         it reads: `pad: {when: {sum_of_sides: {lt: 64}}, at_least: [32, 32]}`."""
@@ -244,6 +257,12 @@ class Decode(Step):
             alpha=composite,
         )
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class Convert(Step):
@@ -263,6 +282,12 @@ class Convert(Step):
         return Convert(
             f.choice(d, "to", MODES, "RGB", where), f.choice(d, "formula", ("pillow", "opencv"), "pillow", where)
         )
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -347,6 +372,14 @@ class Resize(Step):
             return None
         return r
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        from checker.preprocess.image.geometry import resize_size  # geometry imports this module's classes
+
+        return resize_size(self, h, w)
+
+    def per_band(self) -> bool:
+        return self.library == "pillow"
+
 
 @dataclass(frozen=True)
 class Crop(Step):
@@ -382,6 +415,14 @@ class Crop(Step):
 
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return r if self.pad_if_smaller is None else r.including(self.pad_if_smaller)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        if self.center:
+            return self.center
+        return (self.box[2], self.box[3]) if self.box is not None else (h, w)
+
+    def per_band(self) -> bool:
+        return self.pad_if_smaller is None or len(self.pad_if_smaller) == 1
 
 
 @dataclass(frozen=True)
@@ -431,6 +472,14 @@ class Pad(Step):
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return r.including(self.value) if self.mode == "constant" else r
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        from checker.preprocess.image.geometry import pad_amounts  # geometry imports this module's classes
+
+        return pad_amounts(self, h, w)
+
+    def per_band(self) -> bool:
+        return len(self.value) == 1
+
 
 @dataclass(frozen=True)
 class Scale(Step):
@@ -451,6 +500,12 @@ class Scale(Step):
     def value_range(self, r: ValueRange) -> ValueRange | None:
         a, b = r.low * self.factor, r.high * self.factor
         return ValueRange(np.minimum(a, b), np.maximum(a, b), True)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -482,6 +537,12 @@ class Normalize(Step):
         a, b = (r.low - mean) / std, (r.high - mean) / std
         return ValueRange(np.minimum(a, b), np.maximum(a, b), True)
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class Cast(Step):
@@ -498,6 +559,12 @@ class Cast(Step):
     def value_range(self, r: ValueRange) -> ValueRange | None:
         return replace(r, is_float=True) if self.dtype in ("float32", "float16", "float64") else r
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class Batch(Step):
@@ -513,6 +580,12 @@ class Batch(Step):
             raise PreprocessError(f"{where}.repeat is {n!r}; expected an integer from 1 to {MAX_REPEAT}")
         return Batch(n)
 
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class Layout(Step):
@@ -525,6 +598,12 @@ class Layout(Step):
         if value not in LAYOUTS:
             raise PreprocessError(f"{where} is {value!r}; expected one of {', '.join(LAYOUTS)}")
         return Layout(str(value))
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        return False
 
 
 # Every image step, in the order docs/preprocessing.md lists them: its kernel (pipeline.py) and its one-edit

@@ -1,4 +1,4 @@
-"""The Markdown report: the pull-request comment and the job summary, from the JSON-shaped report dict.
+"""The Markdown report: the pull-request comment and the job summary, from the typed report.
 
 A reviewer reads it top down, so it is ordered by what they act on: the verdict line; then each failing
 bundle with its path, each error with its fix (checker/remedies.py); then warnings; then what changed

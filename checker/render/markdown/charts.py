@@ -11,12 +11,11 @@ sits near 1 whether it passes by far or by little, and would read as borderline.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from checker.render.escape import mermaid
 from checker.render.markdown.detail import View
-from checker.render.markdown.words import is_number
+from checker.reports.parts.changes import RuleChange
 
 # base passing, base failing, head passing, head failing, the threshold line
 SERIES = ("base passes", "base fails", "head passes", "head fails")
@@ -24,7 +23,7 @@ PALETTE = "#8cc8a0, #f0a0a0, #1a7f37, #cf222e, #24292f"
 MAX_RULES = 8
 
 
-def change_chart(rules: list[Mapping[str, Any]], view: View) -> Iterator[str]:
+def change_chart(rules: list[RuleChange], view: View) -> Iterator[str]:
     points = [p for r in rules if (p := _point(r)) is not None][:MAX_RULES]
     if len(points) < 2:  # one rule: its row in the table says it all
         return
@@ -58,28 +57,27 @@ def change_chart(rules: list[Mapping[str, Any]], view: View) -> Iterator[str]:
     yield "</details>"
 
 
-def _point(rule: Mapping[str, Any]) -> tuple[str, float, float, bool, bool] | None:
+def _point(rule: RuleChange) -> tuple[str, float, float, bool, bool] | None:
     """A moved rule with an upper bound: its label, base and head figures each over its own side's threshold
     (an edited rule's base is drawn against the base's threshold), and whether each side passed."""
-    if rule.get("direction") == "min" or rule.get("moved") is False:
+    if rule.direction == "min" or rule.moved is False:
         return None
-    base_threshold = rule.get("base_threshold")
-    before = _ratio(rule.get("base"), base_threshold if base_threshold is not None else rule.get("threshold"))
-    after = _ratio(rule.get("head"), rule.get("threshold"))
+    base_threshold = rule.base_threshold if rule.base_threshold is not None else rule.threshold
+    before, after = _ratio(rule.base, base_threshold), _ratio(rule.head, rule.threshold)
     if before is None or after is None:
         return None
-    side = " vs baseline" if rule.get("against") == "baseline" else ""
-    label = mermaid(f"{rule.get('graph')}{side} {rule.get('check')}", 40)
-    return label, before, after, _passes(rule.get("base_passed"), before), _passes(rule.get("head_passed"), after)
+    side = " vs baseline" if rule.against == "baseline" else ""
+    label = mermaid(f"{rule.graph}{side} {rule.check}", 40)
+    return label, before, after, _passes(rule.base_passed, before), _passes(rule.head_passed, after)
 
 
-def _passes(passed: object, ratio: float) -> bool:
+def _passes(passed: bool | None, ratio: float) -> bool:
     """As the report judged the side (a pass rate below 1 may pass over the line), else by the line."""
-    return passed if isinstance(passed, bool) else ratio <= 1
+    return passed if passed is not None else ratio <= 1
 
 
-def _ratio(measured: object, threshold: object) -> float | None:
+def _ratio(measured: float | None, threshold: float | None) -> float | None:
     """How far a figure with an upper bound went towards it: 1 is the threshold, above 1 fails."""
-    if not (is_number(measured) and is_number(threshold)) or float(threshold) <= 0 or float(measured) < 0:
+    if measured is None or threshold is None or threshold <= 0 or measured < 0:
         return None
-    return float(measured) / float(threshold)
+    return measured / threshold

@@ -4,11 +4,12 @@ and the View the sections draw with.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from checker.render.links import Links
+from checker.reports.model import BundleReport
+from checker.reports.parts.changes import BundleChange
 
 
 @dataclass(frozen=True)
@@ -66,5 +67,16 @@ class View:
     detail: Detail
     cuts: Cuts
     links: Links | None
-    changes: dict[str, Mapping[str, Any]]
+    changes: dict[str, BundleChange]  # by bundle path
     strict: bool = False  # warnings count as failures (--strict, `fail-on: warning`)
+    statuses: dict[int, str] = field(default_factory=dict)  # each bundle's verdict, worked out once
+
+    def status(self, bundle: BundleReport) -> str:
+        """The bundle's verdict in this report ("pass" or "fail")."""
+        if id(bundle) not in self.statuses:
+            self.statuses[id(bundle)] = bundle.status(self.strict)
+        return self.statuses[id(bundle)]
+
+    def change(self, bundle: BundleReport) -> BundleChange | None:
+        """What changed in the bundle since the base report, when there is one."""
+        return self.changes.get(bundle.path)

@@ -5,9 +5,9 @@ changed, the rest collapsed), the passing bundles in one collapsed block, the en
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
+from checker.findings import Severity
 from checker.render.escape import text
 from checker.render.gains import gain_sentences
 from checker.render.links import Links
@@ -20,11 +20,11 @@ from checker.render.markdown.since_base import (
     since_base_line,
     since_base_section,
 )
-from checker.render.markdown.tables import comparison_section, key_values
+from checker.render.markdown.tables import comparison_section, key_values, validation_rows
 from checker.render.markdown.words import bundle_title, count, plural, severity_count, status_mark
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
 from checker.render.runtimes import runtime_table
-from checker.reports.model import mappings as _dicts
+from checker.reports.model import BundleReport, Comparison, Report
 
 TITLE = "ONNX release check"
 SEVERITIES = (
@@ -38,17 +38,17 @@ ENVIRONMENT_ORDER = ("checker", "onnxruntime", "onnx", "numpy", "python", "platf
 
 
 def document(
-    report: Mapping[str, Any],
+    report: Report,
     detail: Detail,
     cuts: Cuts,
     notes: Sequence[str],
     limit_name: str,
     links: Links | None = None,
 ) -> str:
-    bundles = _dicts(report.get("bundles"))
-    view = View(detail, cuts, links, changes_by_bundle(report.get("changes")), report.get("strict") is True)
-    failing = [b for b in bundles if b.get("status") == "fail"]
-    parts = [_headline(report, bundles), *loosened_first(view)]
+    bundles = report.bundles
+    view = View(detail, cuts, links, changes_by_bundle(report.changes), report.strict)
+    failing = [b for b in bundles if view.status(b) == "fail"]
+    parts = [_headline(report, bundles, view), *loosened_first(view)]
     if failing:
         for i, bundle in enumerate(failing):
             if detail.full_bundles is not None and i >= detail.full_bundles:
@@ -56,7 +56,7 @@ def document(
                 parts.append(_short_line(bundle, view))
                 continue
             parts.append("\n".join(_failing_bundle(bundle, view)))
-        passing = [b for b in bundles if b.get("status") != "fail"]
+        passing = [b for b in bundles if view.status(b) != "fail"]
         if passing:
             summary = f"✅ {count(len(passing), 'other bundle')} passed"
             parts.append("\n".join(_passing_block(passing, view, summary, nested=True)))
@@ -67,9 +67,9 @@ def document(
         parts.append("\n".join(_passing_block(bundles, view, summary, nested=len(bundles) > 1)))
     parts.extend(removed_since_base(view))
     if failing or not bundles:
-        parts.append("\n".join(_environment(report.get("environment"))))
+        parts.append("\n".join(_environment(report.environment)))
     elif parts[-1].endswith("</details>"):  # a passing report keeps its environment in its one collapsed block
-        environment = "\n".join(_environment(report.get("environment"), heading=True))
+        environment = "\n".join(_environment(report.environment, heading=True))
         parts[-1] = parts[-1].removesuffix("</details>") + (environment + "\n\n" if environment else "") + "</details>"
     parts.extend(notes)
     note = cuts.note(limit_name)
@@ -79,84 +79,82 @@ def document(
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-def _headline(report: Mapping[str, Any], bundles: list[Mapping[str, Any]]) -> str:
-    failed = sum(1 for b in bundles if b.get("status") == "fail")
+def _headline(report: Report, bundles: list[BundleReport], view: View) -> str:
+    failed = sum(1 for b in bundles if view.status(b) == "fail")
     if not bundles:
         return f"## ⚠️ {TITLE}: no bundle was verified"
     if failed:
         line = f"## ❌ {TITLE}: {failed} of {len(bundles)} {plural(len(bundles), 'bundle')} failed"
-        line += _strict_reason(report, bundles)
+        line += _strict_reason(report, bundles, view)
     else:
-        strict = " (warnings count as failures)" if report.get("strict") is True else ""
+        strict = " (warnings count as failures)" if report.strict else ""
         line = f"## ✅ {TITLE}: {count(len(bundles), 'bundle')} passed{strict}"
     return line + _not_run_suffix(bundles)
 
 
-def _strict_reason(report: Mapping[str, Any], bundles: list[Mapping[str, Any]]) -> str:
+def _strict_reason(report: Report, bundles: list[BundleReport], view: View) -> str:
     """Why a bundle with no error failed: its warnings count as failures (--strict, `fail-on: warning`)."""
-    if report.get("strict") is not True:
+    if not report.strict:
         return ""
-    failing = [b for b in bundles if b.get("status") == "fail"]
-    by_warnings = [b for b in failing if severity_count(b, "error") == 0 and severity_count(b, "warning") > 0]
+    failing = [b for b in bundles if view.status(b) == "fail"]
+    by_warnings = [b for b in failing if b.count(Severity.ERROR) == 0 and b.count(Severity.WARNING) > 0]
     if not by_warnings:
         return ""
-    warnings = sum(severity_count(b, "warning") for b in by_warnings)
+    warnings = sum(b.count(Severity.WARNING) for b in by_warnings)
     return f" because warnings count as failures ({count(warnings, 'warning')})"
 
 
-def _counted(bundle: Mapping[str, Any], view: View) -> bool:
-    return view.strict and bundle.get("status") == "fail"
+def _counted(bundle: BundleReport, view: View) -> bool:
+    return view.strict and view.status(bundle) == "fail"
 
 
-def _not_run_suffix(bundles: list[Mapping[str, Any]]) -> str:
-    """Checks that could not run (a bundle's `not_run`, when the report has it): they belong in the verdict."""
-    items = [item for b in bundles for item in _dicts(b.get("not_run"))]
+def _not_run_suffix(bundles: list[BundleReport]) -> str:
+    """Checks that could not run (a bundle's `not_run`): they belong in the verdict."""
+    items = [item for b in bundles for item in b.not_run]
     if not items:
         return ""
     named = "; ".join(
-        text(f"{item.get('check') or '?'}" + (f": {item['reason']}" if item.get("reason") else ""), 120)
-        for item in items[:2]
+        text(f"{item.check or '?'}" + (f": {item.reason}" if item.reason else ""), 120) for item in items[:2]
     )
     more = f"; {len(items) - 2} more" if len(items) > 2 else ""
     return f" — {count(len(items), 'check')} not run: {named}{more}"
 
 
-def _failing_bundle(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
+def _failing_bundle(bundle: BundleReport, view: View) -> Iterator[str]:
     yield f"### ❌ {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}"
     yield from error_list(bundle, view)
     yield from warning_list(bundle, view, collapsed=False, counted=_counted(bundle, view))
     yield from since_base_section(bundle, view)
-    for comparison in _dicts(bundle.get("comparisons")):  # a failing rule is a reason: not folded away
-        if comparison.get("status") == "fail":
+    for comparison in bundle.comparisons:  # a failing rule is a reason: not folded away
+        if comparison.status == "fail":
             yield from comparison_section(comparison, view.detail, view.cuts)
     yield from _collapsed_rest(bundle, view)
 
 
-def _short_line(bundle: Mapping[str, Any], view: View) -> str:
+def _short_line(bundle: BundleReport, view: View) -> str:
     """A bundle left out for size: its verdict, path and counts."""
-    errors, warnings = severity_count(bundle, "error"), severity_count(bundle, "warning")
+    errors, warnings = severity_count(bundle, Severity.ERROR), severity_count(bundle, Severity.WARNING)
     return (
-        f"### {status_mark(bundle.get('status'))} {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}\n\n"
+        f"### {status_mark(view.status(bundle))} {bundle_title(bundle)} — {_bundle_path(bundle, view.links)}\n\n"
         f"{count(errors, 'error')}, {count(warnings, 'warning')} (details in the JSON report)"
     )
 
 
-def _bundle_path(bundle: Mapping[str, Any], links: Links | None) -> str:
+def _bundle_path(bundle: BundleReport, links: Links | None) -> str:
     """The bundle's manifest as a repository path, linked when links are on."""
-    path = bundle.get("path")
-    manifest = bundle.get("manifest")
-    shown = bundle_repo_path(bundle, manifest) if isinstance(manifest, str) else None
-    label = shown or (path if isinstance(path, str) else "?")
+    manifest = bundle.manifest_file
+    shown = bundle_repo_path(bundle, manifest) if manifest is not None else None
+    label = shown or bundle.path
     if links is not None and shown is not None:
         return f"[{text(label, 200)}]({links.blob(shown)})"
     return text(label, 200)
 
 
-def _collapsed_rest(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
-    pieces = _pieces(bundle)
+def _collapsed_rest(bundle: BundleReport, view: View) -> Iterator[str]:
+    pieces = bundle.piece_states()
     present = sum(1 for v in pieces.values() if v == "present")
-    others = [c for c in _dicts(bundle.get("comparisons")) if c.get("status") != "fail"]
-    verdicts = ", ".join(f"{comparison_name(c)} {status_mark(c.get('status'))}" for c in others[:8])
+    others = [c for c in bundle.comparisons if c.status != "fail"]
+    verdicts = ", ".join(f"{comparison_name(c)} {status_mark(c.status)}" for c in others[:8])
     summary = f"Details: pieces ({present} of {len(pieces)} present)" + (f", {verdicts}" if verdicts else "")
     yield ""
     yield f"<details><summary>{summary}</summary>"
@@ -165,19 +163,19 @@ def _collapsed_rest(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
     yield "</details>"
 
 
-def comparison_name(comparison: Mapping[str, Any]) -> str:
+def comparison_name(comparison: Comparison) -> str:
     """A comparison by its graph and what it is compared against: a variant has two."""
-    return f"{text(comparison.get('graph') or '?', 40)} vs {text(comparison.get('against') or '?', 20)}"
+    return f"{text(comparison.graph or '?', 40)} vs {text(comparison.against or '?', 20)}"
 
 
-def _inner(bundle: Mapping[str, Any], view: View, failing_shown: bool = False) -> Iterator[str]:
+def _inner(bundle: BundleReport, view: View, failing_shown: bool = False) -> Iterator[str]:
     """The detail under a bundle's fold: identity, the seven pieces, notes, comparisons, validation."""
     yield ""
     yield _identity(bundle)
-    yield from _checklist(_pieces(bundle))
+    yield from _checklist(bundle.piece_states())
     yield from info_list(bundle, view)
-    for comparison in _dicts(bundle.get("comparisons")):
-        if not (failing_shown and comparison.get("status") == "fail"):
+    for comparison in bundle.comparisons:
+        if not (failing_shown and comparison.status == "fail"):
             yield from comparison_section(comparison, view.detail, view.cuts)
     gains = gain_sentences(bundle)
     if gains:
@@ -196,10 +194,11 @@ def _inner(bundle: Mapping[str, Any], view: View, failing_shown: bool = False) -
             yield f"#### {title}"
             yield ""
             yield from (f"- {text(line, 600)}" for line in lines)
-    yield from key_values("Validation command", bundle.get("validation"))
+    if bundle.validation is not None:
+        yield from key_values("Validation command", validation_rows(bundle.validation))
 
 
-def _runtimes(bundle: Mapping[str, Any]) -> Iterator[str]:
+def _runtimes(bundle: BundleReport) -> Iterator[str]:
     """One row per runtime (--runtime), one column per rule: its verdict and measured figure."""
     table = runtime_table(bundle)
     if table is None:
@@ -214,25 +213,25 @@ def _runtimes(bundle: Mapping[str, Any]) -> Iterator[str]:
         yield "| " + " | ".join(text(cell, 120) for cell in row) + " |"
 
 
-def _passing_line(bundles: list[Mapping[str, Any]], view: View) -> str:
+def _passing_line(bundles: list[BundleReport], view: View) -> str:
     if len(bundles) == 1:
         b = bundles[0]
-        pieces = _pieces(b)
+        pieces = b.piece_states()
         present = sum(1 for v in pieces.values() if v == "present")
-        comparisons = _dicts(b.get("comparisons"))
-        judged = sum(1 for c in comparisons if c.get("status") == "pass")
-        warnings = severity_count(b, "warning")
+        comparisons = b.comparisons
+        judged = sum(1 for c in comparisons if c.status == "pass")
+        warnings = severity_count(b, Severity.WARNING)
         facts = [f"{present} of {len(pieces)} pieces", f"{judged} of {len(comparisons)} comparisons passed"]
         if warnings:
             facts.append(f"⚠️ {count(warnings, 'warning')}")
         return f"{bundle_title(b)} — {_bundle_path(b, view.links)} · " + " · ".join(facts)
     names = ", ".join(bundle_title(b) for b in bundles[:5])
     more = f" and {len(bundles) - 5} more" if len(bundles) > 5 else ""
-    warnings = sum(severity_count(b, "warning") for b in bundles)
+    warnings = sum(severity_count(b, Severity.WARNING) for b in bundles)
     return f"{names}{more}" + (f" · ⚠️ {count(warnings, 'warning')}" if warnings else "")
 
 
-def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str, nested: bool) -> Iterator[str]:
+def _passing_block(bundles: list[BundleReport], view: View, summary: str, nested: bool) -> Iterator[str]:
     """The passing bundles in one fold. `nested`: one click shows a line each, and a bundle's detail is a fold
     of its own (else the one bundle's detail is the fold itself)."""
     yield f"<details><summary>{summary}</summary>"
@@ -245,7 +244,7 @@ def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str, n
             continue
         if nested:
             yield ""
-            where = text(bundle.get("path") or "?", 120)
+            where = text(bundle.path or "?", 120)
             yield f"<details><summary>✅ {bundle_title(bundle)} — {where}: pieces, comparisons</summary>"
         else:
             yield ""
@@ -260,30 +259,25 @@ def _passing_block(bundles: list[Mapping[str, Any]], view: View, summary: str, n
     yield "</details>"
 
 
-def _overview(bundles: list[Mapping[str, Any]], view: View) -> str:
+def _overview(bundles: list[BundleReport], view: View) -> str:
     rows = ["| | bundle | path | errors | warnings | pieces |", "| --- | --- | --- | ---: | ---: | ---: |"]
     for b in bundles:
-        pieces = _pieces(b)
+        pieces = b.piece_states()
         present = sum(1 for v in pieces.values() if v == "present")
         rows.append(
-            f"| {status_mark(b.get('status'))} | {bundle_title(b)} | {_bundle_path(b, view.links)} "
-            f"| {severity_count(b, 'error')} | {severity_count(b, 'warning')} | {present}/{len(pieces)} |"
+            f"| {status_mark(view.status(b))} | {bundle_title(b)} | {_bundle_path(b, view.links)} "
+            f"| {severity_count(b, Severity.ERROR)} | {severity_count(b, Severity.WARNING)} | {present}/{len(pieces)} |"
         )
     return "\n".join(rows)
 
 
-def _identity(bundle: Mapping[str, Any]) -> str:
-    facts = [f"**Path:** {text(bundle.get('path') or '—', 200)}"]
-    if bundle.get("manifest"):
-        facts.append(f"**Manifest:** {text(bundle['manifest'], 120)}")
-    if bundle.get("digest"):
-        facts.append(f"**Digest:** {text(bundle['digest'], 80)}")
+def _identity(bundle: BundleReport) -> str:
+    facts = [f"**Path:** {text(bundle.path or '—', 200)}"]
+    if bundle.manifest_file:
+        facts.append(f"**Manifest:** {text(bundle.manifest_file, 120)}")
+    if bundle.digest:
+        facts.append(f"**Digest:** {text(bundle.digest, 80)}")
     return " · ".join(facts)
-
-
-def _pieces(bundle: Mapping[str, Any]) -> dict[str, str]:
-    pieces = bundle.get("pieces")
-    return {str(k): str(v) for k, v in pieces.items()} if isinstance(pieces, Mapping) else {}
 
 
 def _checklist(pieces: dict[str, str]) -> Iterator[str]:
@@ -299,8 +293,8 @@ def _checklist(pieces: dict[str, str]) -> Iterator[str]:
         yield f"- [{box}] {text(name.replace('_', ' '), 60)}{missing}"
 
 
-def _environment(environment: object, heading: bool = False) -> Iterator[str]:
-    if not isinstance(environment, Mapping) or not environment:
+def _environment(environment: dict[str, str], heading: bool = False) -> Iterator[str]:
+    if not environment:
         return
     keys = [k for k in ENVIRONMENT_ORDER if k in environment]
     keys += sorted(str(k) for k in environment if k not in ENVIRONMENT_ORDER)
@@ -322,10 +316,10 @@ FOOTER_MARK = "<!-- onnx-release-checker:footer -->"
 _TIME = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d)?(\.\d+)?Z$")
 
 
-def _footer(report: Mapping[str, Any], links: Links | None) -> str:
+def _footer(report: Report, links: Links | None) -> str:
     """Commit and run (linked), the checker's version, and when it ran; hidden-marked, so that a comment
     whose only change is its footer is not sent again."""
-    version = text(report.get("checker_version") or "?", 40)
+    version = text(report.checker_version or "?", 40)
     facts = []
     if links is not None:
         facts.append(f"commit [`{links.sha[:7]}`]({links.commit()})")
@@ -333,8 +327,8 @@ def _footer(report: Mapping[str, Any], links: Links | None) -> str:
         if run is not None:
             facts.append(f"[run {links.run_id}]({run})")
     facts.append(f"onnx-release-checker {version}")
-    created = report.get("created_at")
-    found = _TIME.match(created) if isinstance(created, str) else None
+    created = report.created_at
+    found = _TIME.match(created) if created is not None else None
     if found:
         facts.append(f"{found.group(1)} {found.group(2)} UTC")
     if links is None:

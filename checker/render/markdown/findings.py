@@ -4,33 +4,34 @@ findings, each linked to its file and line when links are on.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from checker.findings import Finding, Severity
 from checker.remedies import remedy
 from checker.render.escape import shorten, text
 from checker.render.links import Links, repo_path
 from checker.render.markdown.detail import Detail, View
 from checker.render.markdown.words import code, count, spaced
-from checker.reports.model import mappings as _dicts
+from checker.reports.model import BundleReport
 
 
-def bundle_repo_path(bundle: Mapping[str, Any], file: object, links: Links | None = None) -> str | None:
+def bundle_repo_path(bundle: BundleReport, file: str | None, links: Links | None = None) -> str | None:
     """`file` (relative to the bundle) as a path from the repository's root, when it has one."""
-    return repo_path(bundle.get("path"), file, links.workspace if links else None)
+    return repo_path(bundle.path, file, links.workspace if links else None)
 
 
-def error_list(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
-    errors = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "error"]
+def error_list(bundle: BundleReport, view: View) -> Iterator[str]:
+    errors = [f for f in bundle.findings if f.severity is Severity.ERROR]
     if errors:
         yield from _numbered(errors, "error", bundle, view, f"**{count(len(errors), 'error')}**, each with its fix:")
 
 
-def warning_list(bundle: Mapping[str, Any], view: View, collapsed: bool, counted: bool = False) -> Iterator[str]:
+def warning_list(bundle: BundleReport, view: View, collapsed: bool, counted: bool = False) -> Iterator[str]:
     """The warnings; `counted` when they fail the bundle (--strict, `fail-on: warning`): then they are shown
     as errors are, each with its fix, never folded."""
-    warnings = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "warning"]
+    warnings = [f for f in bundle.findings if f.severity is Severity.WARNING]
     if not warnings:
         return
     if counted:
@@ -63,29 +64,28 @@ class _Group:
     """Findings of one id with one cause and so one fix: listed once, with each place it was found."""
 
     fix: str
-    findings: list[Mapping[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
 
-def _groups(found: list[Mapping[str, Any]], bundle: Mapping[str, Any]) -> list[_Group]:
+def _groups(found: list[Finding], bundle: BundleReport) -> list[_Group]:
     groups: dict[tuple[str, str, str], _Group] = {}
     for finding in found:
         fix = _remedy(finding, bundle)
-        key = (str(finding.get("id")), cause(finding), fix)
+        key = (finding.id, cause(finding), fix)
         groups.setdefault(key, _Group(fix)).findings.append(finding)
     return list(groups.values())
 
 
-def cause(finding: Mapping[str, Any]) -> str:
+def cause(finding: Finding) -> str:
     """What makes two findings of one id the same mistake: the explanation found when there is one, else the
     message with the names of its case, file and input left out (the places the same mistake was made)."""
-    details = finding.get("details")
-    details = details if isinstance(details, Mapping) else {}
+    details = finding.details
     explanation = details.get("explanation")
     if isinstance(explanation, str) and explanation:
         return explanation
-    message = str(finding.get("message") or "")
+    message = finding.message
     names = sorted({v for k, v in details.items() if k in _PLACES and isinstance(v, str) and v}, key=len, reverse=True)
-    for name in [*names, *([finding["file"]] if isinstance(finding.get("file"), str) else [])]:
+    for name in [*names, *([finding.file] if finding.file is not None else [])]:
         message = message.replace(name, "…")
     return message
 
@@ -94,9 +94,7 @@ _PLACES = ("case", "raw", "input", "path", "file", "output")
 _LISTED = 12  # places named in one entry; the rest are counted
 
 
-def _numbered(
-    found: list[Mapping[str, Any]], severity: str, bundle: Mapping[str, Any], view: View, head: str
-) -> Iterator[str]:
+def _numbered(found: list[Finding], severity: str, bundle: BundleReport, view: View, head: str) -> Iterator[str]:
     """Numbered entries, one per (id, cause), each with its places and its fix as a paragraph of its own item
     (so that in a comment, where a newline is a line break, the fix stays with its finding)."""
     groups = _groups(found, bundle)
@@ -114,7 +112,7 @@ def _numbered(
         yield f"_{len(groups) - len(shown)} more {severity}s are in the JSON report._"
 
 
-def _group_line(group: _Group, bundle: Mapping[str, Any], view: View) -> str:
+def _group_line(group: _Group, bundle: BundleReport, view: View) -> str:
     first, rest = group.findings[0], group.findings[1:]
     line = _finding_line(first, bundle, view)
     if not rest:
@@ -124,16 +122,15 @@ def _group_line(group: _Group, bundle: Mapping[str, Any], view: View) -> str:
     return f"{line} — the same in {count(len(rest), 'more place')}: {places}{more}"
 
 
-def _place(finding: Mapping[str, Any], bundle: Mapping[str, Any], view: View) -> str:
-    details = finding.get("details")
-    case = details.get("case") if isinstance(details, Mapping) else None
+def _place(finding: Finding, bundle: BundleReport, view: View) -> str:
+    case = finding.details.get("case")
     where = _where(finding, bundle, view.links)
     return f"case '{text(case, 80)}' ({where})" if isinstance(case, str) else where
 
 
-def _finding_line(finding: Mapping[str, Any], bundle: Mapping[str, Any], view: View) -> str:
-    message = message_markdown(str(finding.get("message") or ""), view.detail.message_chars)
-    return f"**{text(finding.get('id'), 60)}** at {_where(finding, bundle, view.links)}: {message}"
+def _finding_line(finding: Finding, bundle: BundleReport, view: View) -> str:
+    message = message_markdown(finding.message, view.detail.message_chars)
+    return f"**{text(finding.id, 60)}** at {_where(finding, bundle, view.links)}: {message}"
 
 
 def message_markdown(said: str, limit: int) -> str:
@@ -145,14 +142,11 @@ def message_markdown(said: str, limit: int) -> str:
     return "".join(spaced(part, limit) if i % 2 == 0 else f"`{code(part)}`" for i, part in enumerate(parts))
 
 
-def _remedy(finding: Mapping[str, Any], bundle: Mapping[str, Any]) -> str:
+def _remedy(finding: Finding, bundle: BundleReport) -> str:
     """The remedy as Markdown: its code spans kept (remedies put no backtick inside one), the rest escaped."""
-    path = bundle.get("path")
     # The bundle's findings as they are: remedies read only the few they look for (filtering the whole list
     # here, for each of thousands of findings, made a large report's rendering quadratic).
-    others = bundle.get("findings")
-    said = remedy(finding, path if isinstance(path, str) else "", others if isinstance(others, list) else ())
-    return message_markdown(said, 600)
+    return message_markdown(remedy(finding, bundle.path, bundle.findings), 600)
 
 
 _T = TypeVar("_T")
@@ -165,12 +159,11 @@ def _shown(group: list[_T], severity: str, detail: Detail) -> list[_T]:
     return group if cap is None else group[:cap]
 
 
-def _where(finding: Mapping[str, Any], bundle: Mapping[str, Any], links: Links | None) -> str:
-    file = finding.get("file") or bundle.get("manifest")
-    if not isinstance(file, str) or not file:
+def _where(finding: Finding, bundle: BundleReport, links: Links | None) -> str:
+    file = finding.file or bundle.manifest_file
+    if not file:
         return "—"
-    line = finding.get("line")
-    line = line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
+    line = finding.line if finding.line is not None and finding.line > 0 else None
     path = bundle_repo_path(bundle, file, links) or file
     label = text(f"{path}:{line}" if line is not None else path, 160)
     if links is not None and bundle_repo_path(bundle, file, links) is not None:
@@ -178,8 +171,8 @@ def _where(finding: Mapping[str, Any], bundle: Mapping[str, Any], links: Links |
     return label
 
 
-def info_list(bundle: Mapping[str, Any], view: View) -> Iterator[str]:
-    notes = [f for f in _dicts(bundle.get("findings")) if f.get("severity") == "info"]
+def info_list(bundle: BundleReport, view: View) -> Iterator[str]:
+    notes = [f for f in bundle.findings if f.severity is Severity.INFO]
     shown = _shown(notes, "info", view.detail)
     view.cuts.add("notes", len(notes) - len(shown))
     if not shown:

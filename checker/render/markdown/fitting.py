@@ -5,15 +5,16 @@ then a cap on findings or bundles is bisected; a last resort cuts whole lines.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
+from checker.findings import Severity
 from checker.render.escape import forget
 from checker.render.links import Links
 from checker.render.markdown.detail import CAPS, LEVELS, Cuts, Detail
 from checker.render.markdown.document import document
 from checker.render.markdown.words import severity_count
-from checker.reports.model import mappings as _dicts
+from checker.reports.model import Report
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -27,7 +28,7 @@ HEADER_RESERVE = 512  # room the sticky comment keeps for its hidden marker line
 DEFAULT_LIMIT = COMMENT_LIMIT - HEADER_RESERVE
 
 
-def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
+def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     """The report as Markdown of at most `limit` UTF-8 bytes (so also at most `limit` characters).
 
     `notes` are trusted Markdown lines from the caller, added at the end; `links` makes files, the commit
@@ -36,14 +37,12 @@ def render(report: Mapping[str, Any], **options: Unpack[RenderOptions]) -> str:
     limit = options.get("limit", DEFAULT_LIMIT)
     limit_name = options.get("limit_name", "GitHub's comment size limit")
     try:
-        return _fitted(report, options.get("notes", ()), limit_name, limit, options.get("links"))
+        return _fitted(report.printable(), options.get("notes", ()), limit_name, limit, options.get("links"))
     finally:
         forget()
 
 
-def _fitted(
-    report: Mapping[str, Any], notes: Sequence[str], limit_name: str, limit: int, links: Links | None = None
-) -> str:
+def _fitted(report: Report, notes: Sequence[str], limit_name: str, limit: int, links: Links | None = None) -> str:
     """The most detailed rendering that fits: whole kinds of detail go first, then a cap is bisected."""
     attempt = functools.partial(_attempt, report, notes=notes, limit_name=limit_name, limit=limit, links=links)
     body = ""
@@ -61,7 +60,7 @@ def _fitted(
 
 
 def _attempt(
-    report: Mapping[str, Any],
+    report: Report,
     detail: Detail,
     *,
     notes: Sequence[str],
@@ -88,13 +87,12 @@ def _largest_fitting(
     return best
 
 
-def _most(report: Mapping[str, Any], what: str) -> int:
+def _most(report: Report, what: str) -> int:
     """The largest useful cap: the most findings of that kind in one bundle, or the number of bundles."""
-    bundles = _dicts(report.get("bundles"))
     if what == "bundles":
-        return len(bundles)
-    severity = what.removesuffix("s")
-    return max((severity_count(b, severity) for b in bundles), default=0)
+        return len(report.bundles)
+    severity = Severity(what.removesuffix("s"))
+    return max((severity_count(b, severity) for b in report.bundles), default=0)
 
 
 def _size(s: str) -> int:

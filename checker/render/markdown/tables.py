@@ -4,37 +4,37 @@ the failing rules, and key-value details (a diagnosis).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 from checker.render.escape import text
 from checker.render.markdown.detail import Cuts, Detail
-from checker.render.markdown.words import VERDICTS, is_number, number, status_mark
+from checker.render.markdown.words import VERDICTS, number, status_mark
 from checker.render.slices import rule_scope
-from checker.reports.model import mappings as _dicts
+from checker.reports.model import Comparison, RuleResult
+from checker.reports.parts.judged import Diagnosis
+from checker.reports.parts.runs import Validation
 
 
-def comparison_section(comparison: Mapping[str, Any], detail: Detail, cuts: Cuts) -> Iterator[str]:
-    graph = text(comparison.get("graph") or "?", 80)
-    against = text(comparison.get("against") or "?", 40)
-    status = comparison.get("status")
-    label = VERDICTS.get(str(status), text(status, 20))
+def comparison_section(comparison: Comparison, detail: Detail, cuts: Cuts) -> Iterator[str]:
+    graph = text(comparison.graph or "?", 80)
+    against = text(comparison.against or "?", 40)
+    status = comparison.status
     yield ""
-    yield f"#### {status_mark(status)} {graph} against the {against}: {label}"
-    if comparison.get("skipped"):
+    yield f"#### {status_mark(status)} {graph} against the {against}: {VERDICTS[status]}"
+    if comparison.skipped:
         yield ""
-        yield text(comparison["skipped"], detail.message_chars)
-    faulty = [str(n) for n in comparison.get("case_errors") or []]
-    if faulty:
+        yield text(comparison.skipped, detail.message_chars)
+    if comparison.case_errors:
         yield ""
-        yield text(_case_errors(faulty), detail.message_chars)
-    rules = _dicts(comparison.get("rules"))
-    shown = rules if detail.passing_rules else [r for r in rules if r.get("passed") is not True]
+        yield text(_case_errors(comparison.case_errors), detail.message_chars)
+    rules = comparison.rules
+    shown = rules if detail.passing_rules else [r for r in rules if not r.passed]
     cuts.add("passing rules", len(rules) - len(shown))
     if shown:  # no chart here: it would only restate this table's figures
         yield from _rule_table(shown)
     yield from _cases(rules, detail, cuts)
-    yield from key_values("Diagnosis", comparison.get("diagnosis"))
+    if comparison.diagnosis is not None:
+        yield from key_values("Diagnosis", diagnosis_rows(comparison.diagnosis))
 
 
 def _case_errors(names: list[str]) -> str:
@@ -42,36 +42,34 @@ def _case_errors(names: list[str]) -> str:
     return f"Not a pass: {len(names)} case(s) have comparison.case errors ({shown})."
 
 
-def _rule_table(rules: list[Mapping[str, Any]]) -> Iterator[str]:
+def _rule_table(rules: list[RuleResult]) -> Iterator[str]:
     # The figure at the pass rate asked differs from the worst case's only when a rule lets some cases fail;
     # a column that repeats "measured" row for row says nothing.
-    at_rate = any(number(r.get("would_pass_at")) != number(r.get("measured")) for r in rules)
+    at_rate = any(number(r.would_pass_at) != number(r.measured) for r in rules)
     heads = ["", "rule", "measured", "threshold", *(["measured at the pass rate asked"] if at_rate else [])]
     heads += ["worst case", "cases passing"]
     yield ""
     yield "| " + " | ".join(heads) + " |"
     yield "|" + "".join(" ---: |" if h.startswith(("measured", "threshold", "cases")) else " --- |" for h in heads)
     for r in rules:
-        mark = "✅" if r.get("passed") is True else "❌"
-        keys = ("measured", "threshold", "would_pass_at") if at_rate else ("measured", "threshold")
-        figures = " | ".join(number(r.get(k)) for k in keys)
-        yield f"| {mark} | {rule_name(r)} | {figures} | {worst_case(r)} | {_pass_rate(r)} |"
+        mark = "✅" if r.passed else "❌"
+        figures = [r.measured, r.threshold, *([r.would_pass_at] if at_rate else [])]
+        shown = " | ".join(number(f) for f in figures)
+        yield f"| {mark} | {rule_name(r)} | {shown} | {worst_case(r)} | {_pass_rate(r)} |"
 
 
-def worst_case(rule: Mapping[str, Any]) -> str:
+def worst_case(rule: RuleResult) -> str:
     """The worst case's name, or "all alike" when every case measured the same (no case is the worst)."""
-    cases = rule.get("cases")
-    if isinstance(cases, Mapping) and len(cases) > 1 and len({repr(v) for v in cases.values()}) == 1:
+    if len(rule.cases) > 1 and len({repr(v) for v in rule.cases.values()}) == 1:
         return "all alike"
-    return text(rule.get("worst_case") or "—", 80)
+    return text(rule.worst_case or "—", 80)
 
 
-def rule_name(rule: Mapping[str, Any]) -> str:
-    params = rule.get("params")
+def rule_name(rule: RuleResult) -> str:
     args = ""
-    if isinstance(params, Mapping) and params:
-        args = " (" + ", ".join(f"{k}={_param(v)}" for k, v in list(params.items())[:8]) + ")"
-    return text(f"{rule.get('output', '?')} {rule.get('check', '?')}{args}{rule_scope(rule)}", 300)
+    if rule.params:
+        args = " (" + ", ".join(f"{k}={_param(v)}" for k, v in list(rule.params.items())[:8]) + ")"
+    return text(f"{rule.output} {rule.check}{args}{rule_scope(rule)}", 300)
 
 
 def _param(value: object) -> str:
@@ -80,42 +78,38 @@ def _param(value: object) -> str:
     return str(value)
 
 
-def _pass_rate(rule: Mapping[str, Any]) -> str:
-    rate, needed = rule.get("pass_rate"), rule.get("min_pass_rate")
-    if not is_number(rate):
-        return "—"
-    shown = f"{float(rate):.0%}"
-    if is_number(needed) and float(needed) < 1:
-        shown += f" (needs {float(needed):.0%})"
+def _pass_rate(rule: RuleResult) -> str:
+    shown = f"{rule.pass_rate:.0%}"
+    if rule.min_pass_rate < 1:
+        shown += f" (needs {rule.min_pass_rate:.0%})"
     return shown
 
 
 WORST_PASSING = 3  # passing cases shown beside the failing ones, worst first
 
 
-def _case_fails(rule: Mapping[str, Any], value: object) -> bool:
-    threshold = rule.get("threshold")
-    if not is_number(value):
+def _case_fails(rule: RuleResult, value: float | None) -> bool:
+    threshold = rule.threshold
+    if value is None:
         return True  # not measured
-    if not is_number(threshold):
+    if threshold is None:
         return False
-    return float(value) < float(threshold) if rule.get("direction") == "min" else float(value) > float(threshold)
+    return value < threshold if rule.direction == "min" else value > threshold
 
 
-def _badness(rule: Mapping[str, Any], value: object) -> float:
-    if not is_number(value):
+def _badness(rule: RuleResult, value: float | None) -> float:
+    if value is None:
         return float("inf")
-    return -float(value) if rule.get("direction") == "min" else float(value)
+    return -value if rule.direction == "min" else value
 
 
-def _cases(rules: list[Mapping[str, Any]], detail: Detail, cuts: Cuts) -> Iterator[str]:
+def _cases(rules: list[RuleResult], detail: Detail, cuts: Cuts) -> Iterator[str]:
     """Per failing rule: its failing cases, the worst few passing ones, and how many more pass."""
     rows: list[str] = []
     for r in rules:
-        cases = r.get("cases")
-        if r.get("passed") is True or not isinstance(cases, Mapping):
+        if r.passed:
             continue
-        ordered = sorted(cases.items(), key=lambda item: _badness(r, item[1]), reverse=True)
+        ordered = sorted(r.cases.items(), key=lambda item: _badness(r, item[1]), reverse=True)
         failing = [(n, v) for n, v in ordered if _case_fails(r, v)]
         passing = [(n, v) for n, v in ordered if not _case_fails(r, v)]
         name = rule_name(r)
@@ -138,11 +132,32 @@ def _cases(rules: list[Mapping[str, Any]], detail: Detail, cuts: Cuts) -> Iterat
     yield "</details>"
 
 
-def key_values(title: str, value: object) -> Iterator[str]:
-    """A free-form mapping of the report (validation, diagnosis): its scalar fields, collapsed."""
-    if not isinstance(value, Mapping):
-        return
-    items = [(k, v) for k, v in value.items() if isinstance(v, (str, int, float, bool)) or v is None][:20]
+def validation_rows(run: Validation) -> list[tuple[str, object]]:
+    """The validation command's facts that are one value each (not its arguments), as the report orders them."""
+    rows: list[tuple[str, object]] = [
+        ("timeout_s", run.timeout_s), ("started", run.started), ("exit_code", run.exit_code),
+        ("timed_out", run.timed_out),
+    ]  # fmt: skip
+    if run.start_error is not None:
+        rows.append(("start_error", run.start_error))
+    return [*rows, ("duration_s", run.duration_s), ("stdout_tail", run.stdout_tail), ("stderr_tail", run.stderr_tail)]
+
+
+def diagnosis_rows(diagnosis: Diagnosis) -> list[tuple[str, object]]:
+    """The diagnosis's facts that are one value each, as the report orders them: a tensor is a record of its own
+    (left to the JSON report), its absence one value ("no tensor fell below min_db")."""
+    d = diagnosis
+    rows: list[tuple[str, object]] = [
+        ("variant", d.variant), ("case", d.case), ("min_db", d.min_db), ("compared", d.compared),
+        ("unmatched", d.unmatched), ("groups", d.groups),
+    ]  # fmt: skip
+    rows += [(name, None) for name, score in (("first", d.first), ("worst", d.worst)) if score is None]
+    return [*rows, ("summary", d.summary)]
+
+
+def key_values(title: str, items: Sequence[tuple[str, object]]) -> Iterator[str]:
+    """A part's facts (validation, diagnosis) as a table of fields and values, collapsed."""
+    items = items[:20]
     if not items:
         return
     yield ""

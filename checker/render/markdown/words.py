@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
+from checker.findings import Severity
 from checker.render.escape import text
-from checker.reports.model import mappings as _dicts
+from checker.reports.model import BundleReport
 
 VERDICTS = {"pass": "passed", "fail": "failed", "not_assessed": "not assessed"}
 MARK = {"pass": "✅", "fail": "❌", "not_assessed": "⏭️"}
 
 
-def _bundle_name(bundle: Mapping[str, Any]) -> str:
-    return text(bundle.get("name") or bundle.get("path") or "(unnamed bundle)", 120)
+def _bundle_name(bundle: BundleReport) -> str:
+    return text(bundle.name or bundle.path or "(unnamed bundle)", 120)
 
 
-def bundle_title(bundle: Mapping[str, Any]) -> str:
-    version = f" {text(bundle['version'], 80)}" if bundle.get("version") else ""
+def bundle_title(bundle: BundleReport) -> str:
+    version = f" {text(bundle.version, 80)}" if bundle.version else ""
     return f"{_bundle_name(bundle)}{version}"
 
 
-def severity_count(bundle: Mapping[str, Any], severity: str) -> int:
-    return sum(1 for f in _dicts(bundle.get("findings")) if f.get("severity") == severity)
+def severity_count(bundle: BundleReport, severity: Severity) -> int:
+    return bundle.count(severity)
 
 
 def spaced(part: str, limit: int = 300) -> str:
