@@ -171,3 +171,21 @@ def package_on_path(name: str) -> None:
     folder = need(name)
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
+
+
+def half_weights(source: Path, target: Path) -> Path:
+    """The graph with every float initializer rounded to float16 precision: a variant whose tensors move a little
+    everywhere. (onnxruntime.quantization cannot quantize the encoder: its weights are int8 already, cast and scaled
+    in the graph, so quantize_dynamic finds no constant MatMul weight and quantize_static's QDQ breaks its per-axis
+    scales.)"""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(source))
+    for i, tensor in enumerate(model.graph.initializer):
+        array = numpy_helper.to_array(tensor)
+        if array.dtype == np.float32 and np.abs(array).max(initial=0.0) < 65000:  # the huge masking constants stay
+            rounded = numpy_helper.from_array(array.astype(np.float16).astype(np.float32), tensor.name)
+            model.graph.initializer[i].CopyFrom(rounded)
+    onnx.save(model, str(target))
+    return target

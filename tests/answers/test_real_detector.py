@@ -1,6 +1,7 @@
 """NudeNet's YOLOv8n detector (a PyPI wheel's ONNX file) with the package's own decoding as the application: its
-stored answers are proven, a declaration with one mistake is named by its edit, and its default static int8
-quantization, which squeezes box pixels and 0-1 scores under one output scale, fails on the boxes it loses."""
+stored answers are proven, a declaration with one mistake is named by its edit, its default static int8
+quantization, which squeezes box pixels and 0-1 scores under one output scale, fails on the boxes it loses, and a
+variant whose every box stays passes on its answers where allclose on the raw tensor fails it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realkit import quantized, run, variant, write_nudenet
+from realkit import half_weights, quantized, run, variant, write_nudenet
 
 from checker.context import Options
 from checker.verify import verify_bundle
@@ -61,3 +62,21 @@ def test_the_default_static_int8_quantization_fails_on_the_boxes_it_loses(tmp_pa
     assert not judged.rules[0].passed and judged.changes
     failure = next(f.message for f in report.findings if f.id == "comparison.rule")
     assert failure.startswith("int8 loses '") or failure.startswith("int8 gains '") or " becomes " in failure
+
+
+def test_allclose_fails_on_the_raw_tensor_while_every_box_the_application_shows_stays(tmp_path: Path) -> None:
+    """Weights rounded to float16 move the box rows (pixels) of all 2,100 anchors by up to about a pixel, most of
+    them anchors the application discards: allclose fails every photo, the boxes shown are the same."""
+    plain = write_nudenet(tmp_path / "plain", stored=False)
+    half = half_weights(plain / "model.onnx", tmp_path / "half.onnx")
+    rules = [
+        {"output": "output0", "check": "allclose", "atol": 1e-3, "rtol": 1e-3},
+        {"answer": "objects", "check": "detections", "iou": 0.5},
+    ]
+    entry = variant("half", "half.onnx", rules, {})
+    entry["transform"] = {"tool": "numpy round-trip of the weights", "version": "1", "settings": {"mantissa_bits": 10}}
+    report = verify(write_nudenet(tmp_path / "b", variants=[entry], graphs={"half.onnx": half}))
+    allclose, answer = report.comparisons[1].rules
+    assert not allclose.passed and allclose.pass_rate == 0.0  # every photo fails on the raw tensor
+    assert answer.answer == "objects" and answer.passed and answer.measured == 1.0
+    assert report.comparisons[1].changes == []

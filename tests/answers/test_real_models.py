@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 from answer_oracles import ctc_decode, sentence_transformers_pool
-from realkit import manifest, need, quantized, run, variant
+from realkit import half_weights, manifest, need, quantized, run, variant
 
 from checker.context import Options
 from checker.reports.model import BundleReport
@@ -170,22 +170,6 @@ def sentence_transformers_mean(hidden: np.ndarray, mask: np.ndarray) -> np.ndarr
         m = mask[..., None].astype(np.float64)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=-1, keepdims=True), 1e-12)
-
-
-def half_weights(source: Path, target: Path) -> Path:
-    """The graph with every float initializer rounded to float16 precision. (onnxruntime.quantization cannot
-    quantize this graph: its weights are int8 already, cast and scaled in the graph, so quantize_dynamic finds no
-    constant MatMul weight and quantize_static's QDQ breaks its per-axis scales.)"""
-    from onnx import numpy_helper
-
-    model = onnx.load(str(source))
-    for i, tensor in enumerate(model.graph.initializer):
-        array = numpy_helper.to_array(tensor)
-        if array.dtype == np.float32 and np.abs(array).max(initial=0.0) < 65000:  # the huge masking constants stay
-            rounded = numpy_helper.from_array(array.astype(np.float16).astype(np.float32), tensor.name)
-            model.graph.initializer[i].CopyFrom(rounded)
-    onnx.save(model, str(target))
-    return target
 
 
 def test_the_encoder_is_judged_by_cosine_and_its_nearest_neighbours(tmp_path: Path) -> None:
