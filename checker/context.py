@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from checker.bundle.paths import BundlePathError, resolve_under
 from checker.manifest.load import Manifest
+from checker.manifest.model.build import build
+from checker.manifest.model.root import Spec
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,6 +86,7 @@ class Case:
     where: tuple[str | int, ...]
     files: list[str] = field(default_factory=list)
     label: Any = None  # the application's expected answer: a class name or index, or a list (one per item)
+    answers: dict[str, str] = field(default_factory=dict)  # answer name -> the stored application answer's file
 
 
 @dataclass
@@ -117,6 +120,9 @@ class Context:
     # Every input's parsed preprocessing, each block parsed once (checks/prepared.py fills it; the ranges and
     # fidelity stages read it).
     preprocessing: Inputs | None = None
+    # The declared answers, ready to decode, and the reference answers of the cases (answers stage; an
+    # answers.book.Book, which sits above this module).
+    answers: Any = None
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
     gains: list[Gain] = field(default_factory=list)  # gain stage: each variant's size and speed
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime
@@ -131,7 +137,14 @@ class Context:
 
     @property
     def data(self) -> dict[str, Any]:
+        """The manifest as parsed: for the stages that run before the schema gate (completeness, signature)."""
         return self.manifest.data
+
+    @functools.cached_property
+    def spec(self) -> Spec:
+        """The manifest as typed blocks, built once; only for the stages after the schema gate (a manifest the
+        schema rejected has no such form)."""
+        return build(Spec, self.manifest.data)
 
     def where(self, *keys: str | int) -> dict[str, Any]:
         """`file=` and `line=` keyword arguments for a finding about the manifest field at `keys`."""

@@ -89,6 +89,10 @@ SIGNATURE_STALE = "signature.stale"
 STORE_REUSED = "store.reused"
 STORE_REFUSED = "store.refused"
 STORE_NOT_REUSED = "store.not_reused"
+ANSWERS_INVALID = "answers.invalid"
+ANSWERS_FIDELITY = "answers.fidelity"
+ANSWERS_NEAR_THRESHOLD = "answers.near_threshold"
+ANSWERS_VACUOUS = "answers.vacuous"
 
 # The report schema's bounds on a finding (schemas/report.schema.json): a longer message is cut here, once,
 # with a note, so that no check has to count characters and no report breaks its own schema.

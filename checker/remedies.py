@@ -324,6 +324,20 @@ REMEDIES: dict[str, Remedy] = {
         "remove the random nodes from the shipped graph (or replace them by constants): onnxruntime draws new "
         "numbers on every run, seeded or not"
     ),
+    F.ANSWERS_INVALID: _fixed(
+        "make the answer's `from`, steps and decoder fit the graph's outputs (docs/answers.md), or store the "
+        "answer file in its kind's format"
+    ),
+    F.ANSWERS_FIDELITY: _fixed(
+        "make the declared answer say what the application does: apply the single edit the finding names, or "
+        "store the answer the application shows again"
+    ),
+    F.ANSWERS_NEAR_THRESHOLD: _fixed(
+        "keep these cases: they are where the decision is fragile; tag them `edge` so that a rule can judge them apart"
+    ),
+    F.ANSWERS_VACUOUS: _fixed(
+        "add cases on which the reference shows something (a box, a string) so that the rule judges an answer"
+    ),
     F.INTERNAL_ERROR: _fixed("report the bug with the traceback from details.traceback; the later stages did not run"),
 }
 

@@ -61,6 +61,15 @@ def envelope_stage(ctx: Context) -> Iterable[Finding]:
     return stage(ctx)
 
 
+def answers_stage(ctx: Context) -> Iterable[Finding]:
+    """The answers stage (checks/answers.py), imported only for a bundle that declares answers."""
+    if not ctx.data.get("answers"):
+        return ()
+    from checker.checks.answers import answers_stage as stage
+
+    return stage(ctx)
+
+
 def runtimes_stage(ctx: Context) -> Iterable[Finding]:
     """The runtimes stage (checks/runtimes.py), imported only when --runtime asks for one: its environments
     and worker processes are nothing a plain run needs to load."""
@@ -133,6 +142,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     shard_stage,
     range_stage,
     fidelity_stage,
+    answers_stage,
     compare_stage,
     envelope_stage,
     rerun_stage,
@@ -228,6 +238,8 @@ class _Run:
         if shard is not None:
             report.shard = JudgedShard(shard.index, shard.count, list(ctx.case_order or []))
         report.not_run = list(ctx.not_run)
+        if ctx.answers is not None:
+            report.answers = list(ctx.answers.shown)
         return report
 
 

@@ -68,8 +68,18 @@ def shard_stage(ctx: Context) -> Iterable[Finding]:
 
 
 def _ruled_outputs(ctx: Context) -> set[str]:
-    """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's)."""
-    return {str(place.rule["output"]) for place in views.rules(ctx.data) if place.against == "reference"}
+    """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's); a rule
+    on an answer judges the outputs the answer reads."""
+    sources = views.answer_sources(ctx.data)
+    out: set[str] = set()
+    for place in views.rules(ctx.data):
+        if place.against != "reference":
+            continue
+        if "answer" in place.rule:
+            out.update(sources.get(str(place.rule["answer"]), []))
+        else:
+            out.add(str(place.rule["output"]))
+    return out
 
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:

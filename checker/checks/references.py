@@ -62,6 +62,8 @@ def _ruled_outputs_declared(ctx: Context) -> Iterator[Finding]:
     declared = {str(entry.get("name")) for entry in ctx.data.get("outputs") or []}
     reported: set[str] = set()
     for place in views.rules(ctx.data):
+        if "answer" in place.rule:
+            continue  # a rule on an answer: the answers stage holds its `from` to the graph
         output, keys = str(place.rule.get("output")), place.keys
         if output not in declared and output not in reported:
             reported.add(output)

@@ -87,6 +87,8 @@ def parse_entries(ctx: Context, keys: Keys) -> tuple[list[Entry], list[Finding]]
     raw_rules = _at(ctx.data, keys)
     entries, found = [], []
     for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
+        if isinstance(raw, Mapping) and "answer" in raw:
+            continue  # a rule on an answer: compare.answering judges it
         entry = Entry((*keys, i), raw)
         try:
             entry.rule = parse_rule(raw, entry.keys)

@@ -31,6 +31,7 @@ def piece_of(keys: tuple[str | int, ...]) -> str | None:
         "comparison": "comparison_inputs",
         "runtime": "runtime",
         "validation": "validation_command",
+        "answers": "labels",  # an answer's own label file
     }.get(str(head))
 
 
@@ -60,6 +61,8 @@ def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
         "validation_command": data.get("validation"),
         RULES: {
             "comparison": comparison.get("rules") if isinstance(comparison, Mapping) else None,
+            # What the rules on answers judge: a changed threshold or NMS is a change to the rules.
+            **({"answers": data.get("answers")} if "answers" in data else {}),
             "variants": [
                 {k: v.get(k) for k in ("name", *RULE_KEYS)} if isinstance(v, Mapping) else None for v in variants
             ],

@@ -45,3 +45,12 @@ def rules(data: Mapping[str, Any]) -> Iterator[RulePlace]:
         for group, against in (("rules", "reference"), ("drift_rules", "baseline")):
             for i, rule in enumerate(items(variant.get(group))):
                 yield RulePlace(rule, ("variants", v, group, i), name, against)
+
+
+def answer_sources(data: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Each declared answer's name -> the graph outputs it reads (`from`)."""
+    out: dict[str, list[str]] = {}
+    for answer in items(data.get("answers")):
+        found = answer.get("from")
+        out[str(answer.get("name"))] = [found] if isinstance(found, str) else [str(f) for f in found or []]
+    return out

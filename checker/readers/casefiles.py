@@ -67,6 +67,7 @@ def _stored(ctx: Context, entry: dict[str, Any], where: tuple[str | int, ...], l
         where,
         in_files + out_files,
         entry.get("label"),
+        dict(entry.get("expected_answers") or {}),
     )
     loaded.cases.append(case)
 

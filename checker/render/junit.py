@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from checker.findings import Finding, Severity
 from checker.remedies import remedy
+from checker.render.answered import change_lines, changes_of, subject
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 if TYPE_CHECKING:
@@ -225,9 +226,13 @@ def _set_rule_cases(comparisons: list[Comparison], prefix: str) -> Iterator[Case
             yield Case(classname, "(not assessed)", skipped=comparison.skipped)
         seen: dict[str, int] = {}
         for rule in comparison.rules:
-            name = _clean(f"{rule.output} {rule.check}")
+            name = _clean(f"{subject(rule)} {rule.check}")
             seen[name] = seen.get(name, 0) + 1
-            yield _rule_case(classname, name if seen[name] == 1 else f"{name} #{seen[name]}", rule)
+            case = _rule_case(classname, name if seen[name] == 1 else f"{name} #{seen[name]}", rule)
+            changed = change_lines(comparison.graph, changes_of(comparison, rule))
+            if case.failures and changed:  # the product's words first, then the figures
+                case.failures = ["; ".join(changed) + ": " + case.failures[0], *case.failures[1:]]
+            yield case
 
 
 def _rule_case(classname: str, name: str, rule: RuleResult) -> Case:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from checker.findings import Finding, Severity
 from checker.remedies import remedy
+from checker.render.answered import change_lines, subject
 from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
@@ -233,12 +234,14 @@ def _comparison(comparison: Comparison, paint: Painter) -> list[str]:
     if faulty:
         shown = ", ".join(f"'{n}'" for n in faulty[:5]) + (" ..." if len(faulty) > 5 else "")
         head += f" ({len(faulty)} case(s) have comparison.case errors: {shown})"
+    # What changed in the product's words comes before any figure (the answers' rules, docs/answers.md).
+    changed = [f"    answer changed: {line}" for line in change_lines(comparison.graph, comparison.changes)]
     rows = [("", "output", "check", "parameters", "measured", "threshold", "at pass rate", "pass rate", "worst case")]
     for r in comparison.rules:
         rows.append(
             (
                 "✓" if r.passed else "✗",
-                r.output,
+                subject(r),
                 r.check,
                 _params(r) + rule_scope(r),
                 *_figures(r),
@@ -248,4 +251,4 @@ def _comparison(comparison: Comparison, paint: Painter) -> list[str]:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    return [head, *table]
+    return [head, *changed, *table]

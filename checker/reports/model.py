@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from checker.findings import PIECES, Finding, Severity, printable_text
+from checker.reports.parts.answers import AnswerChange, CaseAnswers
 from checker.reports.parts.changes import Changes
 from checker.reports.parts.engines import Adapter as Adapter
 from checker.reports.parts.engines import Fingerprint as Fingerprint
@@ -69,6 +70,7 @@ class RuleResult:
     statistics: TaskStatistics | None = None  # a task rule's counts and confidence interval (compare.task)
     # A task rule's counts per case ([items, hits, other_hits, lost, gained]), so that shards merge exactly.
     tallies: dict[str, list[int]] | None = None
+    answer: str | None = None  # a rule on an answer (docs/answers.md): the answer's name (`output` repeats it)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +94,7 @@ class RuleResult:
             **({"tags": self.tags} if self.tags else {}),
             **({"statistics": self.statistics.to_dict()} if self.statistics is not None else {}),
             **({"tallies": self.tallies} if self.tallies is not None else {}),
+            **({"answer": self.answer} if self.answer is not None else {}),
         }
 
     @classmethod
@@ -121,6 +124,7 @@ class RuleResult:
             if isinstance(stats := data.get("statistics"), Mapping)
             else None,
             tallies=_tallies(data.get("tallies")),
+            answer=str(answer) if (answer := data.get("answer")) is not None else None,
         )
 
 
@@ -135,6 +139,7 @@ class Comparison:
     diagnosis: Diagnosis | None = None  # where a failed variant leaves the baseline (compare.divergence)
     # Cases judged here whose files have comparison.case errors: a judgement resting on them is no pass.
     case_errors: list[str] = field(default_factory=list)
+    changes: list[AnswerChange] = field(default_factory=list)  # answers that changed under this graph (bounded)
 
     @property
     def status(self) -> str:
@@ -155,6 +160,8 @@ class Comparison:
             out["case_errors"] = self.case_errors
         if self.diagnosis is not None:
             out["diagnosis"] = self.diagnosis.to_dict()
+        if self.changes:
+            out["changes"] = [c.to_dict() for c in self.changes]
         return out
 
     @classmethod
@@ -167,6 +174,7 @@ class Comparison:
             skipped=data.get("skipped"),
             diagnosis=Diagnosis.from_dict(diagnosis) if isinstance(diagnosis, Mapping) else None,
             case_errors=[str(c) for c in data.get("case_errors") or []],
+            changes=[AnswerChange.from_dict(c) for c in mappings(data.get("changes"))],
         )
 
 
@@ -290,6 +298,7 @@ class BundleReport:
     # entry, date, signer, result and figures. None when the bundle was judged in this run.
     reused: Reused | None = None
     duration_s: float | None = None  # how long its verification took here (`checker plan` balances by it)
+    answers: list[CaseAnswers] = field(default_factory=list)  # each case's decoded reference answers (bounded)
 
     def add(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
@@ -330,6 +339,7 @@ class BundleReport:
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
             **({"reused": self.reused.to_dict()} if self.reused is not None else {}),
             **({"duration_s": self.duration_s} if self.duration_s is not None else {}),
+            **({"answers": [a.to_dict() for a in self.answers]} if self.answers else {}),
         }
 
     @classmethod
@@ -359,6 +369,7 @@ class BundleReport:
             usability=[Usability.from_dict(u) for u in mappings(data.get("usability"))],
             reused=Reused.from_dict(reused) if isinstance(reused := data.get("reused"), Mapping) else None,
             duration_s=number(data.get("duration_s")),
+            answers=[CaseAnswers.from_dict(a) for a in mappings(data.get("answers"))],
         )
 
 

