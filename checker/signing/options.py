@@ -165,6 +165,11 @@ def _check_reuse(args: argparse.Namespace) -> None:
         raise UsageError("--reuse with --require-attestation: a store holds verdicts judged by the checker; give one")
     if getattr(args, "shard", None) is not None:
         raise UsageError("--reuse reuses whole bundles' verdicts: not with --shard (a shard's verdict is not one)")
+    if getattr(args, "device_outputs", None):
+        raise UsageError(
+            "--reuse with --device-outputs: a device's outputs are judged as the device sent them, and a stored "
+            "verdict is keyed on the bundle and this machine, not on a folder of outputs"
+        )
     vague = [spec for spec in getattr(args, "runtimes", []) if spec.split("==")[-1].strip() in ("oldest", "newest")]
     if vague:
         raise UsageError(

@@ -52,6 +52,8 @@ OTHER_OPTIONS = (
     "sharing",
     "reuse",  # the store itself, and whom its entries must be signed by
     "reuse_trust",
+    "reproductions",  # where a disagreement's reproduction folder is written
+    "device_outputs",  # refused with --reuse: a device's outputs are judged as sent, which no key names
 )
 _ASSIGNMENT = re.compile(r"^([A-Za-z_]+)\s*=\s*['\"]([^'\"]*)['\"]\s*$", re.MULTILINE)
 MAX_INFO_BYTES = 64 << 10

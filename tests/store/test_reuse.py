@@ -244,6 +244,8 @@ def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys
     trusted = ["--reuse", store, "--trusted-key", keys.public]
     code, _, err = cli("verify", example, *trusted, "--shard", "1/2")
     assert code == 2 and "--shard" in err
+    code, _, err = cli("verify", example, *trusted, "--device-outputs", tmp_path)
+    assert code == 2 and "--device-outputs" in err
     code, _, err = cli("verify", example, *trusted, "--runtime", "newest")
     assert code == 2 and "name its version" in err
     (tmp_path / "file").write_text("")
