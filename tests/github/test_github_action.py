@@ -277,6 +277,20 @@ def test_a_secondary_rate_limit_is_not_called_a_missing_permission(runner: Runne
     assert "rate limit was still exhausted" in run.summary and "lacks a permission" not in run.summary
 
 
+def test_a_block_from_content_creation_is_a_rate_limit_not_a_lock(runner: Runner, github: FakeGitHub) -> None:
+    """GitHub's word "blocked" holds "locked": the message is matched by its phrases, and names a rate limit."""
+    blocked = {
+        "message": "You have exceeded a secondary rate limit and have been temporarily blocked from content "
+        "creation. Please retry your request again later.",
+        "documentation_url": "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api",
+    }
+    github.fail("POST", r"/issues/2/comments$", 403, blocked, {"retry-after": "0"}, times=10)
+    run = runner.run(bundles="models/good")
+    assert run.code == 0
+    assert "secondary rate limit was still exhausted" in run.summary and "run the job again later" in run.summary
+    assert "conversation is locked" not in run.summary and "Unlock it" not in run.summary
+
+
 def test_pull_request_target_warns_and_labels_the_commit_verified(
     runner: Runner, github: FakeGitHub, event_file: Any
 ) -> None:
