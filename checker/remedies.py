@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker import findings as F
+from checker.sentences import bounded
+
+VALUE_CHARS = 1000  # a value from a report placed in a remedy: whole, unless a report from a file holds a flood
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,9 @@ def _int(value: object) -> int | None:
 
 
 def _plain(value: str) -> str:
-    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart."""
-    return value.replace("`", "'")[:200]
+    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart; whole,
+    or cut after a sentence or between words outside a parenthesis (a cut inside one left a `(` unclosed)."""
+    return bounded(value.replace("`", "'"), VALUE_CHARS)
 
 
 def _quoted(path: str) -> str:
@@ -130,7 +134,9 @@ def _diagnosis(facts: Facts) -> str:
 
 
 def _fidelity(facts: Facts) -> str:
-    explanation = facts.word("explanation")
+    # The best single edit alone: the whole explanation (its measure, the tensors it builds the same) is the
+    # message's, and said again here it named the cause twice.
+    explanation = facts.word("edit") or facts.word("explanation")
     if explanation is None:
         return "correct the preprocessing fields if they differ from the model's, or regenerate the tensor from its raw input with `checker preprocess`"  # noqa: E501
     # The explanation says the two sides differ by one edit; which side is wrong only the author knows, and a

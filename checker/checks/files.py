@@ -76,7 +76,8 @@ def _not_present(ctx: Context, entry: Named) -> None:
     """The piece a file that cannot be had belongs to is not present: completeness is a fact about the bundle
     on disk, not about what the manifest declares (labels.txt deleted leaves `labels` unticked)."""
     piece = piece_of(entry.keys)
-    if piece is not None:
+    # A variant's missing file is the variant's own error: the baseline graph, the piece, is still there.
+    if piece is not None and not (entry.keys and entry.keys[0] == "variants"):
         ctx.pieces[piece] = False
 
 

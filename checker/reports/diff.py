@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from checker.compare.metrics import CHECKS, RULE_LOOSER
 from checker.findings import PIECES, RULES_LOOSENED, Finding, Severity
-from checker.manifest.pieces import RULES
+from checker.manifest.pieces import RULES, VARIANT
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 from checker.reports.parts.changes import (
     Base,
@@ -101,9 +101,13 @@ def _pieces(base: BundleReport, head: BundleReport) -> list[str]:
     old, new = base.piece_digests, head.piece_digests
     if not (old and new):
         return []
-    names: tuple[str, ...] = (*PIECES, RULES)
+    variants = sorted({p for p in (*old, *new) if p.startswith(VARIANT)})
+    names: tuple[str, ...] = (*PIECES, RULES, *variants)
     if (RULES in old) != (RULES in new):
         names = tuple(p for p in names if p not in ("graph", "comparison_inputs", RULES))
+    if any(p.startswith(VARIANT) for p in old) != any(p.startswith(VARIANT) for p in new):
+        # An older checker counted the variants in `graph`: against its report neither is compared.
+        names = tuple(p for p in names if p != "graph" and not p.startswith(VARIANT))
     return [p for p in names if (p in old or p in new) and old.get(p) != new.get(p)]
 
 

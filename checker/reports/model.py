@@ -20,6 +20,8 @@ from checker.reports.parts.runs import JudgedShard, Validation
 from checker.reports.parts.values import JsonValue, each_string, figure, figures, json_value, mappings, printable_tree
 from checker.reports.parts.values import json_figures as json_figures  # the JSON form's figures, read from here too
 
+NOT_CHECKED = "not checked"  # a piece no check reached: neither present nor missing
+
 
 def _tallies(raw: Any) -> dict[str, list[int]] | None:
     if not isinstance(raw, Mapping):
@@ -282,8 +284,9 @@ class BundleReport:
         return "pass"
 
     def piece_states(self) -> dict[str, str]:
-        """Each of the seven pieces, "present" or "missing", in the contract's order (as the report writes it)."""
-        return {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES}
+        """Each of the seven pieces, "present", "missing", or "not checked" when no check reached it (a manifest
+        that did not parse), in the contract's order (as the report writes it)."""
+        return {p: NOT_CHECKED if p not in self.pieces else "present" if self.pieces[p] else "missing" for p in PIECES}
 
     def to_dict(self, strict: bool = False) -> dict[str, Any]:
         return {
@@ -320,7 +323,7 @@ class BundleReport:
             version=data.get("version"),
             digest=data.get("digest"),
             manifest_digest=data.get("manifest_digest"),
-            pieces={p: pieces.get(p) == "present" for p in PIECES},
+            pieces={p: pieces[p] == "present" for p in PIECES if pieces.get(p) in ("present", "missing")},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
             validation=Validation.from_dict(validation) if isinstance(validation, Mapping) else None,

@@ -270,7 +270,9 @@ def test_a_fix_stays_with_its_finding_where_newlines_are_line_breaks(tmp_path: P
     assert "<br>" not in md
     items = re.findall(r"^(\d+)\. \*\*([a-z_.]+)\*\*.*\n\n   \*\*Fix:\*\* (.*)$", md, re.M)
     assert len(items) >= 2, md  # each numbered finding is followed, in its own item, by its fix
-    assert all(fix.startswith("restore ") for _, fid, fix in items if fid == "bundle.digest")
+    assert all(fix.startswith(("restore ", "as for ")) for _, fid, fix in items if fid == "bundle.digest")
+    fixes = [fix for _, _, fix in items if not fix.startswith("as for ")]
+    assert len(fixes) == len(set(fixes)), "a fix shown once is named by its entry's number after that"
     assert np.all(np.diff([int(n) for n, _, _ in items]) == 1)
 
 
