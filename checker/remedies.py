@@ -211,8 +211,8 @@ REMEDIES: dict[str, Remedy] = {
     F.COMPARISON_NOT_RUN: _fixed("fix the errors above that stopped the comparison"),
     F.COMPARISON_RUNTIME: _fixed("make the graph load and run in onnxruntime here (the message holds its error)"),
     F.RULES_LOOSENED: _fixed(
-        "restore the base's rule; if the weaker rule is meant, the reviewer who accepts it merges past this failed "
-        "check (the message says which rule and both values)"
+        "restore the base's rule or setting; if the weaker check is meant, the reviewer who accepts it merges past "
+        "this failed check (the message says which rule or setting and both values)"
     ),
     F.VARIANT_NO_GAIN: _fixed(
         "ship the variant only if it gains: change the transform (a format or types the runtime accelerates), "

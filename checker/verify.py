@@ -34,9 +34,11 @@ from checker.findings import Finding
 from checker.manifest.canonical import manifest_digest
 from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
+from checker.manifest.strength import settings
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
 from checker.reports.parts.runs import JudgedShard
+from checker.reports.parts.settings import DeclaredSetting
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -259,6 +261,9 @@ class _Run:
         if not self.finished:
             return report
         report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
+        report.settings = [
+            DeclaredSetting(s.key, s.value, s.way, ctx.manifest.line(*s.keys)) for s in settings(ctx.data)
+        ]
         report.validation = ctx.validation
         report.runtimes = list(ctx.runtime_sets)
         report.gains = list(ctx.gains)

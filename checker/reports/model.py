@@ -17,6 +17,7 @@ from checker.reports.parts.gains import Gain
 from checker.reports.parts.judged import Diagnosis, TaskStatistics
 from checker.reports.parts.placement import Placement, PlatformRecord, Usability
 from checker.reports.parts.runs import JudgedShard, Validation
+from checker.reports.parts.settings import DeclaredSetting, declared_settings
 from checker.reports.parts.values import JsonValue, each_string, figure, figures, json_value, mappings, printable_tree
 from checker.reports.parts.values import json_figures as json_figures  # the JSON form's figures, read from here too
 
@@ -271,6 +272,7 @@ class BundleReport:
     usability: list[Usability] = field(default_factory=list)  # NNAPI/CoreML offline coverage (checks.usability)
     shard: JudgedShard | None = None  # with --shard K/N: which, and every case name of the whole set
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
+    settings: list[DeclaredSetting] = field(default_factory=list)  # what weakens a check beside the rules
 
     def add(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
@@ -309,6 +311,7 @@ class BundleReport:
             **({"usability": [u.to_dict() for u in self.usability]} if self.usability else {}),
             **({"shard": self.shard.to_dict()} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
+            **({"settings": [s.to_dict() for s in self.settings]} if self.settings else {}),
         }
 
     @classmethod
@@ -332,6 +335,7 @@ class BundleReport:
             runtimes=[RuntimeSet.from_dict(r) for r in mappings(data.get("runtimes"))],
             shard=JudgedShard.from_dict(shard) if isinstance(shard, Mapping) else None,
             merged_from=data.get("merged_from"),
+            settings=declared_settings(data.get("settings")),
             gains=[Gain.from_dict(g) for g in mappings(data.get("gains"))],
             placement=[Placement.from_dict(p) for p in mappings(data.get("placement"))],
             usability=[Usability.from_dict(u) for u in mappings(data.get("usability"))],

@@ -37,7 +37,7 @@ def loosened_first(view: View) -> Iterator[str]:
         return
     shown = "; ".join(text(s, 200) for s in said[:LOOSENED_SHOWN])
     more = f"; and {len(said) - LOOSENED_SHOWN} more" if len(said) > LOOSENED_SHOWN else ""
-    yield f"**⚠️ Rules loosened since the base:** {shown}{more}"
+    yield f"**⚠️ Checks loosened since the base:** {shown}{more}"
 
 
 def since_base_line(bundles: list[BundleReport], view: View) -> Iterator[str]:
