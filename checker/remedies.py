@@ -70,7 +70,9 @@ def _quoted(path: str) -> str:
 
 def _digest(facts: Facts) -> str:
     what = facts.word("path")
-    restore = f"restore {what}" if what else "restore the file"
+    fields = facts.details.get("fields_changed")
+    edited = not what and isinstance(fields, list) and fields and facts.finding.message.startswith("manifest field")
+    restore = f"restore {what}" if what else "undo the edit of the field named" if edited else "restore the file"
     return f"{restore}, or, if the change is intended, run `checker lock {_quoted(facts.bundle or '.')}`"
 
 

@@ -246,7 +246,7 @@ class _Run:
     finished: bool = False  # every stage ran: the report holds what only a whole run has
 
     def report(self) -> BundleReport:
-        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=superseded(self.findings))
+        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=_digest_last(self.findings))
         ctx = self.ctx
         if ctx is None:
             return report
@@ -359,3 +359,11 @@ def _run(ctx: Context, run: _Run, schema_ok: bool) -> None:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _digest_last(findings: list[Finding]) -> list[Finding]:
+    """The findings in stage order, but a stale digest after the substantive errors: after an edit, the digest
+    says only that something changed since the lock, and listed first it invited `checker lock` ahead of the
+    error the edit made."""
+    kept = superseded(findings)
+    return [f for f in kept if f.id != F.DIGEST] + [f for f in kept if f.id == F.DIGEST]

@@ -130,7 +130,13 @@ def _release_digest(ctx: Context, listed: DigestList | None, changed: list[str])
         msg = f"the bundle digest is {actual}, but release.digest says {declared}: {what}"
         details: dict[str, Any] = {"actual": actual, "declared": declared}
         if listed is not None:
-            details["fields_changed"] = _fields_changed(listed, fields)
+            details["fields_changed"] = edited = _fields_changed(listed, fields)
+            if edited and what.startswith("manifest fields changed"):  # only the manifest was edited: say so first
+                word = "field" if len(edited) == 1 else "fields"
+                msg = (
+                    f"manifest {word} {_few(edited)} changed since the last lock (the bundle digest is {actual}, "
+                    f"release.digest says {declared})"
+                )
         yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), **details)
 
 
