@@ -102,8 +102,8 @@ def _rule(facts: Facts) -> str:
     if graph is not None and graph != "baseline":
         diagnosis = facts.diagnosis(graph)
         nodes = _excluded(diagnosis) if diagnosis is not None else []
-        if nodes:  # the diagnosis already ran: its answer is the fix, not a command that repeats it
-            return _exclude(nodes, diagnosis or {})
+        if nodes:  # the diagnosis named nodes; whether keeping them in float helps is measured only on request
+            return _unmeasured(nodes, diagnosis or {}, facts.bundle, graph)
         if diagnosis is not None:  # it ran and no node stands out: the error is spread over the graph
             search = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)} --requantize`"
             return (
@@ -128,8 +128,25 @@ def _exclude(nodes: list[str], diagnosis: Mapping[str, Any]) -> str:
     )
 
 
+def _unmeasured(nodes: list[str], diagnosis: Mapping[str, Any], bundle: str, graph: str) -> str:
+    """The diagnosis's nodes as a fix that says it was not measured, and the command that measures it: an
+    exclusion proposed unmeasured made the worst case worse where the calibration, not a node, was wrong."""
+    case = diagnosis.get("case")
+    on = f" on case '{_plain(case)}'" if isinstance(case, str) else ""
+    listed = "[" + ", ".join(repr(n) for n in nodes) + "]"
+    command = f"`checker diagnose {_quoted(bundle or '.')} --variant {_quoted(graph)} --requantize`"
+    return (
+        f"not measured: {command} measures it (it re-runs the recorded transform first, then with "
+        f"`nodes_to_exclude={listed}`, where the diagnosis{on} found the variant leaving the baseline, and names "
+        "the first change that makes the rule pass)"
+    )
+
+
 def _diagnosis(facts: Facts) -> str:
     nodes = _excluded(facts.details)
+    variant = facts.word("variant")
+    if nodes and variant is not None:
+        return _unmeasured(nodes, facts.details, facts.bundle, variant)
     if nodes:
         return _exclude(nodes, facts.details)
     return "change the conversion at the node named (or exclude it from quantization)"
