@@ -25,6 +25,7 @@ from checker.checks.labelorder import label_order_stage
 from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage, superseded
 from checker.checks.references import references_stage
+from checker.checks.roots import with_roots
 from checker.checks.runtime import runtime_stage
 from checker.checks.signature import signature_stage
 from checker.checks.validation import validation_stage
@@ -365,5 +366,5 @@ def _digest_last(findings: list[Finding]) -> list[Finding]:
     """The findings in stage order, but a stale digest after the substantive errors: after an edit, the digest
     says only that something changed since the lock, and listed first it invited `checker lock` ahead of the
     error the edit made."""
-    kept = superseded(findings)
+    kept = with_roots(superseded(findings))
     return [f for f in kept if f.id != F.DIGEST] + [f for f in kept if f.id == F.DIGEST]
