@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker import findings as F
+from checker.sentences import bounded
+
+VALUE_CHARS = 1000  # a value from a report placed in a remedy: whole, unless a report from a file holds a flood
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,9 @@ def _int(value: object) -> int | None:
 
 
 def _plain(value: str) -> str:
-    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart."""
-    return value.replace("`", "'")[:200]
+    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart; whole,
+    or cut after a sentence or between words outside a parenthesis (a cut inside one left a `(` unclosed)."""
+    return bounded(value.replace("`", "'"), VALUE_CHARS)
 
 
 def _quoted(path: str) -> str:
@@ -68,7 +72,9 @@ def _digest(facts: Facts) -> str:
     if facts.details.get("definition") == 1:  # written by the digest's earlier definition: the files are as locked
         return f"run `checker lock {_quoted(facts.bundle or '.')}` to write the digest by its current definition"
     what = facts.word("path")
-    restore = f"restore {what}" if what else "restore the file"
+    fields = facts.details.get("fields_changed")
+    edited = not what and isinstance(fields, list) and fields and facts.finding.message.startswith("manifest field")
+    restore = f"restore {what}" if what else "undo the edit of the field named" if edited else "restore the file"
     return f"{restore}, or, if the change is intended, run `checker lock {_quoted(facts.bundle or '.')}`"
 
 
@@ -98,8 +104,8 @@ def _rule(facts: Facts) -> str:
     if graph is not None and graph != "baseline":
         diagnosis = facts.diagnosis(graph)
         nodes = _excluded(diagnosis) if diagnosis is not None else []
-        if nodes:  # the diagnosis already ran: its answer is the fix, not a command that repeats it
-            return _exclude(nodes, diagnosis or {})
+        if nodes:  # the diagnosis named nodes; whether keeping them in float helps is measured only on request
+            return _unmeasured(nodes, diagnosis or {}, facts.bundle, graph)
         if diagnosis is not None:  # it ran and no node stands out: the error is spread over the graph
             search = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)} --requantize`"
             return (
@@ -124,15 +130,34 @@ def _exclude(nodes: list[str], diagnosis: Mapping[str, Any]) -> str:
     )
 
 
+def _unmeasured(nodes: list[str], diagnosis: Mapping[str, Any], bundle: str, graph: str) -> str:
+    """The diagnosis's nodes as a fix that says it was not measured, and the command that measures it: an
+    exclusion proposed unmeasured made the worst case worse where the calibration, not a node, was wrong."""
+    case = diagnosis.get("case")
+    on = f" on case '{_plain(case)}'" if isinstance(case, str) else ""
+    listed = "[" + ", ".join(repr(n) for n in nodes) + "]"
+    command = f"`checker diagnose {_quoted(bundle or '.')} --variant {_quoted(graph)} --requantize`"
+    return (
+        f"not measured: {command} measures it (it re-runs the recorded transform first, then with "
+        f"`nodes_to_exclude={listed}`, where the diagnosis{on} found the variant leaving the baseline, and names "
+        "the first change that makes the rule pass)"
+    )
+
+
 def _diagnosis(facts: Facts) -> str:
     nodes = _excluded(facts.details)
+    variant = facts.word("variant")
+    if nodes and variant is not None:
+        return _unmeasured(nodes, facts.details, facts.bundle, variant)
     if nodes:
         return _exclude(nodes, facts.details)
     return "change the conversion at the node named (or exclude it from quantization)"
 
 
 def _fidelity(facts: Facts) -> str:
-    explanation = facts.word("explanation")
+    # The best single edit alone: the whole explanation (its measure, the tensors it builds the same) is the
+    # message's, and said again here it named the cause twice.
+    explanation = facts.word("edit") or facts.word("explanation")
     if explanation is None:
         return "correct the preprocessing fields if they differ from the model's, or regenerate the tensor from its raw input with `checker preprocess`"  # noqa: E501
     # The explanation says the two sides differ by one edit; which side is wrong only the author knows, and a
@@ -207,8 +232,8 @@ REMEDIES: dict[str, Remedy] = {
     F.COMPARISON_NOT_RUN: _fixed("fix the errors above that stopped the comparison"),
     F.COMPARISON_RUNTIME: _fixed("make the graph load and run in onnxruntime here (the message holds its error)"),
     F.RULES_LOOSENED: _fixed(
-        "restore the base's rule; if the weaker rule is meant, the reviewer who accepts it merges past this failed "
-        "check (the message says which rule and both values)"
+        "restore the base's rule or setting; if the weaker check is meant, the reviewer who accepts it merges past "
+        "this failed check (the message says which rule or setting and both values)"
     ),
     F.VARIANT_NO_GAIN: _fixed(
         "ship the variant only if it gains: change the transform (a format or types the runtime accelerates), "

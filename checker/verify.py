@@ -25,6 +25,7 @@ from checker.checks.labelorder import label_order_stage
 from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage, superseded
 from checker.checks.references import references_stage
+from checker.checks.roots import with_roots
 from checker.checks.runtime import runtime_stage
 from checker.checks.signature import signature_stage, stale_signature_stage
 from checker.checks.validation import validation_stage
@@ -34,9 +35,11 @@ from checker.findings import Finding
 from checker.manifest.canonical import manifest_digest
 from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
+from checker.manifest.strength import settings
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
 from checker.reports.parts.runs import JudgedShard
+from checker.reports.parts.settings import DeclaredSetting
 from checker.workers import pool_size, start_method, worker_options
 
 Stage = Callable[[Context], Iterable[Finding]]
@@ -213,7 +216,7 @@ class _Run:
     finished: bool = False  # every stage ran: the report holds what only a whole run has
 
     def report(self) -> BundleReport:
-        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=superseded(self.findings))
+        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=_digest_last(self.findings))
         ctx = self.ctx
         if ctx is None:
             return report
@@ -229,6 +232,9 @@ class _Run:
         if not self.finished:
             return report
         report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
+        report.settings = [
+            DeclaredSetting(s.key, s.value, s.way, ctx.manifest.line(*s.keys)) for s in settings(ctx.data)
+        ]
         report.validation = ctx.validation
         report.runtimes = list(ctx.runtime_sets)
         report.gains = list(ctx.gains)
@@ -326,3 +332,11 @@ def _run(ctx: Context, run: _Run, schema_ok: bool) -> None:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _digest_last(findings: list[Finding]) -> list[Finding]:
+    """The findings in stage order, but a stale digest after the substantive errors: after an edit, the digest
+    says only that something changed since the lock, and listed first it invited `checker lock` ahead of the
+    error the edit made."""
+    kept = with_roots(superseded(findings))
+    return [f for f in kept if f.id != F.DIGEST] + [f for f in kept if f.id == F.DIGEST]

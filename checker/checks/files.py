@@ -76,7 +76,8 @@ def _not_present(ctx: Context, entry: Named) -> None:
     """The piece a file that cannot be had belongs to is not present: completeness is a fact about the bundle
     on disk, not about what the manifest declares (labels.txt deleted leaves `labels` unticked)."""
     piece = piece_of(entry.keys)
-    if piece is not None:
+    # A variant's missing file is the variant's own error: the baseline graph, the piece, is still there.
+    if piece is not None and not (entry.keys and entry.keys[0] == "variants"):
         ctx.pieces[piece] = False
 
 
@@ -138,7 +139,13 @@ def _release_digest(ctx: Context, listed: DigestList | None, changed: list[str])
         what = _what_changed(ctx, listed, changed, fields)
         msg = f"the bundle digest is {actual}, but release.digest says {declared}: {what}"
         if listed is not None:
-            details["fields_changed"] = _fields_changed(listed, fields)
+            details["fields_changed"] = edited = _fields_changed(listed, fields)
+            if edited and what.startswith("manifest fields changed"):  # only the manifest was edited: say so first
+                word = "field" if len(edited) == 1 else "fields"
+                msg = (
+                    f"manifest {word} {_few(edited)} changed since the last lock (the bundle digest is {actual}, "
+                    f"release.digest says {declared})"
+                )
         yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), **details)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from checker.findings import Finding, Severity
+from checker.manifest.pieces import piece_label
 from checker.remedies import remedy
 from checker.render.answered import change_lines, subject
 from checker.render.gains import gain_sentences
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "warning": "33", "info": "36", "not_assessed": "33"}
+_MARKS = {"present": "✓", "not checked": "?"}  # a piece no check reached is not shown as missing
 SHOWN_FIRST = (Severity.ERROR, Severity.WARNING)  # before what changed and the pieces
 
 
@@ -110,7 +112,7 @@ def _bundle(bundle: BundleReport, status: str, paint: Painter, change: BundleCha
     if bundle.digest:
         lines.append(f"  digest  {bundle.digest}")
     pieces = bundle.piece_states()
-    lines.append("  pieces  " + "  ".join(f"{'✓' if v == 'present' else '✗'} {k}" for k, v in pieces.items()))
+    lines.append("  pieces  " + "  ".join(f"{_MARKS.get(v, '✗')} {k}" for k, v in pieces.items()))
     lines += _findings(bundle, [f for f in findings if f.severity not in SHOWN_FIRST], paint)
     for comparison in bundle.comparisons:
         lines += _comparison(comparison, paint)
@@ -142,7 +144,7 @@ def _since_base(change: BundleChange) -> list[str]:
     compared = change.compared
     if compared is not None:
         if compared.pieces:
-            facts.append("changed pieces: " + ", ".join(compared.pieces))
+            facts.append("changed pieces: " + ", ".join(piece_label(p) for p in compared.pieces))
         new, resolved = len(compared.findings.new), len(compared.findings.resolved)
         if new or resolved:
             facts.append(f"{new} new findings, {resolved} resolved")

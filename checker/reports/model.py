@@ -21,6 +21,7 @@ from checker.reports.parts.judged import Diagnosis, TaskStatistics
 from checker.reports.parts.placement import Placement, PlatformRecord, Usability
 from checker.reports.parts.reused import Reused
 from checker.reports.parts.runs import JudgedShard, Validation
+from checker.reports.parts.settings import DeclaredSetting, declared_settings
 from checker.reports.parts.values import (
     JsonValue,
     each_string,
@@ -32,6 +33,8 @@ from checker.reports.parts.values import (
     printable_tree,
 )
 from checker.reports.parts.values import json_figures as json_figures  # the JSON form's figures, read from here too
+
+NOT_CHECKED = "not checked"  # a piece no check reached: neither present nor missing
 
 
 def _tallies(raw: Any) -> dict[str, list[int]] | None:
@@ -299,6 +302,7 @@ class BundleReport:
     reused: Reused | None = None
     duration_s: float | None = None  # how long its verification took here (`checker plan` balances by it)
     answers: list[CaseAnswers] = field(default_factory=list)  # each case's decoded reference answers (bounded)
+    settings: list[DeclaredSetting] = field(default_factory=list)  # what weakens a check beside the rules
 
     def add(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
@@ -312,8 +316,9 @@ class BundleReport:
         return "pass"
 
     def piece_states(self) -> dict[str, str]:
-        """Each of the seven pieces, "present" or "missing", in the contract's order (as the report writes it)."""
-        return {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES}
+        """Each of the seven pieces, "present", "missing", or "not checked" when no check reached it (a manifest
+        that did not parse), in the contract's order (as the report writes it)."""
+        return {p: NOT_CHECKED if p not in self.pieces else "present" if self.pieces[p] else "missing" for p in PIECES}
 
     def to_dict(self, strict: bool = False) -> dict[str, Any]:
         return {
@@ -340,6 +345,7 @@ class BundleReport:
             **({"reused": self.reused.to_dict()} if self.reused is not None else {}),
             **({"duration_s": self.duration_s} if self.duration_s is not None else {}),
             **({"answers": [a.to_dict() for a in self.answers]} if self.answers else {}),
+            **({"settings": [s.to_dict() for s in self.settings]} if self.settings else {}),
         }
 
     @classmethod
@@ -355,7 +361,7 @@ class BundleReport:
             digest=data.get("digest"),
             manifest_digest=data.get("manifest_digest"),
             manifest_sha256=data.get("manifest_sha256"),
-            pieces={p: pieces.get(p) == "present" for p in PIECES},
+            pieces={p: pieces[p] == "present" for p in PIECES if pieces.get(p) in ("present", "missing")},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
             validation=Validation.from_dict(validation) if isinstance(validation, Mapping) else None,
@@ -364,6 +370,7 @@ class BundleReport:
             runtimes=[RuntimeSet.from_dict(r) for r in mappings(data.get("runtimes"))],
             shard=JudgedShard.from_dict(shard) if isinstance(shard, Mapping) else None,
             merged_from=data.get("merged_from"),
+            settings=declared_settings(data.get("settings")),
             gains=[Gain.from_dict(g) for g in mappings(data.get("gains"))],
             placement=[Placement.from_dict(p) for p in mappings(data.get("placement"))],
             usability=[Usability.from_dict(u) for u in mappings(data.get("usability"))],

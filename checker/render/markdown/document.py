@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from checker.findings import Severity
 from checker.render.escape import text
 from checker.render.gains import gain_sentences
-from checker.render.links import Links
+from checker.render.links import Links, bundle_root
 from checker.render.markdown.detail import Cuts, Detail, View
 from checker.render.markdown.findings import bundle_repo_path, error_list, info_list, warning_list
 from checker.render.markdown.since_base import (
@@ -92,6 +92,12 @@ def _headline(report: Report, bundles: list[BundleReport], view: View) -> str:
     if failed:
         line = f"## ❌ {TITLE}: {failed} of {len(bundles)} {plural(len(bundles), 'bundle')} failed"
         line += _strict_reason(report, bundles, view)
+    elif resting := [b for b in bundles if (e := view.change(b)) is not None and e.passes_by_loosening]:
+        # A pass that holds only because a check was loosened is not shown green.
+        line = (
+            f"## ⚠️ {TITLE}: {count(len(bundles), 'bundle')} passed, {len(resting)} only because a check was "
+            "loosened since the base"
+        )
     else:
         strict = " (warnings count as failures)" if report.strict else ""
         line = f"## ✅ {TITLE}: {count(len(bundles), 'bundle')} passed{strict}"
@@ -147,13 +153,19 @@ def _short_line(bundle: BundleReport, view: View) -> str:
 
 
 def _bundle_path(bundle: BundleReport, links: Links | None) -> str:
-    """The bundle's manifest as a repository path, linked when links are on."""
+    """The bundle's manifest as a repository path (relative to the workspace, never the runner's absolute
+    path), linked when links are on."""
     manifest = bundle.manifest_file
-    shown = bundle_repo_path(bundle, manifest) if manifest is not None else None
-    label = shown or bundle.path
+    shown = bundle_repo_path(bundle, manifest, links) if manifest is not None else None
+    label = shown or _folder(bundle, links)
     if links is not None and shown is not None:
         return f"[{text(label, 200)}]({links.blob(shown)})"
     return text(label, 200)
+
+
+def _folder(bundle: BundleReport, links: Links | None) -> str:
+    """The bundle's path as the reader knows it: from the workspace's root when it lies under it."""
+    return bundle_root(bundle.path, links.workspace if links else None) or bundle.path or "—"
 
 
 def _collapsed_rest(bundle: BundleReport, view: View) -> Iterator[str]:
@@ -177,7 +189,7 @@ def comparison_name(comparison: Comparison) -> str:
 def _inner(bundle: BundleReport, view: View, failing_shown: bool = False) -> Iterator[str]:
     """The detail under a bundle's fold: identity, the seven pieces, notes, comparisons, validation."""
     yield ""
-    yield _identity(bundle)
+    yield _identity(bundle, view.links)
     yield from _checklist(bundle.piece_states())
     yield from info_list(bundle, view)
     for comparison in bundle.comparisons:
@@ -250,7 +262,7 @@ def _passing_block(bundles: list[BundleReport], view: View, summary: str, nested
             continue
         if nested:
             yield ""
-            where = text(bundle.path or "?", 120)
+            where = text(_folder(bundle, view.links), 120)
             yield f"<details><summary>✅ {bundle_title(bundle)} — {where}: pieces, comparisons</summary>"
         else:
             yield ""
@@ -306,8 +318,8 @@ def _overview(bundles: list[BundleReport], view: View) -> str:
     return "\n".join(rows)
 
 
-def _identity(bundle: BundleReport) -> str:
-    facts = [f"**Path:** {text(bundle.path or '—', 200)}"]
+def _identity(bundle: BundleReport, links: Links | None) -> str:
+    facts = [f"**Path:** {text(_folder(bundle, links), 200)}"]
     if bundle.manifest_file:
         facts.append(f"**Manifest:** {text(bundle.manifest_file, 120)}")
     if bundle.digest:
