@@ -27,6 +27,7 @@ from checker.checks.ranges import range_stage, superseded
 from checker.checks.references import references_stage
 from checker.checks.runtime import runtime_stage
 from checker.checks.signature import signature_stage
+from checker.checks.tokenizer import tokenizer_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -106,6 +107,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     reference_labels_stage,
     label_order_stage,
     shard_stage,
+    tokenizer_stage,
     range_stage,
     fidelity_stage,
     compare_stage,
