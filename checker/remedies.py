@@ -223,6 +223,10 @@ REMEDIES: dict[str, Remedy] = {
     F.INPUTS_RANGE: _fixed("regenerate the case tensor with the declared preprocessing (`checker preprocess`)"),
     F.INPUTS_FIDELITY: _fidelity,
     F.INPUTS_NOT_REBUILT: _fixed("install the extra named (pip install 'onnx-release-checker[image,text]')"),
+    F.INPUTS_TOKENIZER_SETTINGS: _fixed(
+        "make sure the application sets what the declaration says after loading the file (as the checker does, "
+        "the declaration wins); if the application keeps the file's settings, declare those instead"
+    ),
     F.COMPARISON_COVERAGE: _fixed("add cases for what is missing (`checker case add`), at least one edge case"),
     F.COMPARISON_CASE: _fixed("make the case's tensors match the graph's inputs and outputs (names, dtypes, shapes)"),
     F.COMPARISON_NAN: _fixed(

@@ -28,6 +28,7 @@ from checker.checks.references import references_stage
 from checker.checks.roots import with_roots
 from checker.checks.runtime import runtime_stage
 from checker.checks.signature import signature_stage, stale_signature_stage
+from checker.checks.tokenizer import tokenizer_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -143,6 +144,7 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     reference_labels_stage,
     label_order_stage,
     shard_stage,
+    tokenizer_stage,
     range_stage,
     fidelity_stage,
     answers_stage,

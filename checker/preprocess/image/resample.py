@@ -36,6 +36,8 @@ def _pillow(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.nd
     image = pillow()
     flt = getattr(image.Resampling, interpolation.upper())
     box = (size[1], size[0])
+    if img.dtype == np.uint8 and img.shape[2] > 1 and img.nbytes > PER_BAND_BYTES:
+        return pillow_per_band(img, size, interpolation)
     if img.dtype == np.uint8:
         pil = image.fromarray(img[..., 0] if img.shape[2] == 1 else img)
         out = np.asarray(pil.resize(box, resample=flt))
@@ -45,6 +47,23 @@ def _pillow(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.nd
         np.asarray(image.fromarray(img[..., c].astype(np.float32), "F").resize(box, flt)) for c in range(img.shape[2])
     ]
     return np.stack(planes, axis=-1)
+
+
+# Above this, 8-bit colour pixels are resized one band at a time: Pillow keeps RGB in four bytes a pixel, so an
+# image made of a 50-megapixel array is 200 MB besides the array's 150 MB; one band is 50 MB.
+PER_BAND_BYTES = 32 << 20
+
+
+def pillow_per_band(img: np.ndarray, size: tuple[int, int], interpolation: str) -> np.ndarray:
+    """`img` (8-bit, H x W x C) resized by Pillow one band at a time as an L image: the same pixels as the colour
+    image resized whole, since Pillow resamples each band of an 8-bit image with the same integer kernel."""
+    image = pillow()
+    flt = getattr(image.Resampling, interpolation.upper())
+    out = np.empty((size[0], size[1], img.shape[2]), np.uint8)
+    for c in range(img.shape[2]):
+        band = image.fromarray(np.ascontiguousarray(img[..., c]))
+        out[..., c] = np.asarray(band.resize((size[1], size[0]), resample=flt))
+    return out
 
 
 _CV2_FLAGS = {
