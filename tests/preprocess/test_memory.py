@@ -193,7 +193,8 @@ def test_a_large_decoded_image_is_let_go_and_read_again_the_same(large_photo: Pa
     before = np.asarray(decoded.stored.crop((4000, 3000, 4064, 3064)))
     decoded.release()
     assert not decoded._held  # the 200 MB image is gone until it is asked for
-    assert decoded.size(True) == PHOTO_SIZE
+    assert decoded.size(True) == PHOTO_SIZE and decoded.stored_mode == "RGB"
+    assert not decoded._held  # the size and mode are known without reading the file again
     np.testing.assert_array_equal(np.asarray(decoded.stored.crop((4000, 3000, 4064, 3064))), before)
     small = decode(photo("astronaut.png"), "astronaut.png")
     small.release()

@@ -41,9 +41,14 @@ class Decoded:
     name: str = ""  # the file as findings name it, for an error while it is read again
     _held: list[Any] = field(default_factory=list, compare=False, repr=False)  # [first] while held
     _turned: list[Any] = field(default_factory=list, compare=False, repr=False)  # the upright image, once made
+    # the stored image's (width, height) and mode, known without reading it again once it has been let go
+    stored_size: tuple[int, int] = field(init=False, compare=False)
+    stored_mode: str = field(init=False, compare=False)
 
     def __post_init__(self, first: Any) -> None:
         self._held.append(first)  # held here alone, so that `release` lets it go
+        object.__setattr__(self, "stored_size", tuple(first.size))
+        object.__setattr__(self, "stored_mode", str(first.mode))
 
     @property
     def stored(self) -> Any:
@@ -62,7 +67,7 @@ class Decoded:
 
     def size(self, upright: bool) -> tuple[int, int]:
         """(width, height) of the upright or the stored image, from the header: nothing is turned for it."""
-        w, h = self.stored.size
+        w, h = self.stored_size
         return (h, w) if upright and self.orientation in _QUARTER_TURNS else (w, h)
 
     def release(self) -> None:
@@ -70,7 +75,7 @@ class Decoded:
         asked for); a small one, or one not read from a file, is kept."""
         if self.path is None or not self._held:
             return
-        w, h = self._held[0].size
+        w, h = self.stored_size
         if w * h * 4 > RELEASE_BYTES:
             self._held.clear()
             self._turned.clear()

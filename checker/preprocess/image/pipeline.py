@@ -236,7 +236,7 @@ def _grey_first(steps: tuple[Step, ...], i: int, decoded: Decoded, in_place: boo
     step = steps[0]
     if step.library != "pillow" or step.alpha is not None or step.mode == "L":
         return None
-    if decoded.stored.mode not in _GREY_MODES:
+    if decoded.stored_mode not in _GREY_MODES:
         return None  # checked first: turning the image upright for nothing costs a copy of it
     im = decoded.upright if step.applies_exif else decoded.stored
     last = 0
