@@ -171,12 +171,18 @@ def canvas(img: np.ndarray, size: tuple[int, int], filt: str) -> np.ndarray:
     top, bottom = np.clip(fy >> 16, 0, height), np.clip((fy + 65536) >> 16, 0, height)
     sx, sy = ((fx >> 12) & 15)[None, :, None], ((fy >> 12) & 15)[:, None, None]
     exact = img.dtype == np.uint8
-    src = img.astype(np.int64 if exact else np.float64)
+    work = np.int64 if exact else np.float64
+
+    def tap(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        # Only the sampled pixels are widened: a copy of a 50-megapixel image in int64 would be 1.2 GB.
+        taken: np.ndarray = img[rows][:, cols].astype(work)
+        return taken
+
     total = (
-        src[top][:, left] * (16 - sx) * (16 - sy)
-        + src[top][:, right] * sx * (16 - sy)
-        + src[bottom][:, left] * (16 - sx) * sy
-        + src[bottom][:, right] * sx * sy
+        tap(top, left) * (16 - sx) * (16 - sy)
+        + tap(top, right) * sx * (16 - sy)
+        + tap(bottom, left) * (16 - sx) * sy
+        + tap(bottom, right) * sx * sy
     )
     out: np.ndarray = (total >> 8).astype(np.uint8) if exact else (total / 256).astype(np.float32)
     return out
