@@ -189,3 +189,23 @@ def half_weights(source: Path, target: Path) -> Path:
             model.graph.initializer[i].CopyFrom(rounded)
     onnx.save(model, str(target))
     return target
+
+
+def scaled_scores(source: Path, target: Path, label: int, factor: float) -> Path:
+    """The graph with one class's score row of `output0` multiplied by `factor` after the last node (a per-class
+    recalibration): the same kernels on every CPU, so the scores it moves move by the same amount everywhere."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(source))
+    (output,) = [o for o in model.graph.output if o.name == "output0"]
+    rows = output.type.tensor_type.shape.dim[1].dim_value
+    for node in model.graph.node:
+        node.output[:] = ["output0.unscaled" if name == "output0" else name for name in node.output]
+    scale = np.ones((1, rows, 1), np.float32)
+    scale[0, 4 + label, 0] = factor
+    model.graph.initializer.append(numpy_helper.from_array(scale, "output0.class_scale"))
+    model.graph.node.append(helper.make_node("Mul", ["output0.unscaled", "output0.class_scale"], ["output0"]))
+    onnx.checker.check_model(model)
+    onnx.save(model, str(target))
+    return target

@@ -1,20 +1,27 @@
 """NudeNet's YOLOv8n detector (a PyPI wheel's ONNX file) with the package's own decoding as the application: its
 stored answers are proven, a declaration with one mistake is named by its edit, its default static int8
-quantization, which squeezes box pixels and 0-1 scores under one output scale, fails on the boxes it loses, and a
-variant whose every box stays passes on its answers where allclose on the raw tensor fails it."""
+quantization, which squeezes box pixels and 0-1 scores under one output scale, fails on the boxes it loses, a variant
+whose raw output keeps a cosine of 0.999 but moves one box across the score threshold fails `checker verify` on that
+box, and a variant whose every box stays passes on its answers where allclose on the raw tensor fails it."""
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from realkit import half_weights, quantized, run, variant, write_nudenet
+from realkit import half_weights, nudenet_labels, nudenet_module, quantized, run, scaled_scores, variant, write_nudenet
 
 from checker.context import Options
 from checker.verify import verify_bundle
 
 pytestmark = pytest.mark.native_only
+
+Cli = Callable[..., tuple[int, str, str]]
 
 
 def verify(root: Path) -> Any:
@@ -62,6 +69,70 @@ def test_the_default_static_int8_quantization_fails_on_the_boxes_it_loses(tmp_pa
     assert not judged.rules[0].passed and judged.changes
     failure = next(f.message for f in report.findings if f.id == "comparison.rule")
     assert failure.startswith("int8 loses '") or failure.startswith("int8 gains '") or " becomes " in failure
+
+
+@pytest.mark.parametrize(
+    ("label", "factor", "case", "change"),
+    [
+        # the one covered breast shown, at 0.331 in the flipped astronaut, falls to 0.232 under the 0.25 threshold
+        ("FEMALE_BREAST_COVERED", 0.7, "astronaut-flipped", "loses"),
+        # the best buttocks anchor on the coffee cup, at 0.221 and discarded, rises to 0.266 and is shown
+        ("BUTTOCKS_EXPOSED", 1.2, "coffee", "gains"),
+    ],
+)
+def test_a_box_moved_across_the_threshold_fails_checker_verify_while_the_raw_cosine_stays_above_0_999(
+    cli: Cli, tmp_path: Path, label: str, factor: float, case: str, change: str
+) -> None:
+    """One class's score row of the real graph scaled after its last node: the same on every CPU (a Mul in float32,
+    no kernel that differs by instruction set), it leaves the pixel rows alone and the raw tensor's cosine at 0.999 or
+    more on every photo, while the application shows one box more or less on one photo."""
+    plain = write_nudenet(tmp_path / "plain", stored=False)
+    labels = nudenet_labels(nudenet_module())
+    scaled = scaled_scores(plain / "model.onnx", tmp_path / "scaled.onnx", labels.index(label), factor)
+    cosines = {}
+    for path in sorted((plain / "cases").glob("*.images.npy")):
+        feeds = {"images": np.load(path)}
+        before = run(plain / "model.onnx", feeds)["output0"].astype(np.float64).ravel()
+        after = run(scaled, feeds)["output0"].astype(np.float64).ravel()
+        cosines[path.name.split(".")[0]] = before @ after / (np.linalg.norm(before) * np.linalg.norm(after))
+    assert len(cosines) == 7 and min(cosines.values()) >= 0.999, cosines
+    rules = [
+        {"answer": "objects", "check": "detections", "iou": 0.5},
+        {"output": "output0", "check": "cosine", "min": 0.999},
+    ]
+    entry = variant("recal", "recal.onnx", rules, {})
+    entry["transform"] = {
+        "tool": "onnx.helper: one class's scores scaled",
+        "version": "1",
+        "settings": {"factor": factor},
+    }
+    root = write_nudenet(tmp_path / "b", variants=[entry], graphs={"recal.onnx": scaled})
+    code, out, _ = cli("verify", root, "--format", "json", "--gain-budget", "0")
+    bundle = json.loads(out)["bundles"][0]
+    assert code == 1 and bundle["status"] == "fail"
+    judged = {rule["check"]: rule for rule in bundle["comparisons"][1]["rules"]}
+    answers, cosine = judged["detections"], judged["cosine"]
+    assert cosine["passed"] and min(cosine["cases"].values()) >= 0.999
+    assert answer_failed_on(answers, case)
+    errors = [f for f in bundle["findings"] if f["severity"] == "error"]
+    assert [f["id"] for f in errors] == ["comparison.rule"], [f["message"] for f in errors]
+    scores = r"\((0\.\d+) → (0\.\d+)\)"
+    said = re.match(
+        rf"recal {change} '{label}' {scores} in case '{case}': recal: rule on answer objects/detections",
+        errors[0]["message"],
+    )
+    assert said, errors[0]["message"]
+    before, after = float(said[1]), float(said[2])
+    assert (before >= 0.25 > after) if change == "loses" else (before < 0.25 <= after)
+    assert after == pytest.approx(before * factor, abs=2e-3)  # the scale itself, to the three digits shown
+    (shown,) = bundle["comparisons"][1]["changes"]  # the one answer that changed, kept for the summary
+    assert shown["answer"] == "objects" and shown["case"] == case and shown["change"] in errors[0]["message"]
+
+
+def answer_failed_on(rule: dict[str, Any], case: str) -> bool:
+    """The detections rule failed on that one photo and passed on the six others."""
+    failed = [name for name, figure in rule["cases"].items() if figure < 1.0]
+    return rule["check"] == "detections" and not rule["passed"] and failed == [case] and rule["worst_case"] == case
 
 
 def test_allclose_fails_on_the_raw_tensor_while_every_box_the_application_shows_stays(tmp_path: Path) -> None:
