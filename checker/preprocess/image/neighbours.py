@@ -17,14 +17,17 @@ from checker.preprocess.image.condition import When
 from checker.preprocess.image.steps import (
     ARITHMETICS,
     FILTERS,
+    JPEG_DEFAULT_QUALITY,
     POSITIONS,
     REGISTRY,
     ROUNDINGS,
+    SUBSAMPLINGS,
     Batch,
     Cast,
     Convert,
     Crop,
     Decode,
+    Jpeg,
     Layout,
     Normalize,
     Pad,
@@ -296,6 +299,20 @@ def _pad(step: Pad, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         yield _changed(step, "mode", "edge")
 
 
+@REGISTRY.register_changes(Jpeg)
+def _jpeg(step: Jpeg, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    """The other subsamplings, the other library (at the same quality), each library's default quality and
+    5 either side of the declared one."""
+    for sampling in SUBSAMPLINGS:
+        if sampling != step.subsampling:
+            yield _changed(step, "subsampling", sampling)
+    other = "opencv" if step.library == "pillow" else "pillow"
+    yield _changed(replace(step, quality=step.quality_used), "library", other)
+    qualities = (*JPEG_DEFAULT_QUALITY.values(), step.quality_used - 5, step.quality_used + 5)
+    for quality in dict.fromkeys(q for q in qualities if 1 <= q <= 100 and q != step.quality_used):
+        yield _changed(step, "quality", quality, step.quality_used)
+
+
 @REGISTRY.register_changes(Scale)
 def _scale(step: Scale, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     for factor in (step.factor * 255, step.factor / 255):
@@ -351,6 +368,8 @@ def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Ne
         added_p = Pad(at_least=(stride, stride), position="top_left")
         yield Neighbour(f"with `{added_p.words()}` added after decode", (steps[0], added_p, *steps[1:]))
     yield from _letterboxes(steps, kinds)
+    if Jpeg not in kinds:
+        yield from _jpeg_additions(steps)
     if Batch not in kinds and stored_batch is not None and stored_batch > 1:
         at = next((i for i, s in enumerate(steps) if isinstance(s, Layout)), len(steps))
         added_b = Batch(stored_batch)
@@ -385,6 +404,19 @@ def _letterboxes(steps: tuple[Step, ...], kinds: set[type[Step]]) -> Iterator[Ne
                 said = f"with `{pad.words()}` added after `resize`: a letterbox"
             yield Neighbour(said, added, Edit("add", i + 1))
         return
+
+
+def _jpeg_additions(steps: tuple[Step, ...]) -> Iterator[Neighbour]:
+    """A JPEG round trip the application makes and the manifest leaves out, with each library's defaults:
+    after the geometry, where an application re-encodes the image it is about to feed (before any value step,
+    while the pixels are 8-bit)."""
+    at = next((i for i, s in enumerate(steps) if isinstance(s, (Convert, Scale, Normalize, Cast, Layout, Batch))),
+              len(steps))  # fmt: skip
+    at = max(at, 1)
+    for library in JPEG_DEFAULT_QUALITY:
+        added = Jpeg(library=library)
+        where = f" before `{steps[at].name}`" if at < len(steps) else " at the end"
+        yield Neighbour(f"with `{added.words()}` added{where}", (*steps[:at], added, *steps[at:]), Edit("add", at))
 
 
 def _scale_additions(steps: tuple[Step, ...]) -> Iterator[Neighbour]:

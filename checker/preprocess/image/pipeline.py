@@ -19,6 +19,7 @@ from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image import geometry as geo
 from checker.preprocess.image.condition import When
 from checker.preprocess.image.decode import Decoded
+from checker.preprocess.image.jpeg import round_trip
 from checker.preprocess.image.resample import opencv, pillow, resize_with
 from checker.preprocess.image.steps import (
     REGISTRY,
@@ -27,6 +28,7 @@ from checker.preprocess.image.steps import (
     Convert,
     Crop,
     Decode,
+    Jpeg,
     Layout,
     Normalize,
     Pad,
@@ -352,6 +354,12 @@ def _crop_kernel(step: Crop, state: Pixels, _: Decoded, __: bool) -> Pixels:
     return _per_image(state, each)
 
 
+@REGISTRY.register_kernel(Jpeg)
+def _jpeg_kernel(step: Jpeg, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    pixels = _per_image(state, lambda img: round_trip(img, step.quality_used, step.subsampling, step.library))
+    return replace(pixels, owned=bool(pixels.array.flags.writeable))  # Pillow's pixels are read-only
+
+
 @REGISTRY.register_kernel(Pad)
 def _pad_kernel(step: Pad, state: Pixels, _: Decoded, __: bool) -> Pixels:
     def each(img: np.ndarray) -> np.ndarray:
@@ -404,7 +412,7 @@ def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
         raise PreprocessError(f"the image cannot be converted to {mode}: {e}") from e
     if step.mode != "BGR":
         return arr
-    return _reversed_in_place(arr) if _swappable(arr) and arr.flags.writeable else reversed_channels(arr)
+    return _reversed_in_place(arr) if _swappable(arr) else reversed_channels(arr)
 
 
 def _pillow_pixels(im: Any, mode: str) -> np.ndarray:
@@ -460,7 +468,7 @@ def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
 
 
 def _swappable(arr: np.ndarray) -> bool:
-    return arr.shape[-1] == 3 and arr.flags.c_contiguous
+    return arr.shape[-1] == 3 and arr.flags.c_contiguous and arr.flags.writeable
 
 
 def _reversed_in_place(arr: np.ndarray) -> np.ndarray:

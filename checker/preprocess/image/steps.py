@@ -54,6 +54,10 @@ POSITIONS = (
 )
 PAD_MODES = ("constant", "edge", "reflect", "symmetric")
 LAYOUTS = ("NCHW", "NHWC", "CHW", "HWC", "NHW", "HW")
+SUBSAMPLINGS = ("4:4:4", "4:2:2", "4:2:0")
+JPEG_LIBRARIES = ("pillow", "opencv")
+# Each library's quality when the application gives none: Pillow's save and OpenCV's imencode.
+JPEG_DEFAULT_QUALITY = {"pillow": 75, "opencv": 95}
 CAST_DTYPES = ("float32", "float16", "float64", "uint8", "int8", "int16", "int32", "int64")
 MAX_REPEAT = 64
 
@@ -487,6 +491,45 @@ class Pad(Step):
         return len(self.value) == 1
 
 
+def _quality(value: Any, where: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100):
+        raise PreprocessError(f"{where} is {value!r}; expected an integer from 1 to 100")
+    return value
+
+
+@dataclass(frozen=True)
+class Jpeg(Step):
+    quality: int | None = None  # None: the library's default
+    subsampling: str = "4:2:0"
+    library: str = "pillow"
+    name = "jpeg"
+
+    @property
+    def quality_used(self) -> int:
+        return self.quality if self.quality is not None else JPEG_DEFAULT_QUALITY[self.library]
+
+    @classmethod
+    def parse(cls, value: Any, where: str) -> Jpeg:
+        d = f.mapping(value, where)
+        _known(d, ("quality", "subsampling", "library"), where)
+        return Jpeg(
+            _quality(d.get("quality"), f"{where}.quality"),
+            f.choice(d, "subsampling", SUBSAMPLINGS, "4:2:0", where),
+            f.choice(d, "library", JPEG_LIBRARIES, "pillow", where),
+        )
+
+    def value_range(self, r: ValueRange) -> ValueRange | None:
+        # 8-bit pixels come back anywhere in 0-255: the round trip rings around an edge
+        return None if r.is_float else ValueRange(np.zeros(1), np.full(1, 255.0), False)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        # three equal bands are encoded as colour (luma and flat chroma), one band as greyscale: not the same
+        return False
+
+
 @dataclass(frozen=True)
 class Scale(Step):
     factor: float = 1.0
@@ -615,7 +658,7 @@ class Layout(Step):
 # Every image step, in the order docs/preprocessing.md lists them: its kernel (pipeline.py) and its one-edit
 # changes (neighbours.py) are registered to it, and tests/preprocess/test_step_entries.py holds each to its
 # schema definition and its heading.
-STEPS: tuple[type[Step], ...] = (Decode, Convert, Resize, Crop, Pad, Scale, Normalize, Cast, Batch, Layout)
+STEPS: tuple[type[Step], ...] = (Decode, Convert, Resize, Crop, Pad, Jpeg, Scale, Normalize, Cast, Batch, Layout)
 STEP_NAMES = tuple(step.name for step in STEPS)
 _BY_NAME = {step.name: step for step in STEPS}
 REGISTRY: Registry[Step] = Registry("image", STEPS)
