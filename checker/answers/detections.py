@@ -482,7 +482,7 @@ class DetectionsKind:
     rule = DetectionsRule
     direction = "min"
     keeps_items = False
-    wording = "keeps {v:.4g} of the boxes both ways, recall and precision at IoU {iou:g} (min {t:g})"
+    wording = "has recall and precision {v:.4g} at IoU {iou:g} (min {t:g})"
     decode = staticmethod(decode)
     overall = staticmethod(no_overall)
 

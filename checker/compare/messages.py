@@ -70,7 +70,7 @@ def task_failure(graph: str, against: str, result: RuleResult) -> str:
 
 
 def answer_failure(graph: str, against: str, result: RuleResult) -> str:
-    """E.g. "int8: rule on answer people/detections failed: worst case 'street' keeps 0.5 of the boxes ..."."""
+    """E.g. "int8: rule on answer people/detections failed: worst case 'street' has recall and precision 0.5 ..."."""
     sides = {"reference": "", "baseline": " against the baseline's answers"}
     where = sides.get(against, f" against {against}'s answers")
     scope = f" on the cases tagged {', '.join(result.tags)}" if result.tags else ""

@@ -82,3 +82,25 @@ def test_json_holds_the_changes_and_decoded_answers_and_reads_back_as_itself(rep
     assert again.comparisons[1].changes == report.bundles[0].comparisons[1].changes
     assert again.answers == report.bundles[0].answers
     assert again.comparisons[1].rules[0].answer == "objects"
+
+
+def test_a_rule_failed_by_its_score_drift_names_the_worst_case_and_marks_each_failing_case(tmp_path: Path) -> None:
+    # Every box stays (recall and precision 1 on every case), but a score moves more than the rule allows: the
+    # figures are alike, the cases are not, and no case may read as passing.
+    entry: dict[str, Any] = {
+        "name": "weak",
+        "graph": {"path": "weak.onnx"},
+        "derived_from": "baseline",
+        "transform": {"tool": "onnx.helper", "version": "1", "settings": {"edit": "weak"}},
+        "rules": [{"answer": "objects", "check": "detections", "iou": 0.5, "max_score_drift": 1e-9}],
+    }
+    graphs = {"weak.onnx": detector(weaken=6, by=0.01)}
+    bundle = verify_bundle(write_detector_bundle(tmp_path, variants=[entry], graphs=graphs), Options(gain_budget_s=0.0))
+    (rule,) = bundle.comparisons[1].rules
+    assert not rule.passed and rule.case_notes and len(set(rule.cases.values())) == 1
+    out = render("markdown", Report("0.1.0", [bundle]))
+    [row] = [line for line in out.splitlines() if line.startswith("| ❌ | answer 'objects'")]
+    assert row.endswith(f"| {rule.worst_case} | {round(rule.pass_rate * 100)}% |") and "all alike" not in row
+    failing = [n for n in rule.cases if n in rule.case_notes]
+    for name in failing:
+        assert f"| {name} | 1 | ❌ |" in out

@@ -66,8 +66,10 @@ def _rule_table(rules: list[RuleResult]) -> Iterator[str]:
 
 
 def worst_case(rule: RuleResult) -> str:
-    """The worst case's name, or "all alike" when every case measured the same (no case is the worst)."""
-    if len(rule.cases) > 1 and len({repr(v) for v in rule.cases.values()}) == 1:
+    """The worst case's name, or "all alike" when every case measured the same and no case failed by another bound
+    (a score that moved too far, say: its note tells the cases apart)."""
+    alike = len({repr(v) for v in rule.cases.values()}) == 1 and len({rule.case_notes.get(n) for n in rule.cases}) == 1
+    if len(rule.cases) > 1 and alike:
         return "all alike"
     return text(rule.worst_case or "—", 80)
 
@@ -95,10 +97,12 @@ def _pass_rate(rule: RuleResult) -> str:
 WORST_PASSING = 3  # passing cases shown beside the failing ones, worst first
 
 
-def _case_fails(rule: RuleResult, value: float | None) -> bool:
+def _case_fails(rule: RuleResult, name: str, value: float | None) -> bool:
     threshold = rule.threshold
     if value is None:
         return True  # not measured
+    if rule.answer is not None and name in rule.case_notes:
+        return True  # a rule on an answer notes a case only where a bound failed (a score that moved too far)
     if threshold is None:
         return False
     return value < threshold if rule.direction == "min" else value > threshold
@@ -117,8 +121,8 @@ def _cases(rules: list[RuleResult], detail: Detail, cuts: Cuts) -> Iterator[str]
         if r.passed:
             continue
         ordered = sorted(r.cases.items(), key=lambda item: _badness(r, item[1]), reverse=True)
-        failing = [(n, v) for n, v in ordered if _case_fails(r, v)]
-        passing = [(n, v) for n, v in ordered if not _case_fails(r, v)]
+        failing = [(n, v) for n, v in ordered if _case_fails(r, n, v)]
+        passing = [(n, v) for n, v in ordered if not _case_fails(r, n, v)]
         name = rule_name(r)
         rows.extend(f"| {name} | {text(n, 80)} | {number(v)} | ❌ |" for n, v in failing)
         rows.extend(f"| {name} | {text(n, 80)} | {number(v)} | ✅ |" for n, v in passing[:WORST_PASSING])
