@@ -104,3 +104,6 @@ def test_a_rule_failed_by_its_score_drift_names_the_worst_case_and_marks_each_fa
     failing = [n for n in rule.cases if n in rule.case_notes]
     for name in failing:
         assert f"| {name} | 1 | ❌ |" in out
+    # The diagnosis in a reviewer's words, its record's field names left to the JSON report.
+    assert "<summary>Diagnosis</summary>" in out and "| found |" in out
+    assert not any(f"| {key} |" in out for key in ("min_db", "groups", "unmatched", "first"))

@@ -155,15 +155,18 @@ def validation_rows(run: Validation) -> list[tuple[str, object]]:
 
 
 def diagnosis_rows(diagnosis: Diagnosis) -> list[tuple[str, object]]:
-    """The diagnosis's facts that are one value each, as the report orders them: a tensor is a record of its own
-    (left to the JSON report), its absence one value ("no tensor fell below min_db")."""
+    """The diagnosis in a reviewer's words: what it found first, then where and how far it looked. The tensors'
+    own records, and the report's field names, are left to the JSON report."""
     d = diagnosis
-    rows: list[tuple[str, object]] = [
-        ("variant", d.variant), ("case", d.case), ("min_db", d.min_db), ("compared", d.compared),
-        ("unmatched", d.unmatched), ("groups", d.groups),
-    ]  # fmt: skip
-    rows += [(name, None) for name, score in (("first", d.first), ("worst", d.worst)) if score is None]
-    return [*rows, ("summary", d.summary)]
+    rows: list[tuple[str, object]] = [("found", d.summary), ("variant and case", f"{d.variant}, case '{d.case}'")]
+    looked = f"{d.compared} tensors matched to the baseline's"
+    if d.unmatched:
+        looked += f", {d.unmatched} without a match"
+    rows.append(("tensors compared", looked))
+    rows.append(("diverging below", f"{d.min_db:g} dB"))
+    if d.nodes_to_exclude:
+        rows.append(("nodes it names", ", ".join(d.nodes_to_exclude[:8])))
+    return rows
 
 
 def key_values(title: str, items: Sequence[tuple[str, object]]) -> Iterator[str]:
