@@ -333,7 +333,7 @@ def speech_frames() -> list[dict[str, np.ndarray]]:
 
 
 def test_the_voice_detector_s_int8_is_judged_on_its_decisions(tmp_path: Path) -> None:
-    """Measured on this graph: the float detector scores the vowels' frames up to 0.99 (27 of them 0.8 or more)
+    """Measured on this graph: the float detector scores the vowels' frames up to 0.99 (26 of them 0.8 or more)
     and the noise at most 0.12; dynamic int8 scores every vowel frame below 0.5 (0.005-0.36) and the noise at most
     0.24. Frames are sliced by their float score's distance to Silero's threshold of 0.5: 'speech' at 0.8 or more,
     'silence' at 0.2 or less, the rest named fragile by `answers.near_threshold` (margin 0.3) and judged by no rule.
