@@ -175,9 +175,7 @@ def package_on_path(name: str) -> None:
 
 def half_weights(source: Path, target: Path) -> Path:
     """The graph with every float initializer rounded to float16 precision: a variant whose tensors move a little
-    everywhere. (onnxruntime.quantization cannot quantize the encoder: its weights are int8 already, cast and scaled
-    in the graph, so quantize_dynamic finds no constant MatMul weight and quantize_static's QDQ breaks its per-axis
-    scales.)"""
+    everywhere."""
     import onnx
     from onnx import numpy_helper
 
@@ -188,6 +186,39 @@ def half_weights(source: Path, target: Path) -> Path:
             rounded = numpy_helper.from_array(array.astype(np.float16).astype(np.float32), tensor.name)
             model.graph.initializer[i].CopyFrom(rounded)
     onnx.save(model, str(target))
+    return target
+
+
+def dynamic_int8(source: Path, target: Path, work: Path) -> Path:
+    """onnxruntime's dynamic int8 quantization as its documentation prescribes it: the graph pre-processed by
+    quant_pre_process, weights QInt8 with `reduce_range` (7-bit weights, so that no CPU's u8 x s8 kernel saturates:
+    VNNI, AVX2 and ARM make the same integers), the result's nodes put back in topological order.
+
+    Two real graphs need more than the one call. all-MiniLM-L6-v2 ships int8 weights already, cast and scaled in the
+    graph, so quantize_dynamic would find no float MatMul weight: onnxruntime's own constant folding
+    (ORT_ENABLE_BASIC) makes them float initializers first. Silero VAD's LSTM lives in If branches that read the
+    outer graph, which the symbolic shape inference of quant_pre_process cannot follow (it is skipped), and
+    quantize_dynamic writes the If nodes out of order, which the ONNX checker refuses: onnx-ir's sort, which counts
+    a branch's outer-scope reads, restores the order."""
+    import onnx_ir
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    folded, prepared = work / f"{target.stem}.folded.onnx", work / f"{target.stem}.prepared.onnx"
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(folded)
+    ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+    quant_pre_process(str(folded), str(prepared), skip_symbolic_shape=True)
+    quantize_dynamic(str(prepared), str(target), weight_type=QuantType.QInt8, reduce_range=True)
+    model = onnx_ir.load(target)
+    model.graph.sort()
+    # onnxruntime's optimizer imports every domain it knows (ai.onnx.ml 5 needs onnxruntime 1.21); keep the used.
+    used = {node.domain for node in model.graph.all_nodes()} | {""}
+    for domain in [d for d in model.graph.opset_imports if d not in used]:
+        del model.graph.opset_imports[domain]
+    onnx_ir.save(model, target)
     return target
 
 
