@@ -150,13 +150,16 @@ def test_an_attestation_of_a_run_that_did_not_judge_a_declared_platform_is_refus
     edit(example / "bundle.yaml", platforms(_entry(here, "build-machine")))
     assert lock(example).ok
     attestation = tmp_path / "a.intoto.jsonl"
-    attest(cli, example, keys, attestation)
-    assert predicate(attestation)["platforms"] == [{"name": "host", "class": here, "how": "native"}]
+    attest(cli, example, keys, attestation)  # a declared platform is judged by default: natively, here
+    judged = predicate(attestation)["platforms"]
+    assert {"name": "host", "class": here, "how": "native"} in judged
+    assert {"name": "build-machine", "class": here, "how": "native"} in judged
     assert accept(cli, example, attestation, keys.public)[0] == 0  # the declared class is the one judged
 
     edit(example / "bundle.yaml", platforms(_entry(here, "build-machine"), _entry(other, "device")))
     assert lock(example).ok
-    attest(cli, example, keys, attestation)  # judged here only: the device's class was not run
+    # Judged on the build machine only (--platform narrows the declared ones): the device's class was not run.
+    attest(cli, example, keys, attestation, "--platform", "build-machine")
     code, device = accept(cli, example, attestation, keys.public)
     assert code == 1 and errors(device) == ["attestation.platforms"]
     refusal = next(f for f in device["findings"] if f["id"] == "attestation.platforms")
