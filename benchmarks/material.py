@@ -7,6 +7,7 @@ with one float input [N, 3, H, W].
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -93,6 +94,49 @@ def small_model(cache: Path = CACHE) -> Path:
         "small-classifier",
         [helper.make_tensor_value_info("pixels", TensorProto.FLOAT, ["batch", 3, 32, 32])],
         [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 10])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    cache.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(model.SerializeToString())
+    return target
+
+
+def conv_model(cache: Path = CACHE) -> Path:
+    """A ~7 MB convolutional classifier (float32 [N, 3, 64, 64] -> 1000 class probabilities), built once with seeded
+    weights: four 3x3 Conv+Relu layers (64, 128, 256, 512 channels, the last three with stride 2), a global
+    average pool, a 512x1000 Gemm and Softmax: a model of some megabytes whose time is in its convolutions."""
+    target = cache / "conv_classifier.onnx"
+    if target.exists():
+        return target
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    widths = [3, 64, 128, 256, 512]
+    inits, nodes, last = [], [], "pixels"
+    for i, (c_in, c_out) in enumerate(itertools.pairwise(widths)):
+        w = (rng.standard_normal((c_out, c_in, 3, 3)) / np.sqrt(9 * c_in)).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(np.zeros(c_out, np.float32), f"b{i}")]
+        stride = 1 if i == 0 else 2
+        conv = helper.make_node(
+            "Conv", [last, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1], strides=[stride, stride]
+        )
+        nodes += [conv, helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}")]
+        last = f"r{i}"
+    fc = (rng.standard_normal((512, 1000)) / np.sqrt(512)).astype(np.float32)
+    inits += [numpy_helper.from_array(fc, "fc"), numpy_helper.from_array(np.zeros(1000, np.float32), "fc_b")]
+    nodes += [
+        helper.make_node("GlobalAveragePool", [last], ["pooled"], name="pool"),
+        helper.make_node("Flatten", ["pooled"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["flat", "fc", "fc_b"], ["logits"], name="head"),
+        helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "conv-classifier",
+        [helper.make_tensor_value_info("pixels", TensorProto.FLOAT, ["batch", 3, 64, 64])],
+        [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 1000])],
         inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

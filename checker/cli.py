@@ -38,6 +38,8 @@ COMMAND_MODULES = {
     "pack": "checker.release.command",
     "github": "checker.github.command",
     "sign": "checker.signing.command",
+    "plan": "checker.plan.command",
+    "device-kit": "checker.devices.command",
 }
 BUILT_IN = ("verify", "lock", "schema")
 
@@ -126,12 +128,18 @@ def emit_report(args: argparse.Namespace, report: Report) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from checker.verify import verify_paths
-
     check_paths(args.paths)
     check_output(args)
+    for folder in args.device_outputs:
+        if not folder.is_dir():
+            raise UsageError(f"--device-outputs {folder}: no such folder")
     progress = not args.no_progress and report_format(args) == "text" and sys.stderr.isatty()
     options = verify_options(args, progress)
+    if args.compare_to is not None and args.reuse is not None:
+        raise UsageError(
+            "--compare-to with --reuse: what changed since the base is measured on the rules run here, and a reused "
+            "verdict runs none; compare in a run without the store"
+        )
     if args.fail_on_loosened and args.compare_to is None:
         raise UsageError("--fail-on-loosened needs --compare-to: the loosening is measured against the base report")
     base = None
@@ -139,7 +147,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from checker.reports.files import load_report  # loaded here: a plain run reads no report file
 
         base = load_report(args.compare_to, untrusted=True)
-    report = verify_paths(args.paths, options)
+    outcomes = None
+    if options.reuse is not None:  # a verdict store: the bundles with a trusted stored verdict are not run
+        from checker.store.run import verify_reusing
+
+        reusing = verify_reusing(args.paths, options)
+        report, outcomes = reusing.report, reusing.outcomes
+    else:
+        from checker.verify import verify_paths
+
+        report = verify_paths(args.paths, options)
     if base is not None:
         from checker.reports.diff import diff, fail_on_loosened
 
@@ -151,9 +168,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except Exception as exc:  # a renderer's bug: still leave a report, saying what it could not render
         report = unrendered(report, exc)
         emit_report(args, report)
-    from checker.signing.options import write_attestation
+    from checker.signing.options import attest_signer
 
-    write_attestation(args, report.to_dict())
+    signer = attest_signer(args)
+    if signer is not None:  # the verdict signed, with the key a verdict store files it under (and filed there)
+        from checker.store.filing import attest
+
+        attest(report, options, signer, args.attest, outcomes)
     crashed = internal_errors(report)
     if crashed:
         sys.stderr.write("checker: internal error (a bug; please report it with this traceback)\n")

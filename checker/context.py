@@ -64,10 +64,14 @@ class Options:
     attestation: Path | None = None  # --require-attestation FILE: accepted on it, the comparison not run
     attestation_trust: Trust | None = None  # the key or CA certificates the attestation must be signed by
     rerun_attested: bool = False  # --rerun: the comparison runs too and its verdict must be the attested one
-    platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class
+    platforms: list[str] = field(default_factory=list)  # --platform NAMEs: each judged on that CPU class or engine
+    device_outputs: list[Path] = field(default_factory=list)  # --device-outputs DIRs: each judged as a platform
+    reproductions: Path | None = None  # --reproductions DIR: where disagreements' folders go (None: the cache)
     opt_levels: list[str] = field(default_factory=list)  # --opt-levels: each judged (else runtime.optimization_levels)
     gain_budget_s: float = 1.0  # per variant: how long the paired timing may run (0: no timing)
     sharing: int = 1  # bundles verified side by side in this run (--jobs): their timings share the cores
+    reuse: Path | None = None  # --reuse STORE: a verdict store whose trusted verdicts are reused (checker.store)
+    reuse_trust: Trust | None = None  # whom the store's entries must be signed by
 
 
 @dataclass
@@ -82,6 +86,7 @@ class Case:
     where: tuple[str | int, ...]
     files: list[str] = field(default_factory=list)
     label: Any = None  # the application's expected answer: a class name or index, or a list (one per item)
+    answers: dict[str, str] = field(default_factory=dict)  # answer name -> the stored application answer's file
 
 
 @dataclass
@@ -115,6 +120,9 @@ class Context:
     # Every input's parsed preprocessing, each block parsed once (checks/prepared.py fills it; the ranges and
     # fidelity stages read it).
     preprocessing: Inputs | None = None
+    # The declared answers, ready to decode, and the reference answers of the cases (answers stage; an
+    # answers.book.Book, which sits above this module).
+    answers: Any = None
     comparisons: list[Comparison] = field(default_factory=list)  # comparison stage
     gains: list[Gain] = field(default_factory=list)  # gain stage: each variant's size and speed
     runtime_sets: list[RuntimeSet] = field(default_factory=list)  # runtimes stage: one set per runtime

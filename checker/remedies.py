@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker import findings as F
+from checker.sentences import bounded
+
+VALUE_CHARS = 1000  # a value from a report placed in a remedy: whole, unless a report from a file holds a flood
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,9 @@ def _int(value: object) -> int | None:
 
 
 def _plain(value: str) -> str:
-    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart."""
-    return value.replace("`", "'")[:200]
+    """A value from a report, placed in a remedy: no backtick, so a renderer can tell code spans apart; whole,
+    or cut after a sentence or between words outside a parenthesis (a cut inside one left a `(` unclosed)."""
+    return bounded(value.replace("`", "'"), VALUE_CHARS)
 
 
 def _quoted(path: str) -> str:
@@ -65,8 +69,12 @@ def _quoted(path: str) -> str:
 
 
 def _digest(facts: Facts) -> str:
+    if facts.details.get("definition") == 1:  # written by the digest's earlier definition: the files are as locked
+        return f"run `checker lock {_quoted(facts.bundle or '.')}` to write the digest by its current definition"
     what = facts.word("path")
-    restore = f"restore {what}" if what else "restore the file"
+    fields = facts.details.get("fields_changed")
+    edited = not what and isinstance(fields, list) and fields and facts.finding.message.startswith("manifest field")
+    restore = f"restore {what}" if what else "undo the edit of the field named" if edited else "restore the file"
     return f"{restore}, or, if the change is intended, run `checker lock {_quoted(facts.bundle or '.')}`"
 
 
@@ -96,8 +104,8 @@ def _rule(facts: Facts) -> str:
     if graph is not None and graph != "baseline":
         diagnosis = facts.diagnosis(graph)
         nodes = _excluded(diagnosis) if diagnosis is not None else []
-        if nodes:  # the diagnosis already ran: its answer is the fix, not a command that repeats it
-            return _exclude(nodes, diagnosis or {})
+        if nodes:  # the diagnosis named nodes; whether keeping them in float helps is measured only on request
+            return _unmeasured(nodes, diagnosis or {}, facts.bundle, graph)
         if diagnosis is not None:  # it ran and no node stands out: the error is spread over the graph
             search = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)} --requantize`"
             return (
@@ -122,15 +130,34 @@ def _exclude(nodes: list[str], diagnosis: Mapping[str, Any]) -> str:
     )
 
 
+def _unmeasured(nodes: list[str], diagnosis: Mapping[str, Any], bundle: str, graph: str) -> str:
+    """The diagnosis's nodes as a fix that says it was not measured, and the command that measures it: an
+    exclusion proposed unmeasured made the worst case worse where the calibration, not a node, was wrong."""
+    case = diagnosis.get("case")
+    on = f" on case '{_plain(case)}'" if isinstance(case, str) else ""
+    listed = "[" + ", ".join(repr(n) for n in nodes) + "]"
+    command = f"`checker diagnose {_quoted(bundle or '.')} --variant {_quoted(graph)} --requantize`"
+    return (
+        f"not measured: {command} measures it (it re-runs the recorded transform first, then with "
+        f"`nodes_to_exclude={listed}`, where the diagnosis{on} found the variant leaving the baseline, and names "
+        "the first change that makes the rule pass)"
+    )
+
+
 def _diagnosis(facts: Facts) -> str:
     nodes = _excluded(facts.details)
+    variant = facts.word("variant")
+    if nodes and variant is not None:
+        return _unmeasured(nodes, facts.details, facts.bundle, variant)
     if nodes:
         return _exclude(nodes, facts.details)
     return "change the conversion at the node named (or exclude it from quantization)"
 
 
 def _fidelity(facts: Facts) -> str:
-    explanation = facts.word("explanation")
+    # The best single edit alone: the whole explanation (its measure, the tensors it builds the same) is the
+    # message's, and said again here it named the cause twice.
+    explanation = facts.word("edit") or facts.word("explanation")
     if explanation is None:
         return "correct the preprocessing fields if they differ from the model's, or regenerate the tensor from its raw input with `checker preprocess`"  # noqa: E501
     # The explanation says the two sides differ by one edit; which side is wrong only the author knows, and a
@@ -196,6 +223,10 @@ REMEDIES: dict[str, Remedy] = {
     F.INPUTS_RANGE: _fixed("regenerate the case tensor with the declared preprocessing (`checker preprocess`)"),
     F.INPUTS_FIDELITY: _fidelity,
     F.INPUTS_NOT_REBUILT: _fixed("install the extra named (pip install 'onnx-release-checker[image,text]')"),
+    F.INPUTS_TOKENIZER_SETTINGS: _fixed(
+        "make sure the application sets what the declaration says after loading the file (as the checker does, "
+        "the declaration wins); if the application keeps the file's settings, declare those instead"
+    ),
     F.COMPARISON_COVERAGE: _fixed("add cases for what is missing (`checker case add`), at least one edge case"),
     F.COMPARISON_CASE: _fixed("make the case's tensors match the graph's inputs and outputs (names, dtypes, shapes)"),
     F.COMPARISON_NAN: _fixed(
@@ -205,8 +236,8 @@ REMEDIES: dict[str, Remedy] = {
     F.COMPARISON_NOT_RUN: _fixed("fix the errors above that stopped the comparison"),
     F.COMPARISON_RUNTIME: _fixed("make the graph load and run in onnxruntime here (the message holds its error)"),
     F.RULES_LOOSENED: _fixed(
-        "restore the base's rule; if the weaker rule is meant, the reviewer who accepts it merges past this failed "
-        "check (the message says which rule and both values)"
+        "restore the base's rule or setting; if the weaker check is meant, the reviewer who accepts it merges past "
+        "this failed check (the message says which rule or setting and both values)"
     ),
     F.VARIANT_NO_GAIN: _fixed(
         "ship the variant only if it gains: change the transform (a format or types the runtime accelerates), "
@@ -230,6 +261,25 @@ REMEDIES: dict[str, Remedy] = {
     F.ATTESTATION_RERUN_DIFFERS: _fixed(
         "do not ship on this attestation: this machine judges the comparison otherwise; find why (runtime, CPU) first"
     ),
+    F.ATTESTATION_STRICT: _fixed(
+        "verify the bundle in full here, or attest it again from a run with --strict where every check ran"
+    ),
+    F.ATTESTATION_PLATFORMS: _fixed(
+        "attest the bundle again from a run that judged every declared platform (--platform target), or verify it "
+        "in full here"
+    ),
+    F.SIGNATURE_STALE: _fixed(
+        "sign the bundle again (`checker sign`, or `checker pack --sign`), or restore the files it signed"
+    ),
+    F.STORE_REUSED: _fixed(
+        "nothing to do for a reused pass; for a reused failure, fix what the run that stored it found (its report), "
+        "then the changed bundle runs again"
+    ),
+    F.STORE_REFUSED: _fixed(
+        "remove the entry the message names from the store, and find out who wrote it; only a trusted run with "
+        "--attest writes the store"
+    ),
+    F.STORE_NOT_REUSED: _fixed("nothing to do: the bundle ran, and a run with --attest stores its verdict"),
     F.SIGNATURE_MISSING: _fixed("sign the bundle with `checker sign` before it is shipped"),
     F.SIGNATURE_UNTRUSTED: _fixed("get the bundle from its publisher again, or trust the key that signed it"),
     F.SIGNATURE_PATH: _fixed("do not trust this signature: sign the bundle again with `checker sign`"),
@@ -251,8 +301,9 @@ REMEDIES: dict[str, Remedy] = {
     F.REPORT_MERGE: _fixed("merge the reports of every shard: run the missing --shard K/N job and pass its report"),
     F.RUNTIME_THREADS: _fixed("ask for no more threads than the target device has CPUs (0 lets onnxruntime choose)"),
     F.PLATFORM_NOT_RUN: _fixed(
-        "install qemu-user (apt-get install qemu-user) for an x86-64-v2 or v3 class, or run this platform as a "
-        "matrix leg on a machine of its class"
+        "install what the message names (qemu-user for an x86-64-v2 or v3 class, chromium for a browser platform, "
+        "nodejs and npm for node) and run once online to fill the cache, or run this platform as a matrix leg on a "
+        "machine of its class"
     ),
     F.RUNTIME_FALLBACK: _fixed(
         "declare the providers that run the graph as it ships, or re-make the graph so that the declared provider "
@@ -266,6 +317,34 @@ REMEDIES: dict[str, Remedy] = {
         "set the session option the finding measured (session.x64quantprecision=1) in the application, or "
         "re-quantize with reduce_range=True or U8U8"
     ),
+    F.COMPARISON_SENTINEL: _fixed(
+        "run the graph on that platform with the case named and look at its intermediate tensors (the finding's "
+        "graph and output); a backend that writes nothing or NaN needs another backend, precision or version there"
+    ),
+    F.COMPARISON_ENVELOPE: _fixed(
+        "run the graph at the size the finding names on that platform, and fix the graph or the backend there; "
+        "an envelope a release cannot hold is declared smaller, with the application refusing larger inputs"
+    ),
+    F.DEVICE_OUTPUTS: _fixed(
+        "run the device kit of this release (checker device-kit) on the device again and send back the whole folder "
+        "its runner writes: every graph on every case, regular files only"
+    ),
+    F.DEVICE_EXTRA: _fixed(
+        "send back only what the device kit of this release asks for: make the kit of this release with checker "
+        "device-kit, and check the names the runner writes"
+    ),
+    F.DEVICE_PREPROCESSING: _fixed(
+        "change the application's preprocessing, or the manifest's declaration, so that the two agree: the "
+        "finding names the single edit that makes the declared steps build the application's tensor"
+    ),
+    F.PLATFORM_DIVERGENCE: _fixed(
+        "attach the reproduction folder the finding names to an issue of the runtime on the wrong side (it reruns "
+        "with plain onnxruntime), and keep the node it names off that backend until it is fixed"
+    ),
+    F.PLATFORM_FALLBACK: _fixed(
+        "replace the named operators with ones the backend runs (its operator list in onnxruntime-web's docs), or "
+        "accept the CPU round trip; with runtime.fallback: forbid this is an error"
+    ),
     F.RUNTIME_OPT_LEVEL: _fixed(
         "open the application's sessions at the level that holds, or with the named optimizer in "
         "disabled_optimizers; else re-make the graph so that it holds at every declared level"
@@ -273,6 +352,20 @@ REMEDIES: dict[str, Remedy] = {
     F.COMPARISON_NONDETERMINISTIC: _fixed(
         "remove the random nodes from the shipped graph (or replace them by constants): onnxruntime draws new "
         "numbers on every run, seeded or not"
+    ),
+    F.ANSWERS_INVALID: _fixed(
+        "make the answer's `from`, steps and decoder fit the graph's outputs (docs/answers.md), or store the "
+        "answer file in its kind's format"
+    ),
+    F.ANSWERS_FIDELITY: _fixed(
+        "make the declared answer say what the application does: apply the single edit the finding names, or "
+        "store the answer the application shows again"
+    ),
+    F.ANSWERS_NEAR_THRESHOLD: _fixed(
+        "keep these cases: they are where the decision is fragile; tag them `edge` so that a rule can judge them apart"
+    ),
+    F.ANSWERS_VACUOUS: _fixed(
+        "add cases on which the reference shows something (a box, a string) so that the rule judges an answer"
     ),
     F.INTERNAL_ERROR: _fixed("report the bug with the traceback from details.traceback; the later stages did not run"),
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -13,7 +13,7 @@ from pathlib import Path
 from checker import __version__
 from checker import findings as F
 from checker.bundle.layout import MANIFEST_NAMES
-from checker.bundle.opening import is_archive, open_bundle
+from checker.bundle.opening import open_bundle
 from checker.checks.attestation import attestation_stage, rerun_stage
 from checker.checks.cases import cases_stage, shard_stage
 from checker.checks.comparison import compare_stage
@@ -25,8 +25,10 @@ from checker.checks.labelorder import label_order_stage
 from checker.checks.labels import labels_stage, reference_labels_stage
 from checker.checks.ranges import range_stage, superseded
 from checker.checks.references import references_stage
+from checker.checks.roots import with_roots
 from checker.checks.runtime import runtime_stage
-from checker.checks.signature import signature_stage
+from checker.checks.signature import signature_stage, stale_signature_stage
+from checker.checks.tokenizer import tokenizer_stage
 from checker.checks.validation import validation_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -35,9 +37,12 @@ from checker.manifest import views
 from checker.manifest.canonical import manifest_digest
 from checker.manifest.load import load_manifest
 from checker.manifest.pieces import piece_digests
+from checker.manifest.strength import settings
 from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
 from checker.reports.parts.runs import JudgedShard
+from checker.reports.parts.settings import DeclaredSetting
+from checker.workers import pool_size, start_method, worker_options
 
 Stage = Callable[[Context], Iterable[Finding]]
 
@@ -48,6 +53,24 @@ def fidelity_stage(ctx: Context) -> Iterable[Finding]:
     if not any(case.raw for case in ctx.cases or []):
         return ()
     from checker.checks.fidelity import fidelity_stage as stage
+
+    return stage(ctx)
+
+
+def envelope_stage(ctx: Context) -> Iterable[Finding]:
+    """The envelope stage (checks/envelope.py), imported only for a manifest that declares comparison.envelope."""
+    if not (ctx.data.get("comparison") or {}).get("envelope") or not ctx.options.run_comparison:
+        return ()
+    from checker.checks.envelope import envelope_stage as stage
+
+    return stage(ctx)
+
+
+def answers_stage(ctx: Context) -> Iterable[Finding]:
+    """The answers stage (checks/answers.py), imported only for a bundle that declares answers."""
+    if not ctx.data.get("answers"):
+        return ()
+    from checker.checks.answers import answers_stage as stage
 
     return stage(ctx)
 
@@ -63,10 +86,23 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
 
 
 def platforms_stage(ctx: Context) -> Iterable[Finding]:
-    """The platforms stage (checks/platforms.py), imported only when --platform asks for one."""
-    if not ctx.options.platforms:
+    """The platforms stage (checks/platforms.py), imported only when the manifest declares a platform or
+    --platform asks for one: declared platforms are judged by default."""
+    if not ctx.options.platforms and not (ctx.data.get("runtime") or {}).get("platforms"):
         return ()
     from checker.checks.platforms import platforms_stage as stage
+
+    return stage(ctx)
+
+
+def devices_stage(ctx: Context) -> Iterable[Finding]:
+    """The devices stage (checks/devices.py): a --device-outputs folder judged as a platform, or a declared
+    device shown as not run; imported only when there is either."""
+    declared = (ctx.data.get("runtime") or {}).get("platforms") or []
+    devices = [p for p in declared if isinstance(p, dict) and p.get("engine") == "device"]
+    if not ctx.options.device_outputs and not devices:
+        return ()
+    from checker.checks.devices import devices_stage as stage
 
     return stage(ctx)
 
@@ -100,6 +136,7 @@ ALWAYS: tuple[Stage, ...] = (completeness_stage, signature_stage)
 AFTER_SCHEMA: tuple[Stage, ...] = (
     references_stage,
     files_stage,
+    stale_signature_stage,
     attestation_stage,
     graph_stage,
     labels_stage,
@@ -108,23 +145,21 @@ AFTER_SCHEMA: tuple[Stage, ...] = (
     reference_labels_stage,
     label_order_stage,
     shard_stage,
+    tokenizer_stage,
     range_stage,
     fidelity_stage,
+    answers_stage,
     compare_stage,
+    envelope_stage,
     rerun_stage,
     gain_stage,
     placement_stage,
     runtimes_stage,
     platforms_stage,
+    devices_stage,
     optlevels_stage,
     validation_stage,
 )
-
-
-# Memory a worker needs besides its bundle's files (interpreter, libraries, a session's own), and the peak a
-# bundle's files cost at most while verified (benchmarks/bench_memory.py measures 1.09x the weights).
-WORKER_BASE_BYTES = 300 << 20
-PEAK_PER_BYTE = 1.3
 
 
 def verify_paths(paths: list[str], options: Options) -> Report:
@@ -143,93 +178,32 @@ def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    # Workers draw no progress bar (several would overwrite each other) and share the cores between them.
-    worker_options = dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads, sharing=workers)
-    context = multiprocessing.get_context(_start_method())
+    context = multiprocessing.get_context(start_method())
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        bundles = list(pool.map(verify_bundle, paths, [worker_options] * len(paths)))
+        bundles = list(pool.map(verify_bundle, paths, [worker_options(options, workers)] * len(paths)))
         # This process never loaded onnx or onnxruntime: asking the installed distributions would cost it a
         # tenth of a second that a worker, which has them loaded, does not spend.
         return bundles, pool.submit(environment).result()
-
-
-def _start_method() -> str:
-    """Fork where it is safe and quiet: a forked worker starts with the libraries this process has loaded (not
-    onnxruntime, which only a stage loads), where a fresh interpreter would import them all again. Python 3.12
-    warns when a process with threads (the BLAS's) forks, and other systems' libraries may not survive it."""
-    import threading
-
-    alone = threading.active_count() == 1  # a thread of ours could hold a lock the forked copy never frees
-    if sys.platform.startswith("linux") and sys.version_info < (3, 12) and alone and "onnxruntime" not in sys.modules:
-        return "fork"
-    return "spawn"
-
-
-def pool_size(paths: list[Path], jobs: int) -> int:
-    """Workers to run: at most `jobs` and one per bundle, and no more than the memory holds when each
-    verifies the largest bundle at once."""
-    wanted = min(jobs, len(paths))
-    if wanted <= 1:
-        return 1
-    available = available_memory()
-    if available is None:
-        return wanted
-    largest = max(bundle_bytes(p) for p in paths)
-    return max(1, min(wanted, int(available // (WORKER_BASE_BYTES + PEAK_PER_BYTE * largest))))
-
-
-def bundle_bytes(path: Path) -> int:
-    """The size of a bundle's files (graphs, weights and cases alike: an upper bound on the weights), or of
-    its archive. Links are not followed."""
-    folder = path.parent if path.is_file() and not is_archive(path) else path
-    if folder.is_file():
-        return folder.stat().st_size
-    total, folders = 0, [os.fspath(folder)]
-    while folders:  # on strings and scandir's entries: sizing twenty bundles must not cost a tenth of a second
-        try:
-            entries = list(os.scandir(folders.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append(entry.path)
-                else:
-                    total += entry.stat(follow_symlinks=False).st_size
-            except OSError:
-                continue
-    return total
-
-
-def available_memory() -> int | None:
-    """Memory available to new processes (MemAvailable counts the page cache the kernel can drop)."""
-    try:
-        for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def verify_bundle(path: Path, options: Options) -> BundleReport:
     """The bundle's report. A bug in a stage does not lose the report: it ends with an `internal.error`
     finding naming the stage, after the findings of the stages that ran (the CLI then exits 3)."""
     run = _Run(path=str(path))
+    started = time.perf_counter()
     try:
         _verify(path, options, run)
         run.stage = "report"
-        return run.report()
+        report = run.report()
     except Error:
         raise  # a usage error (not a bundle at all): exit 2, as before
     except Exception as exc:  # a bug: reported in the report, not only in a traceback
         run.findings.append(internal_error(run.stage, exc))
         run.finished = False
-        return run.report()
+        report = run.report()
+    # What the bundle cost here, for `checker plan` to balance a matrix by; it says nothing about the verdict.
+    report.duration_s = round(time.perf_counter() - started, 3)
+    return report
 
 
 @dataclass
@@ -245,7 +219,7 @@ class _Run:
     finished: bool = False  # every stage ran: the report holds what only a whole run has
 
     def report(self) -> BundleReport:
-        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=superseded(self.findings))
+        report = BundleReport(path=self.path, manifest_file=self.manifest_file, findings=_digest_last(self.findings))
         ctx = self.ctx
         if ctx is None:
             return report
@@ -253,6 +227,7 @@ class _Run:
         release = release if isinstance(release, dict) else {}
         report.name, report.version = _text(release.get("name")), _text(release.get("version"))
         report.manifest_digest = manifest_digest(ctx.data)
+        report.manifest_sha256 = ctx.manifest.text_sha256
         # What the stages that ran left (a later stage's bug does not lose it).
         report.pieces = dict(ctx.pieces)
         report.comparisons = list(ctx.comparisons)
@@ -260,6 +235,9 @@ class _Run:
         if not self.finished:
             return report
         report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)
+        report.settings = [
+            DeclaredSetting(s.key, s.value, s.way, ctx.manifest.line(*s.keys)) for s in settings(ctx.data)
+        ]
         report.validation = ctx.validation
         report.runtimes = list(ctx.runtime_sets)
         report.gains = list(ctx.gains)
@@ -269,6 +247,8 @@ class _Run:
         if shard is not None:
             report.shard = JudgedShard(shard.index, shard.count, list(ctx.case_order or []))
         report.not_run = list(ctx.not_run)
+        if ctx.answers is not None:
+            report.answers = list(ctx.answers.shown)
         return report
 
 
@@ -355,3 +335,11 @@ def _run(ctx: Context, run: _Run, schema_ok: bool) -> None:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _digest_last(findings: list[Finding]) -> list[Finding]:
+    """The findings in stage order, but a stale digest after the substantive errors: after an edit, the digest
+    says only that something changed since the lock, and listed first it invited `checker lock` ahead of the
+    error the edit made."""
+    kept = with_roots(superseded(findings))
+    return [f for f in kept if f.id != F.DIGEST] + [f for f in kept if f.id == F.DIGEST]

@@ -96,8 +96,27 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         dest="platforms",
-        help="also run the comparison on this CPU class (x86-64-v3, aarch64-dotprod, ..., a name from "
-        "runtime.platforms, or target: every declared one), natively or under qemu; repeatable",
+        help="run the comparison on this platform: a CPU class (x86-64-v3, aarch64-dotprod, ...: natively or "
+        "under qemu), an engine (browser-wasm, browser-webgpu: onnxruntime-web in headless Chromium; node: "
+        "onnxruntime-node), a name from runtime.platforms, target (every declared one: the default) or none; "
+        "repeatable",
+    )
+    p.add_argument(
+        "--device-outputs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        dest="device_outputs",
+        help="judge as one more platform the folder a device kit's runner wrote on a device (outputs/, tensors/, "
+        "device.json; see `checker device-kit`); repeatable",
+    )
+    p.add_argument(
+        "--reproductions",
+        type=Path,
+        metavar="DIR",
+        help="where a disagreement between platforms writes its reproduction folder (default: the user cache's "
+        "reproductions folder)",
     )
     p.add_argument(
         "--opt-levels",
@@ -192,6 +211,8 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         offline=args.offline,
         find_links=list(args.find_links),
         platforms=list(args.platforms),
+        device_outputs=list(args.device_outputs),
+        reproductions=args.reproductions,
         opt_levels=list(args.opt_levels),
         jobs=args.jobs,
         gain_budget_s=args.gain_budget,

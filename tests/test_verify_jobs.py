@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from bundlekit import EXAMPLE
 
-from checker.verify import PEAK_PER_BYTE, WORKER_BASE_BYTES, bundle_bytes, pool_size
+from checker.workers import PEAK_PER_BYTE, WORKER_BASE_BYTES, bundle_bytes, pool_size
 
 Cli = Callable[..., tuple[int, str, str]]
 TIMING = {"duration_s", "created_at", "latency"}  # the report's fields that tell time

@@ -57,6 +57,12 @@ def resolve_under(real_root: str, rel: str, known: dict[str, str] | None = None)
     """resolve_inside for a root already resolved (os.path.realpath): a bundle resolves its root once. `known`
     (bundle-relative path -> real path, under this root only) may be kept between calls, so that the cases of
     one folder look that folder up once."""
+    return Path(real_under(real_root, rel, known))
+
+
+def real_under(real_root: str, rel: str, known: dict[str, str] | None = None) -> str:
+    """resolve_under's real path as a string: a verdict store's look-up resolves thousands without making a
+    Path of each."""
     found = real_root
     prefix = ""
     known = {} if known is None else known
@@ -72,7 +78,7 @@ def resolve_under(real_root: str, rel: str, known: dict[str, str] | None = None)
         found = step
     if found != real_root and not found.startswith(real_root.rstrip(os.sep) + os.sep):
         raise BundlePathError(f"'{rel}' goes through a link that leaves the bundle")
-    return Path(found)
+    return found
 
 
 def _real_child(folder: str, name: str) -> tuple[str, bool]:

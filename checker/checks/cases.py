@@ -10,6 +10,7 @@ from checker.context import Case, Context
 from checker.findings import Finding
 from checker.manifest import views
 from checker.manifest.model.inputs import Input
+from checker.manifest.model.rules import RuleBase
 from checker.manifest.model.tensors import Output
 from checker.readers.casefiles import load_cases
 from checker.readers.graphinfo import TensorSpec, graph_inputs, graph_outputs
@@ -68,8 +69,18 @@ def shard_stage(ctx: Context) -> Iterable[Finding]:
 
 
 def _ruled_outputs(ctx: Context) -> set[str]:
-    """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's)."""
-    return {place.rule.output for place in views.rules(ctx.spec) if place.against == "reference"}
+    """Outputs that a rule judges against the expected outputs (drift rules judge against the baseline's); a rule
+    on an answer judges the outputs the answer reads."""
+    sources = views.answer_sources(ctx.spec)
+    out: set[str] = set()
+    for place in views.rules(ctx.spec):
+        if place.against != "reference":
+            continue
+        if isinstance(place.rule, RuleBase):
+            out.add(place.rule.output)
+        else:
+            out.update(sources.get(place.rule.answer, []))
+    return out
 
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:

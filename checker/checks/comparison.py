@@ -8,18 +8,27 @@ failed variant gets a diagnosis of where its intermediate tensors leave the base
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
+from checker.compare.answering import (
+    AnswerSet,
+    baseline_side,
+    judge_answers,
+    parse_answer_entries,
+    reference_side,
+)
 from checker.compare.boundaries import Boundaries
 from checker.compare.determinism import REPEATED, repeat_findings
 from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
 from checker.compare.progress import Progress, for_run
 from checker.compare.ruleset import Entry, RuleSet, check_outputs, diagnosed_case, judge_set
 from checker.compare.ruleset import entries as rule_entries
+from checker.compare.sentinels import Watch
 from checker.compare.session import (
     CaseRunError,
     Runtime,
@@ -34,7 +43,7 @@ from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.findings import Finding
 from checker.manifest import views
-from checker.manifest.model.rules import AllClose, MaxAbs
+from checker.manifest.model.rules import AllClose, MaxAbs, RuleBase
 from checker.manifest.model.variants import Variant
 from checker.reports.model import Comparison
 
@@ -70,6 +79,9 @@ class Run:
     elsewhere: bool = False
     # Sees every graph's outputs case by case (None when a case failed): how a provider is held to the CPU's.
     observe: Callable[[str, Case, dict[str, np.ndarray] | None], None] | None = None
+    # Outputs a device recorded (platforms/replay.py): only the cases themselves can be run, so no stacked run
+    # proves a dynamic axis there.
+    replayed: bool = False
 
     @property
     def cases(self) -> list[Case]:
@@ -88,7 +100,11 @@ def compare_stage(ctx: Context) -> Iterator[Finding]:
         yield blocked
         return
     runtime = resolve_runtime(ctx.spec.runtime, ctx.options.providers, ctx.options.intra_op_threads)
-    yield from judge_all(Run(ctx, runtime, for_run(ctx.options.progress), comparisons))
+    run = Run(ctx, runtime, for_run(ctx.options.progress), comparisons)
+    sentinels = Watch()
+    run.observe = sentinels.observe
+    yield from judge_all(run)
+    yield from sentinels.findings(None, None, **ctx.where("comparison"))
 
 
 def judge_all(run: Run) -> Iterator[Finding]:
@@ -135,9 +151,36 @@ def not_run(ctx: Context) -> Finding | None:
     return None
 
 
-def _needed_outputs(variants: list[Variant]) -> set[str]:
-    """Baseline outputs the variants' rules name: kept for drift rules and to tell the boundaries apart."""
-    return {rule.output for v in variants for rule in (*v.rules, *views.drift_rules(v))}
+def _needed_outputs(ctx: Context, variants: list[Variant]) -> set[str]:
+    """Baseline outputs the variants' rules name (for a rule on an answer, the outputs the answer reads): kept for
+    drift rules and to tell the boundaries apart."""
+    sources = views.answer_sources(ctx.spec)
+    out: set[str] = set()
+    for rule in (rule for v in variants for rule in (*v.rules, *(v.drift_rules or []))):
+        if isinstance(rule, RuleBase):
+            out.add(rule.output)
+        else:
+            out.update(sources.get(rule.answer, []))
+    return out
+
+
+def _answer_set(run: Run, graph: str, keys: Keys, against: str) -> Generator[Finding, None, AnswerSet]:
+    """The rules on answers at `keys`, judged against the reference's answers or the baseline's."""
+    book = run.ctx.answers
+    entries, found = parse_answer_entries(run.ctx, keys, book)
+    yield from found
+    other = reference_side(book) if against == "reference" else baseline_side(book, run.baseline_outputs)
+    return AnswerSet(graph, against, entries, book, other)
+
+
+def _judge_answers(run: Run, answers: AnswerSet, comparison: Comparison) -> Iterator[Finding]:
+    """The rules on answers after the tensor rules, and the answers that changed, in the same comparison."""
+    if not answers.entries:
+        return
+    judged = judge_answers(run.ctx, answers, run.names)
+    comparison.rules.extend(judged.results)
+    comparison.changes.extend(judged.changes)
+    yield from judged.findings
 
 
 def _baseline(run: Run, variants: list[Variant]) -> Iterator[Finding]:
@@ -155,16 +198,19 @@ def _baseline(run: Run, variants: list[Variant]) -> Iterator[Finding]:
     rules = RuleSet(
         "baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED, ctx.labels, frozenset(ctx.index_outputs)
     )
+    answers = yield from _answer_set(run, "baseline", ("comparison", "rules"), "reference")
     shapes = watch(ctx, "the baseline", ctx.graph)
-    yield from _run_cases(run, "baseline", session, [rules], shapes, keep=_needed_outputs(variants))
+    yield from _run_cases(run, "baseline", session, [rules, answers], shapes, keep=_needed_outputs(ctx, variants))
     if not run.elsewhere:
         ctx.outputs["baseline"] = run.baseline_outputs
     comparison, found = judge_set(ctx, rules, run.names)
+    yield from _judge_answers(run, answers, comparison)
     comparison.case_errors = _faulty(run)
     run.comparisons.append(comparison)
     run.statuses["baseline"] = comparison.status
     yield from found
-    yield from _dynamic_axes(run, session)
+    if not run.replayed:
+        yield from _dynamic_axes(run, session)
 
 
 def _dynamic_axes(run: Run, session: ort.InferenceSession) -> Iterator[Finding]:
@@ -246,7 +292,7 @@ def _run_cases(
     run: Run,
     graph: str,
     session: ort.InferenceSession,
-    sets: list[RuleSet],
+    sets: list[RuleSet | AnswerSet],
     shapes: ShapeWatch,
     keep: set[str] | None = None,
 ) -> Iterator[Finding]:
@@ -333,14 +379,82 @@ def _variant(run: Run, variant: Variant) -> Generator[Finding, None, str]:
         return "pass"
     if path is not None and not run.elsewhere:  # a path is always there once a session is open on it
         yield from _diagnosis(run, name, model, path, judged)
+        yield from _collapse(run, name, model, path, judged)
     return "fail"
+
+
+def _collapse(run: Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
+    """A failed rule on an answer whose output the variant quantized under one scale across parts of very different
+    ranges (box pixels and scores): the collapse said, and its remedy measured (answers/collapse.py)."""
+    book = run.ctx.answers
+    failed = [r for c in judged for r in c.rules if r.answer is not None and not r.passed and r.worst_case]
+    if book is None or not failed or run.ctx.graph is None:
+        return
+    from checker.answers import collapse as C  # only a variant failing on an answer needs it
+    from checker.answers.make import sources
+
+    try:
+        variant = model if model is not None else load_graph(path)
+    except Exception:  # the diagnosis already said the graph cannot be parsed
+        return
+    for result in failed:
+        declared = book.answers.get(result.answer)
+        case = next((c for c in run.cases if c.name == result.worst_case), None)
+        if declared is None or case is None:
+            continue
+        for output in sources(declared.answer):
+            try:
+                found = C.find(run.ctx.graph, variant, output, case.inputs)
+                if found is None:
+                    continue
+                remedy = C.remedy_words(variant, found, case.inputs, _judge_on(book, declared, case, result))
+            except Exception as exc:  # onnxruntime or onnx refusing the edited graph: said, not raised
+                yield F.info(F.VARIANT_DIAGNOSIS, f"{name}: the collapse of '{output}' could not be measured: {exc}")
+                continue
+            found = dataclasses.replace(found, remedy=remedy)
+            yield F.info(
+                F.VARIANT_DIAGNOSIS,
+                f"{name}: answer '{declared.name}' on case '{case.name}': {found.words()}",
+                variant=name,
+                case=case.name,
+                collapse={
+                    "output": output,
+                    "node": found.node,
+                    "scale": found.scale,
+                    "parts": [dataclasses.asdict(p) for p in found.parts],
+                },
+                nodes_to_exclude=[found.node],
+            )
+            return
+
+
+def _judge_on(book: Any, declared: Any, case: Case, result: Any) -> Any:
+    """The failed rule's measure of the worst case, for outputs made another way (the remedy)."""
+    from checker.manifest.model.answers import RULE_BY_CHECK
+    from checker.manifest.model.build import build
+
+    raw = {"answer": declared.name, "check": result.check, **result.params}
+    rule = build(RULE_BY_CHECK[result.check], raw)
+    reference = book.reference.get(case.name, {}).get(declared.name)
+
+    def judge(outputs: Any) -> str:
+        mine = book.decode(declared.name, case, outputs)
+        measure = declared.kind.measure(rule, declared.answer, mine, reference or [])
+        verdict = "passes" if measure.passed else f"still fails ({measure.note})"
+        figure = declared.kind.wording.format(
+            v=measure.figure, t=declared.kind.threshold(rule), **{"iou": 0.5, **result.params}
+        )
+        return f"case '{case.name}' {figure} and {verdict}"
+
+    return judge
 
 
 def _judge_variant(
     run: Run, variant: Variant, session: ort.InferenceSession
 ) -> Generator[Finding, None, list[Comparison]]:
     ctx, name = run.ctx, variant.name
-    ref_entries = rule_entries(variant.rules)
+    keys = variant.at
+    ref_entries = rule_entries(views.output_rules(variant.rules))
     drift_entries = rule_entries(views.drift_rules(variant))
     yield from check_outputs(ctx, ref_entries + drift_entries, _output_names(session), f"variant '{name}'")
     base = run.baseline_outputs
@@ -368,16 +482,21 @@ def _judge_variant(
         frozenset(ctx.index_outputs),
     )
     model = ctx.variant_models.get(name)
-    yield from _run_cases(run, name, session, [reference, drift, shadow], watch(ctx, f"variant '{name}'", model))
+    ref_answers = yield from _answer_set(run, name, (*keys, "rules"), "reference")
+    drift_answers = yield from _answer_set(run, name, (*keys, "drift_rules"), "baseline")
+    sets: list[RuleSet | AnswerSet] = [reference, drift, shadow, ref_answers, drift_answers]
+    yield from _run_cases(run, name, session, sets, watch(ctx, f"variant '{name}'", model))
     boundaries = Boundaries(name, shadow, run.cases, base)
     judged, found = judge_set(ctx, reference, run.names, boundaries)
+    yield from _judge_answers(run, ref_answers, judged)
     judged.case_errors = _faulty(run)
     yield from found
     if ctx.options.shard is not None:
         _keep_boundaries(judged, ref_entries, boundaries)
-    if not drift_entries:
+    if not drift_entries and not drift_answers.entries:
         return [judged]
     drifted, found = judge_set(ctx, drift, run.names)
+    yield from _judge_answers(run, drift_answers, drifted)
     drifted.case_errors = _faulty(run)
     yield from found
     return [judged, drifted]

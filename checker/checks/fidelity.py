@@ -163,6 +163,8 @@ def _finding(ctx: Context, raw: _Raw, target: str, diff: Difference, stored: np.
     search = raw.kind.explain(raw.source, target, stored, tolerance)
     message = _message(raw, target, diff, tolerance, search)
     details = _details(raw, target, diff, tolerance, search.found)
+    if search.fits:  # the one edit, in its own words: the fix names it once, the message keeps the ranking
+        details["edit"] = search.fits[0].description
     details["fits"] = [
         {"edit": f.description, "mean_difference": f.mean, "largest_difference": f.largest, "exact": f.exact}
         for f in search.fits

@@ -16,7 +16,7 @@ from checker.manifest.load import field_path
 from checker.manifest.named import Named, named_files
 from checker.manifest.pieces import piece_of
 from checker.manifest.schema import SCHEMA_FILE
-from checker.readers.digest import bundle_digest, sha256_files
+from checker.readers.digest import EARLIER_DEFINITION, bundle_digest, sha256_files
 from checker.readers.digestlist import DIGEST_LIST, DigestList, read_digest_list
 from checker.signing.files import SIGNATURE
 
@@ -77,7 +77,8 @@ def _not_present(ctx: Context, entry: Named) -> None:
     """The piece a file that cannot be had belongs to is not present: completeness is a fact about the bundle
     on disk, not about what the manifest declares (labels.txt deleted leaves `labels` unticked)."""
     piece = piece_of(entry.keys)
-    if piece is not None:
+    # A variant's missing file is the variant's own error: the baseline graph, the piece, is still there.
+    if piece is not None and not (entry.keys and entry.keys[0] == "variants"):
         ctx.pieces[piece] = False
 
 
@@ -126,11 +127,26 @@ def _release_digest(ctx: Context, listed: DigestList | None, changed: list[str])
     actual = bundle_digest({**ctx.digests, **fields})
     ctx.digest = actual
     if declared and declared != actual and not ctx.unusable:
+        details: dict[str, Any] = {"actual": actual, "declared": declared}
+        if declared == bundle_digest(ctx.digests):  # the named files alone: the digest's earlier definition
+            msg = (
+                f"release.digest {declared} was written by the earlier definition of the bundle digest (the named "
+                f"files only, before the manifest's fields were in it); by this checker's it is {actual}, which "
+                "`checker lock` writes: the files are as locked, and the manifest's rules are now in the digest too"
+            )
+            details["definition"] = EARLIER_DEFINITION
+            yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), **details)
+            return
         what = _what_changed(ctx, listed, changed, fields)
         msg = f"the bundle digest is {actual}, but release.digest says {declared}: {what}"
-        details: dict[str, Any] = {"actual": actual, "declared": declared}
         if listed is not None:
-            details["fields_changed"] = _fields_changed(listed, fields)
+            details["fields_changed"] = edited = _fields_changed(listed, fields)
+            if edited and what.startswith("manifest fields changed"):  # only the manifest was edited: say so first
+                word = "field" if len(edited) == 1 else "fields"
+                msg = (
+                    f"manifest {word} {_few(edited)} changed since the last lock (the bundle digest is {actual}, "
+                    f"release.digest says {declared})"
+                )
         yield F.error(F.DIGEST, msg, **ctx.where("release", "digest"), **details)
 
 

@@ -105,8 +105,7 @@ def _verdict(ctx: Context, variant: Variant, gain: Gain) -> Iterator[Finding]:
     low = measured.interval.low if measured is not None else None
     said = [f"{smaller:.3g}x smaller ({size.variant_bytes} bytes against {size.baseline_bytes})"]
     if measured is not None:
-        high = measured.interval.high
-        said.append(f"{measured.faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {measured.rounds} paired rounds)")
+        said.append(f"{measured.ratio()}, {measured.rounds} paired rounds)")
     caveat = f"; not a device figure: {latency.not_device_figure}" if latency.not_device_figure else ""
     where = ctx.where(*variant.at)
     expect = variant.expect

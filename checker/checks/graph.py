@@ -196,12 +196,28 @@ def _span_problem(ref: ExternalRef, rel: str, size: int) -> str | None:
 
 
 def io_findings(ctx: Context, model: Any, label: str) -> Iterator[Finding]:
-    yield from _match(ctx, "inputs", views.inputs(ctx.spec), graph_inputs(model), label, every=True)
-    yield from _match(ctx, "outputs", views.outputs(ctx.spec), graph_outputs(model), label, every=False)
+    # A variant whose input or output is the baseline's, dtype and shape, repeats the baseline's mismatch with
+    # the manifest, if any: one mistake, said once, at the baseline.
+    base = ctx.graph if label != "the graph" else None
+    inputs, outputs = views.inputs(ctx.spec), views.outputs(ctx.spec)
+    yield from _match(ctx, "inputs", inputs, graph_inputs(model), label, every=True, base=_specs(base, graph_inputs))
+    yield from _match(
+        ctx, "outputs", outputs, graph_outputs(model), label, every=False, base=_specs(base, graph_outputs)
+    )
+
+
+def _specs(model: Any, read: Any) -> dict[str, TensorSpec]:
+    return {spec.name: spec for spec in read(model)} if model is not None else {}
 
 
 def _match(
-    ctx: Context, part: str, declared: Sequence[Input | Output], actual: list[TensorSpec], label: str, every: bool
+    ctx: Context,
+    part: str,
+    declared: Sequence[Input | Output],
+    actual: list[TensorSpec],
+    label: str,
+    every: bool,
+    base: dict[str, TensorSpec],
 ) -> Iterator[Finding]:
     singular = part[:-1]
     by_name = {spec.name: spec for spec in actual}
@@ -217,6 +233,9 @@ def _match(
                 **ctx.where(*entry.at, "name"),
             )
             continue
+        twin = base.get(spec.name)
+        if twin is not None and (twin.dtype, twin.shape) == (spec.dtype, spec.shape):
+            continue  # the baseline's own: its findings, if any, name the mistake
         yield from _compare(ctx, entry, spec, label)
     for spec in actual:
         if every and spec.name not in seen:
@@ -254,14 +273,40 @@ def _compare(ctx: Context, entry: Input | Output, spec: TensorSpec, label: str) 
             **ctx.where(*keys, "shape"),
         )
         return
-    for axis, (want, have) in enumerate(zip(shape, spec.shape)):
-        problem = _dim_problem(want, have)
-        if problem:
-            yield F.error(
-                F.GRAPH_IO,
-                f"'{name}' axis {axis}: {problem} ({label}: {_show(spec.shape)})",
-                **ctx.where(*keys, "shape"),
-            )
+    pairs = enumerate(zip(shape, spec.shape))
+    problems = [(axis, p) for axis, (want, have) in pairs if (p := _dim_problem(want, have))]
+    layout = _permuted(shape, spec.shape) if len(problems) > 1 else None
+    if layout is not None:  # one mistake: the axes written in another order, not one wrong size per axis
+        yield F.error(
+            F.GRAPH_IO,
+            f"'{name}': the manifest's shape {_show(tuple(shape))} is {label}'s {_show(spec.shape)} with its axes "
+            f"in another order{layout}: write the shape in the graph's order (and `layout` with it)",
+            **ctx.where(*keys, "shape"),
+            permutation=True,
+        )
+        return
+    for axis, problem in problems:
+        yield F.error(
+            F.GRAPH_IO,
+            f"'{name}' axis {axis}: {problem} ({label}: {_show(spec.shape)})",
+            **ctx.where(*keys, "shape"),
+        )
+
+
+_LAYOUTS = {(0, 2, 3, 1): " (NHWC where the graph takes NCHW)", (0, 3, 1, 2): " (NCHW where the graph takes NHWC)"}
+
+
+def _permuted(want: list[Any], have: tuple[Any, ...]) -> str | None:
+    """When the manifest's sizes are the graph's in another order: the layout words for a known one ("" when
+    none), else None. A dynamic dim matches a dynamic dim of any name."""
+    key = [str(d) if isinstance(d, int) else "?" for d in want]
+    graph = [str(d) if isinstance(d, int) else "?" for d in have]
+    if sorted(key) != sorted(graph):
+        return None
+    for order, words in _LAYOUTS.items():
+        if len(graph) == len(order) and [graph[k] for k in order] == key:
+            return words
+    return ""
 
 
 def _dim_problem(want: int | str, have: int | str | None) -> str | None:

@@ -90,6 +90,10 @@ def placed(ctx: Context, runtime: str, provider: str, worker: Worker | None = No
         entry = summary(runtime, provider, graph, answer, options)
         ctx.placement.append(entry)
         yield from _findings(ctx, entry)
+    # Placed here (a --runtime environment that has the provider this machine's onnxruntime lacks): its
+    # placement ran after all, so it is no longer a check not run.
+    missing = f"placement of {provider}"
+    ctx.not_run[:] = [n for n in ctx.not_run if n.check != missing]
 
 
 def summary(runtime: str, provider: str, graph: str, answer: dict[str, Any], options: dict[str, Any]) -> Placement:

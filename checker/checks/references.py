@@ -10,6 +10,7 @@ from checker.context import Context
 from checker.findings import Finding
 from checker.manifest import views
 from checker.manifest.model.core import Keys
+from checker.manifest.model.rules import RuleBase
 
 
 def references_stage(ctx: Context) -> Iterator[Finding]:
@@ -63,6 +64,8 @@ def _ruled_outputs_declared(ctx: Context) -> Iterator[Finding]:
     declared = {output.name for output in views.outputs(ctx.spec)}
     reported: set[str] = set()
     for place in views.rules(ctx.spec):
+        if not isinstance(place.rule, RuleBase):
+            continue  # a rule on an answer: the answers stage holds its `from` to the graph
         output, keys = place.rule.output, place.keys
         if output not in declared and output not in reported:
             reported.add(output)

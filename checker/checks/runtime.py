@@ -19,7 +19,16 @@ from checker.readers.support import Release, admitted, oldest_loading, releases
 def runtime_stage(ctx: Context) -> Iterator[Finding]:
     runtime = ctx.spec.runtime
     yield from threads_findings(ctx, views.session_options(runtime))
-    if runtime is None or not runtime.version:
+    if runtime is None:
+        return
+    for key, package, stated in (("web", "onnxruntime-web", runtime.web), ("node", "onnxruntime-node", runtime.node)):
+        if stated is not None and not _specifier(stated):
+            yield F.error(
+                F.MANIFEST_SCHEMA,
+                f"runtime.{key} '{stated}' is not a PEP 440 specifier of {package} releases (e.g. '>=1.30,<2')",
+                **ctx.where("runtime", key),
+            )
+    if not runtime.version:
         return
     try:
         spec = SpecifierSet(runtime.version)
@@ -33,6 +42,14 @@ def runtime_stage(ctx: Context) -> Iterator[Finding]:
     yield from _opset(ctx, spec, runtime.version)
     yield from _installed(ctx, spec, runtime.version)
     yield from providers_findings(ctx)
+
+
+def _specifier(text: str) -> bool:
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        return False
+    return True
 
 
 def threads_findings(ctx: Context, options: dict[str, Any]) -> Iterator[Finding]:

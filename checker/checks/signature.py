@@ -22,6 +22,7 @@ from checker.context import Context, Trust
 from checker.errors import UsageError
 from checker.findings import Finding
 from checker.readers.digest import sha256_files
+from checker.readers.digestlist import DIGEST_LIST
 from checker.signing.files import MAX_WALK, SIGNATURE, is_git_path
 
 MAX_SIGNATURE_BYTES = 64 << 20
@@ -141,3 +142,54 @@ def compare_files(root: Path, signed: Signed) -> Iterator[Finding]:
         elif actual[rel] != signed.files[rel]:
             msg = f"'{rel}' changed since the bundle was signed: sha256 {actual[rel]}, signed {signed.files[rel]}"
             yield F.error(F.SIGNATURE_FILE_CHANGED, msg, rel, path=rel)
+
+
+def stale_signature_stage(ctx: Context) -> Iterator[Finding]:
+    """Without --require-signature, a `bundle.sig` that no longer matches the release files (edited and locked
+    again since signing) is a warning: every device that requires the signature would reject the release."""
+    if ctx.options.trust is not None or not (ctx.root / SIGNATURE).exists():
+        return  # the signature stage judges a signature that is required
+    try:
+        signed = read_statement(ctx.root)
+    except SignatureProblem as problem:
+        msg = f"{SIGNATURE} is no signature a device can check: {problem.finding.message}"
+        yield F.warning(F.SIGNATURE_STALE, msg, SIGNATURE)
+        return
+    release = {ctx.manifest.file, *ctx.digests, *ctx.unusable} | (
+        {DIGEST_LIST} if (ctx.root / DIGEST_LIST).is_file() else set()
+    )
+    unnamed = [rel for rel in (ctx.manifest.file, DIGEST_LIST) if rel in release]
+    now = {**ctx.digests, **_hashed(ctx.root, unnamed)}
+    changes = signature_changes(signed, now, release)
+    if changes:
+        msg = (
+            f"{SIGNATURE} no longer matches the bundle ({'; '.join(changes)}): a device with --require-signature "
+            "rejects it"
+        )
+        yield F.warning(F.SIGNATURE_STALE, msg, SIGNATURE)
+
+
+def signature_changes(signed: Signed, now: dict[str, str], release: set[str]) -> list[str]:
+    """What differs between the signed files and the release files as they are now (`now`: path -> sha256 of
+    those that can be read), in words: 'changed: bundle.yaml, bundle.sha256'."""
+    changed = sorted(r for r in release if r in signed.files and r in now and now[r] != signed.files[r])
+    added = sorted(r for r in release if r not in signed.files)
+    removed = sorted(r for r in signed.files if r not in release or r not in now)
+    parts = [f"changed: {_few(changed)}"] if changed else []
+    parts += [f"not signed: {_few(added)}"] if added else []
+    parts += [f"signed but gone: {_few(removed)}"] if removed else []
+    return parts
+
+
+def _hashed(root: Path, rels: list[str]) -> dict[str, str]:
+    try:
+        paths = {rel: resolve_inside(root, rel) for rel in rels}
+        found = sha256_files(paths.values())
+    except (OSError, BundlePathError):
+        return {}
+    return {rel: found[path] for rel, path in paths.items()}
+
+
+def _few(names: list[str], shown: int = 5) -> str:
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more

@@ -13,7 +13,11 @@ def _fmt(value: float) -> str:
 
 
 def figure_text(result: RuleResult, value: float) -> str:
-    params: dict[str, Any] = {"rtol": 0.0, "k": 1, **result.params}
+    params: dict[str, Any] = {"rtol": 0.0, "k": 1, "iou": 0.5, **result.params}
+    if result.answer is not None:
+        from checker.answers.kinds import KINDS  # only a rule on an answer reads the answer kinds
+
+        return KINDS[result.check].wording.format(v=value, t=result.threshold or 0.0, **params)
     return CHECKS[result.check].wording.format(v=value, t=result.threshold or 0.0, **params)
 
 
@@ -32,6 +36,8 @@ def would_pass_text(result: RuleResult) -> str:
 
 def rule_failure(graph: str, against: str, result: RuleResult, case_notes: dict[str, str]) -> str:
     """E.g. "int8: rule logits/score_drift failed: worst case 'dim-dog' changed the top score by ..."."""
+    if result.answer is not None:
+        return answer_failure(graph, against, result)
     if CHECKS[result.check].task:
         return task_failure(graph, against, result)
     total = len(result.cases)
@@ -61,3 +67,22 @@ def task_failure(graph: str, against: str, result: RuleResult) -> str:
         f"{head}: {figure_text(result, result.measured)} over {stats.items} labelled item(s){paired} "
         f"(95 % interval [{_fmt(interval.low)}, {_fmt(interval.high)}], {interval.method})"
     )
+
+
+def answer_failure(graph: str, against: str, result: RuleResult) -> str:
+    """E.g. "int8: rule on answer people/detections failed: worst case 'street' has recall and precision 0.5 ..."."""
+    sides = {"reference": "", "baseline": " against the baseline's answers"}
+    where = sides.get(against, f" against {against}'s answers")
+    scope = f" on the cases tagged {', '.join(result.tags)}" if result.tags else ""
+    head = f"{graph}: rule on answer {result.output}/{result.check} failed{where}{scope}"
+    if result.measured is None or result.worst_case is None:
+        return f"{head}: {result.note or 'it could not be measured'}"
+    total = len(result.cases)
+    failed = total - round(result.pass_rate * total)
+    detail = result.case_notes.get(result.worst_case)
+    text = f"{head}: worst case '{result.worst_case}' {figure_text(result, result.measured)}"
+    if detail:
+        text += f" ({detail})"
+    if result.note and result.note != detail and not result.case_notes:
+        text += f"; {result.note}"
+    return f"{text}; {failed}/{total} cases failed"

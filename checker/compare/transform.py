@@ -34,7 +34,7 @@ _QUANT_TYPES = {
     "QUInt4": 21,
     "QFLOAT8E4M3FN": 17,
 }
-_INT32, _FLOAT16 = 6, 10
+_FLOAT16 = 10
 
 
 @dataclass
@@ -52,7 +52,7 @@ class GraphFacts:
 
 
 def read_facts(model: onnx.ModelProto) -> GraphFacts:
-    """Facts from the graph's nodes and initializer headers (no tensor data is read)."""
+    """Facts from the graph's nodes and tensor headers (no tensor data is read)."""
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
     facts = GraphFacts(ops={n.op_type for n in graph.node})
@@ -62,36 +62,84 @@ def read_facts(model: onnx.ModelProto) -> GraphFacts:
     facts.float16 = any(t.data_type == _FLOAT16 for t in inits.values()) or any(
         v.type.tensor_type.elem_type == _FLOAT16 for v in (*graph.input, *graph.output, *graph.value_info)
     )
+    for weight in quantized_weights(model):
+        facts.weight_types.add(weight.data_type)
+        facts.per_channel |= weight.per_channel
+        facts.per_tensor |= not weight.per_channel
+    held = {**inits, **constant_values(graph)}
     for node in graph.node:
-        if node.op_type == "DequantizeLinear" and node.input[0] in inits:
-            _weight_facts(facts, node, inits)
-        elif node.op_type == "QuantizeLinear" and node.input[0] not in inits:
-            zero = inits.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        if node.op_type == "QuantizeLinear" and node.input[0] not in held:
+            zero = held.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
             facts.activation_types.add(zero.data_type if zero is not None else _QUANT_TYPES["QUInt8"])
     return facts
 
 
 def _constant_types(graph: onnx.GraphProto) -> set[int]:
     """Data types of the tensors Constant nodes hold: exporters often keep weights there, not in initializers."""
-    out = set()
+    return {t.data_type for t in constant_values(graph).values()}
+
+
+def constant_values(graph: onnx.GraphProto) -> dict[str, onnx.TensorProto]:
+    """The tensor each Constant node gives, by its output's name: a weight an exporter kept in the graph's
+    nodes is a weight all the same."""
+    out = {}
     for node in graph.node:
-        if node.op_type == "Constant":
-            out |= {a.t.data_type for a in node.attribute if a.name == "value" and a.HasField("t")}
+        if node.op_type == "Constant" and node.output:
+            for a in node.attribute:
+                if a.name == "value" and a.HasField("t"):
+                    out[node.output[0]] = a.t
     return out
 
 
-def _weight_facts(facts: GraphFacts, node: onnx.NodeProto, inits: Mapping[str, onnx.TensorProto]) -> None:
-    weight = inits[node.input[0]]
-    if weight.data_type == _INT32:
-        return  # a quantized bias: int32 whatever the weight type
-    facts.weight_types.add(weight.data_type)
-    scale = inits.get(node.input[1])
-    if scale is not None:
+# Where each quantized operator keeps its weight and the tensor whose length says per channel or per tensor:
+# the weight's scale, or for a dynamic operator (whose scale is applied by a Mul after it) its zero point,
+# which has one entry per channel too. QDQ keeps the weight behind a DequantizeLinear: (x, x_scale).
+WEIGHT_AT = {
+    "DequantizeLinear": (0, 1),
+    "QLinearConv": (3, 4),
+    "QLinearMatMul": (3, 4),
+    "QGemm": (3, 4),
+    "MatMulInteger": (1, 3),
+    "ConvInteger": (1, 3),
+    "DynamicQuantizeMatMul": (1, 2),
+}
+# Operators whose second input is a weight that quantize_static and quantize_dynamic quantize as one.
+WEIGHED = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Attention", "LSTM", "GRU", "EmbedLayerNormalization"}
+
+
+@dataclass(frozen=True)
+class QuantizedWeight:
+    """A quantized weight as the graph holds it (an initializer or a Constant node's value), and whether its
+    scale has one entry per output channel."""
+
+    tensor: onnx.TensorProto
+    data_type: int
+    per_channel: bool
+
+
+def quantized_weights(model: onnx.ModelProto) -> list[QuantizedWeight]:
+    """Each int8 or uint8 weight, in every format onnxruntime.quantization writes: behind a DequantizeLinear
+    that feeds an operator's weight input (QDQ), or in a QLinear*, QGemm, MatMulInteger or ConvInteger
+    node's weight input (operator format, dynamic). A quantized constant an Add or Mul takes is an
+    activation-typed tensor, not a weight; an int32 bias is not one either. `checker variant add` and the
+    `variant.transform` check both read the graph through this one list."""
+    graph = model.graph
+    held = {**{t.name: t for t in graph.initializer}, **constant_values(graph)}
+    weighed = {n.input[1] for n in graph.node if n.op_type in WEIGHED and len(n.input) > 1}
+    out = []
+    for node in graph.node:
+        at = WEIGHT_AT.get(node.op_type)
+        if at is None or (node.op_type == "DequantizeLinear" and not set(node.output) & weighed):
+            continue
+        weight = held.get(node.input[at[0]]) if len(node.input) > at[0] else None
+        if weight is None or weight.data_type not in (_INT8, _UINT8):
+            continue
+        scale = held.get(node.input[at[1]]) if len(node.input) > at[1] and node.input[at[1]] else None
         count = 1
-        for d in scale.dims:
+        for d in scale.dims if scale is not None else ():
             count *= d
-        facts.per_channel |= count > 1
-        facts.per_tensor |= count == 1
+        out.append(QuantizedWeight(weight, weight.data_type, count > 1))
+    return out
 
 
 def _type_name(value: Any) -> str:

@@ -97,7 +97,8 @@ def render_text(diagnosis: dict[str, Any]) -> str:
     """The summary, then one line per matched tensor in graph order, the diverging ones marked."""
     first = (diagnosis.get("first") or {}).get("tensor")
     worst = (diagnosis.get("worst") or {}).get("tensor")
-    lines = [diagnosis["summary"], "", f"{'SQNR dB':>9} {'drop dB':>9}  tensor (node, op)"]
+    changed = [f"on case '{diagnosis.get('case')}': {c}" for c in diagnosis.get("answers_changed") or []]
+    lines = [*changed, diagnosis["summary"], "", f"{'SQNR dB':>9} {'drop dB':>9}  tensor (node, op)"]
     for t in diagnosis.get("tensors", []):
         mark = " <- first" if t["tensor"] == first else " <- worst" if t["tensor"] == worst else ""
         low = "*" if t["sqnr_db"] < diagnosis["min_db"] else " "

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker import findings as F
 from checker.compare import divergence as D
+from checker.compare.answering import AnswerSet, baseline_side, judge_answers, parse_answer_entries, reference_side
 from checker.compare.metrics import sqnr_db
 from checker.compare.ruleset import RuleSet, entries, judge_set
 from checker.compare.ruleset import diagnosed_case as pick_case
@@ -25,6 +26,7 @@ from checker.context import Case, Context, Options
 from checker.errors import BundleError, UsageError
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.core import Keys
 from checker.manifest.model.variants import Variant
 
 if TYPE_CHECKING:
@@ -47,9 +49,15 @@ def prepared(path: Path) -> Iterator[Context]:
         if manifest is None or _errors(found):
             raise BundleError(_reasons(f"{path}: the manifest is not valid", found))
         ctx = Context(opened.root, manifest, Options())
-        # The stages that load what a diagnosis needs, refusing what verify refuses (paths, external data, cases).
+        # The stages that load what a diagnosis needs, refusing what verify refuses (paths, external data, cases),
+        # and, for a bundle with answers, the labels and the reference answers its rules on answers judge against.
         for stage in (files_stage, graph_stage, cases_stage):
             found += list(stage(ctx))
+        if ctx.data.get("answers"):
+            from checker.checks.answers import answers_stage
+            from checker.checks.labels import labels_stage
+
+            found += list(labels_stage(ctx)) + list(answers_stage(ctx))
         if ctx.graph is None or not ctx.cases:
             raise BundleError(_reasons(f"{path}: the baseline graph or the cases cannot be loaded", found))
         yield ctx
@@ -108,18 +116,61 @@ def _failing_worst(ctx: Context, variant: str, outputs: dict[str, tuple[Any, Any
     entry = views.variant(ctx.spec, variant)
     if entry is None:
         return None
-    reference, drift = entries(entry.rules), entries(views.drift_rules(entry))
+    reference, drift = entries(views.output_rules(entry.rules)), entries(views.drift_rules(entry))
     sets = [
         RuleSet(variant, "reference", reference, lambda c: c.expected, "no expected outputs", ctx.labels),
         RuleSet(variant, "baseline", drift, lambda c: outputs[c.name][1], "no baseline output", ctx.labels),
     ]
+    answer_sets = _answer_sets(ctx, variant, entry.at, outputs)
     cases = [c for c in ctx.cases or [] if c.name in outputs]
-    for rules in sets:
+    judged_sets: list[RuleSet | AnswerSet] = [*sets, *answer_sets]
+    for rules in judged_sets:
         for case in cases:
             actual = outputs[case.name][0]
             rules.add_case(case, actual, None if actual is not None else "the variant failed on this case")
     names = [c.name for c in cases]
-    return pick_case([judge_set(ctx, rules, names)[0] for rules in sets])
+    judged = []
+    for rules, answers in zip(sets, answer_sets):
+        comparison = judge_set(ctx, rules, names)[0]
+        comparison.rules.extend(judge_answers(ctx, answers, names).results)  # after the tensor rules, as verify
+        judged.append(comparison)
+    return pick_case(judged)
+
+
+def _answer_sets(ctx: Context, variant: str, keys: Keys, outputs: dict[str, tuple[Any, Any]]) -> list[AnswerSet]:
+    """The variant's rules on answers (at `keys`, the variant's place), against the reference's answers and the
+    baseline's, as verify judges them."""
+    book = ctx.answers
+    reference, _ = parse_answer_entries(ctx, (*keys, "rules"), book)
+    drift, _ = parse_answer_entries(ctx, (*keys, "drift_rules"), book)
+    base = {name: pair[1] for name, pair in outputs.items() if pair[1] is not None}
+    return [
+        AnswerSet(variant, "reference", reference, book, reference_side(book)),
+        AnswerSet(variant, "baseline", drift, book, baseline_side(book, base)),
+    ]
+
+
+def changed_answers(ctx: Context, variant: str, case: Case) -> list[str]:
+    """What changed in the product's words on the diagnosed case (the boxes, strings, decisions), for the
+    diagnosis to start from."""
+    if ctx.answers is None:
+        return []
+    entry, variant_path = variant_entry(ctx, variant)
+    runtime = resolve_runtime(ctx.spec.runtime)
+    if ctx.graph_path is None:
+        return []
+    pair = (
+        _outputs(_session(variant_path, runtime, None), case),
+        _outputs(_session(ctx.graph_path, runtime, ctx.graph), case),
+    )
+    out: list[str] = []
+    for answers in _answer_sets(ctx, variant, entry.at, {case.name: pair}):
+        answers.add_case(case, pair[0], "the variant failed on this case")
+        for change in judge_answers(ctx, answers, [case.name]).changes:
+            said = f"answer '{change.answer}': {change.change}"
+            if said not in out:
+                out.append(said)
+    return out
 
 
 def _furthest(ctx: Context, outputs: dict[str, tuple[Any, Any]]) -> Case:
@@ -151,6 +202,10 @@ def investigate(
     with prepared(path) as ctx:
         result = _diagnosis(ctx, variant, case_name, min_db)
         out = result.to_dict(full=True)
+        case = next((c for c in ctx.cases or [] if c.name == result.case), None)
+        changed = changed_answers(ctx, variant, case) if case is not None else []
+        if changed:
+            out["answers_changed"] = changed
         if requantize:
             out["requantize"] = _requantize(ctx, variant, result.nodes_to_exclude(), budget_s).to_dict()
         return out

@@ -116,7 +116,7 @@ class _Judge:
         except SessionError as exc:
             trial.error = f"onnxruntime cannot load it: {exc}"
             return trial
-        ref, drift = entries(self.variant.rules), entries(views.drift_rules(self.variant))
+        ref, drift = entries(views.output_rules(self.variant.rules)), entries(views.drift_rules(self.variant))
         sets = [
             RuleSet(trial.label, "reference", ref, lambda c: c.expected, "no expected outputs"),
             RuleSet(trial.label, "baseline", drift, lambda c: self.baseline.get(c.name), "no baseline outputs"),

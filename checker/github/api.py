@@ -27,6 +27,7 @@ from requests.adapters import HTTPAdapter
 from checker import __version__
 from checker.errors import Error
 from checker.github.config import Config, Secret
+from checker.github.refusals import cause_of, rate_limited
 
 RETRY_STATUS = frozenset({500, 502, 503, 504})
 API_VERSION = "2022-11-28"
@@ -43,9 +44,14 @@ class ApiError(Error):
         self.sso = sso  # GitHub's X-GitHub-SSO header: the token is not authorized for the organization's SAML SSO
 
     @property
+    def cause(self) -> str:
+        """The cause GitHub states, by its status, words and headers (`checker/github/refusals.py`)."""
+        return cause_of(self.status, self.github_message, self.sso).name
+
+    @property
     def read_only(self) -> bool:
         """GitHub's answer to a token that may not write here (a fork's pull request, no permission)."""
-        return self.status in (403, 404) and "not accessible by integration" in self.github_message.lower()
+        return self.cause == "read_only"
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,7 @@ class Client:
             except ValueError:
                 return 60.0
             return max(reset - self.clock(), 0.0) + 1.0
-        if status == 429 or "rate limit" in self._message(response).lower():
+        if rate_limited(status, self._message(response)):
             # A secondary limit without headers: GitHub asks for at least a minute, growing each time.
             return 60.0 * 2.0 ** (attempt - 1)
         return None  # a plain 403: the token may not do this, and asking again will not change that
@@ -260,7 +266,12 @@ class Client:
         except ValueError:
             return response.reason or ""
         message = data.get("message") if isinstance(data, dict) else None
-        return str(message)[:300] if message else (response.reason or "")
+        said = str(message) if message else (response.reason or "")
+        # A 422's reason is in its errors (`body is too long`), each a message or a code (`abuse`).
+        errors = data.get("errors") if isinstance(data, dict) else None
+        details = [str(e.get("message") or e.get("code") or "") for e in errors or [] if isinstance(e, dict)]
+        details = [d for d in details if d]
+        return (said + (": " + "; ".join(details[:3]) if details else ""))[:300]
 
     def _shown(self, url: str) -> str:
         return url.split("?", 1)[0]

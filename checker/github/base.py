@@ -54,8 +54,7 @@ def base_sha(event: Event) -> str | None:
 def worktree(repo: Path, sha: str) -> Iterator[Path]:
     """A detached checkout of `sha` beside the workspace, removed afterwards. A shallow clone may lack the
     commit: it is fetched first."""
-    if _git(repo, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode != 0:
-        _git(repo, "fetch", "--no-tags", "--depth=1", "origin", sha)
+    fetched(repo, sha)
     with tempfile.TemporaryDirectory(prefix="checker-base-") as parent:
         tree = Path(parent) / "base"
         _git(repo, "worktree", "add", "--detach", str(tree), sha)
@@ -63,6 +62,12 @@ def worktree(repo: Path, sha: str) -> Iterator[Path]:
             yield tree
         finally:
             _git(repo, "worktree", "remove", "--force", str(tree), check=False)
+
+
+def fetched(repo: Path, sha: str) -> None:
+    """The commit in the repository: a shallow clone may lack it, and then it is fetched alone."""
+    if _git(repo, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode != 0:
+        _git(repo, "fetch", "--no-tags", "--depth=1", "origin", sha)
 
 
 def verify_at(tree: Path, bundle_words: list[str], extra_args: list[str]) -> Report:

@@ -12,6 +12,7 @@ import argparse
 import os
 import secrets
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +23,11 @@ from checker.github.config import COMMENT, COMMENT_MODES, FAIL_ON, MODES, Config
 from checker.terminal import printable
 
 if TYPE_CHECKING:
+    from checker.context import Options
     from checker.github.api import Client
     from checker.github.event import Event
     from checker.reports.model import Report
+    from checker.store.run import Outcome
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
@@ -113,17 +116,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         published = not_verified(plain, str(exc), None, "")
         _print(published.lines)
         return published.code
-    needs_api = config.mode != "verify-only" and config.comment != "never"
+    needs_api = config.mode not in ("verify-only", "plan") and config.comment != "never"
     notes: list[str] = []
     report: Report | None = None
     attestation = ""
     try:
+        if config.mode == "plan":  # the matrix of the bundles that must run: no verdict, no comment here
+            from checker.github.planning import plan_matrix
+
+            _print(plan_matrix(config))
+            return 0
         if config.mode == "comment-only":  # a glob (reports/*.json) joins the matrix jobs' reports into one
             report = read_reports(config.report, untrusted=True)
         else:
-            report, skipped = _verify(config)
+            report, skipped, verified = _verify(config)
             notes.append(skipped)
-            attestation = _attest(config, report)
+            attestation = _attest(config, report, verified)
     except Error as exc:  # a bad input or report: still a summary, outputs, and no stale verdict left behind
         sys.stderr.write(f"checker: {printable(str(exc))}\n")
         client = _client(config) if needs_api else None
@@ -149,12 +157,20 @@ def _crashes(report: Report) -> list[str]:
     return [str(f.details.get("traceback", f.message)) for f in found]
 
 
-def _verify(config: Config) -> tuple[Report, str]:
+@dataclass
+class _Verified:
+    """What the verification ran with, for the attestation: its options, and each bundle's outcome when a
+    verdict store was used."""
+
+    options: Options
+    outcomes: list[Outcome] | None = None
+
+
+def _verify(config: Config) -> tuple[Report, str, _Verified]:
     """Verify the bundles with the library, write the JSON report; returns it and the note on skipped paths."""
     from checker.github.event import load_event
     from checker.github.run import context, resolve_bundles, verify_options
     from checker.render import render
-    from checker.verify import verify_paths
 
     if config.fails_on_loosened and not config.compare_to:
         raise UsageError("fail-on: loosened needs compare-to: a loosened rule is one looser than the base's")
@@ -166,22 +182,32 @@ def _verify(config: Config) -> tuple[Report, str]:
     # The verdict text quotes the manifest: a line in it must not act as a workflow command.
     fence = secrets.token_hex(16) if os.environ.get("GITHUB_ACTIONS") == "true" else None
     _print([f"::stop-commands::{fence}"] if fence else [])
+    ran = _Verified(options)
     try:
-        report = verify_paths(resolved.paths, options)
-        report.context.update(context(config, event))
+        if options.reuse is not None:  # the verdict store: bundles with a trusted stored verdict are not run
+            from checker.store.run import verify_reusing
+
+            reusing = verify_reusing(resolved.paths, options)
+            verified, ran.outcomes = reusing.report, reusing.outcomes
+        else:
+            from checker.verify import verify_paths
+
+            verified = verify_paths(resolved.paths, options)
+        verified.context.update(context(config, event))
+        report = verified
         _print([render("text", report)])
     finally:
         _print([f"::{fence}::"] if fence else [])
     if config.compare_to:
         _compare(config, event, report)
     Path(config.report).write_text(render("json", report), encoding="utf-8")
-    return report, resolved.note()
+    return report, resolved.note(), ran
 
 
-def _attest(config: Config, report: Report) -> str:
+def _attest(config: Config, report: Report, verified: _Verified) -> str:
     from checker.github.run import attest
 
-    written = attest(config, report)
+    written = attest(config, report, verified.options, verified.outcomes)
     if written:
         _print([f"Attestation of {len(report.bundles)} bundle(s) written to {printable(written)}"])
     return written

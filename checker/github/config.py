@@ -14,7 +14,7 @@ from typing import Any
 
 from checker.errors import UsageError
 
-MODES = ("verify", "verify-only", "comment-only")
+MODES = ("verify", "verify-only", "comment-only", "plan")
 COMMENT = ("always", "on-failure", "never")
 FAIL_ON = ("error", "warning", "never")  # what fails the step: one of these,
 FAIL_ON_ALSO = ("loosened",)  # and, beside error or warning, a rule loosened since the base (compare-to)
@@ -85,6 +85,11 @@ class Config:
     attest: bool = False  # also write the verdict as a signed attestation (checker verify --attest)
     attest_key: Secret | None = field(default=None, repr=False)  # its PEM key, from a secret; never on disk
     attestation: str = "checker-attestation.intoto.jsonl"  # where the attestation is written
+    reuse: str = ""  # a verdict store's folder (checker verify --reuse): restored from the Actions cache
+    trusted_key: str = ""  # the public key the store's entries must be signed by (--trusted-key)
+    shards: int = 4  # plan: at most this many legs
+    changed_since: str = ""  # plan: a commit, or `base` (the pull request's base commit)
+    costs: str = ""  # plan: earlier JSON reports (paths or globs) whose durations balance the legs
     dry_run: bool = False
     timeout: float = 15.0
 
@@ -97,8 +102,18 @@ class Config:
                 raise UsageError(f"{option} must be one of {', '.join(allowed)}, not {value!r}")
         if self.attest and self.attest_key is None:
             raise UsageError("attest: true needs attest-key, the PEM key that signs the attestation (from a secret)")
-        if self.attest and self.mode == "comment-only":
-            raise UsageError("attest needs a verification: comment-only only posts reports made earlier")
+        if self.attest and self.mode in ("comment-only", "plan"):
+            raise UsageError(f"attest needs a verification: {self.mode} verifies nothing")
+        if self.reuse and self.compare_to:
+            raise UsageError(
+                "compare-to with reuse: what changed is measured on rules run here, and a reused verdict runs none"
+            )
+        if self.reuse and not self.trusted_key:
+            raise UsageError("reuse needs trusted-key: the public key the stored verdicts must be signed by")
+        if self.mode == "plan" and self.compare_to:
+            raise UsageError("compare-to belongs to the jobs that verify, not to plan")
+        if not 0 < self.shards <= 256:
+            raise UsageError(f"shards must be a number of legs from 1 to 256, not {self.shards}")
         _fail_on_words(self.fail_on)
         if self.repository is not None and self.repository.count("/") != 1:
             raise UsageError(f"the repository must be OWNER/NAME, not {self.repository!r}")
@@ -194,12 +209,18 @@ def _inputs(env: Mapping[str, str]) -> dict[str, Any]:
     names = {"mode": "MODE", "bundles": "BUNDLES", "comment": "COMMENT", "fail_on": "FAIL_ON",
              "report": "REPORT", "args": "ARGS", "comment_key": "COMMENT_KEY",
              "comment_mode": "COMMENT_MODE", "compare_to": "COMPARE_TO", "runtimes": "RUNTIMES",
-             "attestation": "ATTESTATION"}  # fmt: skip
+             "attestation": "ATTESTATION", "reuse": "REUSE", "trusted_key": "TRUSTED_KEY",
+             "changed_since": "CHANGED_SINCE", "costs": "COSTS"}  # fmt: skip
     values: dict[str, Any] = {}
     for key, name in names.items():
         raw = env.get(f"INPUT_{name}")
         if raw is not None and raw.strip():
             values[key] = raw.strip() if key not in ("bundles", "args") else raw
+    shards = (env.get("INPUT_SHARDS") or "").strip()
+    if shards:
+        if not shards.isdigit() or len(shards) > 4:
+            raise UsageError(f"shards must be a number of legs from 1 to 256, not {shards!r}")
+        values["shards"] = int(shards)
     number = (env.get("INPUT_PR_NUMBER") or "").strip()
     if number:
         if not number.isdigit() or not 0 < int(number) < 2**31:

@@ -17,6 +17,7 @@ from typing import Any
 
 from checker.errors import Error
 from checker.findings import Severity
+from checker.github import refusals
 from checker.github.annotations import Annotation, Selection, inert, select
 from checker.github.api import ApiError, Client
 from checker.github.comment import PROVENANCE, Outcome, Sticky
@@ -24,13 +25,13 @@ from checker.github.commit import checked_sha, verified_commit
 from checker.github.config import Config
 from checker.github.event import EVENTS, Event, Target, as_number, find_targets, head_sha, load_event
 from checker.github.files import append_summary, write_outputs
+from checker.github.refusals import FORKS
 from checker.render.escape import text
 from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, TITLE, render
 from checker.reports.model import Report
 
 SUMMARY_RESERVE = 16 * 1024  # room for what is appended after the report (comment problems)
-FORKS = "docs/action.md#pull-requests-from-forks"
 EXIT_USAGE = 2
 BASE_CHECKED = "the base branch was checked, not this pull request's files"
 
@@ -95,7 +96,12 @@ def not_verified(config: Config, why: str, client: Client | None, report_path: s
         append_summary(config.step_summary, body + "\n" + trailer + "\n")
     result.lines.append(Annotation("error", f"Nothing was verified: {why}", title=TITLE).command())
     url = ""
-    if config.mode != "verify-only" and config.comment != "never" and client is not None and config.repository:
+    if (
+        config.mode not in ("verify-only", "plan")
+        and config.comment != "never"
+        and client is not None
+        and config.repository
+    ):
         url = _stale_comment(config, client, event, body + "\n" + trailer + "\n", result)
     _finish(config, report_path, result, url)
     return result
@@ -327,38 +333,4 @@ def _describe(target: Target, outcome: Outcome) -> str:
 
 def advice(exc: ApiError) -> str:
     """Why the comment was not written, and what would fix it, from GitHub's answer (status, message, headers)."""
-    said = exc.github_message.lower()
-    if exc.status == 403 and "locked" in said:
-        return (
-            f"The comment was not written: the pull request's conversation is locked ({exc}). Unlock it "
-            "(or have someone with write access comment); no permission of the token changes this. "
-            "The verdict is unchanged."
-        )
-    if exc.status in (401, 403, 404) and exc.sso:
-        return (
-            f"The comment was not written: the token is not authorized for this organization's SAML single "
-            f"sign-on ({exc}). Authorize it for the organization (the token's Configure SSO setting), and "
-            "again after each rotation of the token. The verdict is unchanged."
-        )
-    if exc.read_only:
-        return (
-            f"The comment was not written: the token is read-only here ({exc}). A pull request from a fork "
-            "gets a read-only token: run this action there with mode: verify-only and post the report from a "
-            f"workflow_run workflow with mode: comment-only (see {FORKS}); otherwise grant the job "
-            "permissions: pull-requests: write. The verdict is unchanged."
-        )
-    if exc.status == 401:
-        return f"The comment was not written: the token was refused ({exc}). Check the github-token input."
-    if exc.status == 429 or (exc.status == 403 and "rate limit" in said):
-        return (
-            f"The comment was not written: GitHub's rate limit was still exhausted after waiting ({exc}). "
-            "Run the job again later, or run fewer jobs that call the API at once. The verdict is unchanged."
-        )
-    if exc.status in (403, 404):
-        return (
-            f"The comment was not written ({exc}): the token lacks a permission. Grant the job "
-            "permissions: pull-requests: write (and contents: read). The verdict is unchanged."
-        )
-    if exc.status is None or exc.status >= 500:
-        return f"The comment was not written: the GitHub API is not answering ({exc}). The verdict is unchanged."
-    return f"The comment was not written ({exc}). The verdict is unchanged."
+    return refusals.advice(exc.status, exc.github_message, exc.sso, str(exc))

@@ -29,10 +29,16 @@ def read_reports(pattern: str, *, untrusted: bool = True) -> Report:
     if len(paths) == 1:
         return load_report(paths[0], untrusted=untrusted)
     reports = [load_report(p, untrusted=untrusted) for p in paths]
-    contexts = {json.dumps(r.context, sort_keys=True) for r in reports}
+    # The legs of a zoo's matrix verify different bundles (each its own bundles input, and the plan's report
+    # the reused ones): what must agree is the pull request and commit.
+    contexts = {json.dumps({k: v for k, v in r.context.items() if k != "bundle_set"}, sort_keys=True) for r in reports}
     if len(contexts) > 1:
         raise ReportError(f"the reports matching {pattern} are about different pull requests or commits")
     try:
-        return merge_reports(reports, names=[str(p) for p in paths])
+        merged = merge_reports(reports, names=[str(p) for p in paths])
     except MergeError as exc:
         raise ReportError(f"the reports matching {pattern} cannot be merged: {exc}") from None
+    sets = list(dict.fromkeys(str(r.context["bundle_set"]) for r in reports if r.context.get("bundle_set")))
+    if len(sets) > 1:
+        merged.context["bundle_set"] = " ".join(sets)
+    return merged

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,12 +21,14 @@ from checker.github.commit import verified_commit
 from checker.github.config import Config
 from checker.github.event import Event, pull_number
 from checker.render.escape import text
+from checker.reports.model import Report
 from checker.runtimes.envs import RuntimeSpecError, parse_spec
 from checker.verifyargs import parse_verify_args
 from checker.verifyargs import verify_options as options_from_args
 
 if TYPE_CHECKING:
     from checker.reports.model import Report
+    from checker.store.run import Outcome
 
 # Options of `checker verify` the action sets itself.
 RESERVED = ("--format", "--output", "-o")
@@ -121,6 +124,12 @@ def verify_options(config: Config) -> Options:
         raise UsageError("args: not a set of checker verify options") from None
     options = options_from_args(args)
     options.strict = options.strict or config.fail_level == "warning"
+    if config.reuse:  # the verdict store: the options of --reuse, which args may not give besides
+        if options.reuse is not None:
+            raise UsageError("args may not give --reuse when the reuse input is set")
+        store_args = parse_verify_args(["--reuse", config.reuse, "--trusted-key", config.trusted_key, "--", "bundle"])
+        store = options_from_args(store_args)
+        options.reuse, options.reuse_trust = store.reuse, store.reuse_trust
     for spec in config.runtimes.split():
         options.runtimes.append(_runtime_spec(spec))
     return options
@@ -139,17 +148,18 @@ def context(config: Config, event: Event) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
-def attest(config: Config, report: Report) -> str:
+def attest(config: Config, report: Report, options: Options, outcomes: Sequence[Outcome] | None) -> str:
     """With `attest: true`, the report's verdict written as a signed attestation (as `checker verify --attest`
-    writes it), signed with the attest-key input held in memory only; returns the path written, else ""."""
+    writes it, a reused bundle's as stored; with the reuse input, each bundle that ran added to the store),
+    signed with the attest-key input held in memory only; returns the path written, else ""."""
     if not config.attest or config.attest_key is None:
         return ""
     # The attestation code needs cryptography: loaded only when the action attests.
-    from checker.signing.attest import write_attestations
     from checker.signing.dsse import EnvelopeSigner
+    from checker.store.filing import attest as attest_report
 
-    out = Path(config.attestation)
-    write_attestations(report.to_dict(), out, EnvelopeSigner(config.attest_key.reveal().encode("utf-8")))
+    signer = EnvelopeSigner(config.attest_key.reveal().encode("utf-8"))
+    attest_report(report, options, signer, Path(config.attestation), outcomes)
     return config.attestation
 
 

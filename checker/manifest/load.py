@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ class Manifest:
     data: dict[str, Any]
     file: str  # the manifest's file name, as findings name it
     tree: Any = None  # the ruamel.yaml tree, which carries line marks
+    text_sha256: str | None = None  # the text parsed (text_digest): a verdict store knows the manifest by it
 
     def line(self, *keys: str | int) -> int | None:
         """The 1-based line of the field at `keys`, or of its nearest existing parent."""
@@ -73,6 +75,12 @@ def read_text(path: Path) -> tuple[str | None, list[Finding]]:
         return None, [F.error(F.MANIFEST_PARSE, f"{name} cannot be read ({exc.strerror})", name)]
 
 
+def text_digest(text: str) -> str:
+    """sha256 of a manifest's text as read (UTF-8, without a byte-order mark): the same text parses to the same
+    data, so a verdict judged on it holds for it without parsing it again."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _not_utf8(name: str, exc: UnicodeDecodeError) -> Finding:
     """Where the first byte that is not UTF-8 sits, by line and column, so an editor can go to it."""
     before = exc.object[: exc.start]
@@ -112,7 +120,7 @@ def load_manifest(path: Path, round_trip: bool = False) -> tuple[Manifest | None
     tree, found = (parse_text if round_trip else parse_marked)(text, path.name)
     if tree is None:
         return None, found
-    manifest = Manifest(data=plain_data(tree), file=path.name, tree=tree)
+    manifest = Manifest(data=plain_data(tree), file=path.name, tree=tree, text_sha256=text_digest(text))
     unencodable = _unencodable(manifest, text)
     if unencodable:
         return None, unencodable  # no later stage may see a string that cannot be written out

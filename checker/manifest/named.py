@@ -47,7 +47,7 @@ def _inputs_outputs(data: dict[str, Any]) -> Iterator[Named]:
 
 def _case(case: dict[str, Any], i: int, root: Path) -> Iterator[Named]:
     keys: tuple[str | int, ...] = ("comparison", "cases", i)
-    for part in ("inputs", "expected", "raw"):
+    for part in ("inputs", "expected", "raw", "expected_answers"):
         value = case.get(part)
         if isinstance(value, str):
             yield Named(value, (*keys, part))
@@ -77,10 +77,18 @@ def test_data_files(root: Path, pattern: str) -> list[str]:
     return out
 
 
+def _answers(data: dict[str, Any]) -> Iterator[Named]:
+    for i, entry in enumerate(data.get("answers") or []):
+        labels = entry.get("labels") if isinstance(entry, dict) else None
+        if isinstance(labels, dict) and isinstance(labels.get("path"), str):
+            yield Named(labels["path"], ("answers", i, "labels", "path"), labels.get("sha256"))
+
+
 def named_files(data: dict[str, Any], root: Path) -> list[Named]:
     """Every file the manifest names or its globs match, in manifest order."""
     out = list(_graph(data.get("graph") or {}, ("graph",)))
     out.extend(_inputs_outputs(data))
+    out.extend(_answers(data))
     for i, case in enumerate((data.get("comparison") or {}).get("cases") or []):
         out.extend(_case(case, i, root))
     for i, variant in enumerate(data.get("variants") or []):

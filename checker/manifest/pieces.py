@@ -4,6 +4,9 @@ Two reports of the same bundle say which pieces changed by comparing these (`che
 piece's digest covers its manifest fields as canonical JSON and the sha256 of every file named under
 them, so an edited label file and an edited `labels:` block both change `labels`.
 
+Each variant has a digest of its own (`variants.NAME`: its fields and its graph's files), so that an edited
+int8 file is named as that variant's change, not as the graph's.
+
 The rules (`comparison.rules`, each variant's `rules` and `drift_rules`) have a digest of their own, `rules`,
 beside the seven pieces: a loosened threshold is a change to the rules, not to the graph or the cases.
 """
@@ -31,10 +34,12 @@ def piece_of(keys: tuple[str | int, ...]) -> str | None:
         "comparison": "comparison_inputs",
         "runtime": "runtime",
         "validation": "validation_command",
+        "answers": "labels",  # an answer's own label file
     }.get(str(head))
 
 
 RULES = "rules"  # the digest beside the pieces that covers every rule
+VARIANT = "variants."  # each variant's digest, "variants.NAME": an int8 file edited is that variant's change
 RULE_KEYS = ("rules", "drift_rules")  # a variant's fields that are rules
 
 
@@ -46,7 +51,6 @@ def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "graph": {
             "graph": {k: v for k, v in graph.items() if k != "external_data"},
-            "variants": [_without(v, *RULE_KEYS) for v in variants] if "variants" in data else None,
             "inputs": [_without(i, "preprocessing") for i in _list(data.get("inputs"))],
             "outputs": [_without(o, "labels") for o in _list(data.get("outputs"))],
         },
@@ -60,19 +64,37 @@ def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
         "validation_command": data.get("validation"),
         RULES: {
             "comparison": comparison.get("rules") if isinstance(comparison, Mapping) else None,
+            # What the rules on answers judge: a changed threshold or NMS is a change to the rules.
+            **({"answers": data.get("answers")} if "answers" in data else {}),
             "variants": [
                 {k: v.get(k) for k in ("name", *RULE_KEYS)} if isinstance(v, Mapping) else None for v in variants
             ],
         },
+        **{_variant_key(v, i): _without(v, *RULE_KEYS) for i, v in enumerate(variants)},
     }
+
+
+def _variant_key(variant: object, index: int) -> str:
+    name = variant.get("name") if isinstance(variant, Mapping) else None
+    return VARIANT + (name if isinstance(name, str) and name else f"#{index}")
+
+
+def piece_label(key: str) -> str:
+    """A digest's name as a reader reads it: "preprocessing", "the variant int8's graph"."""
+    if key.startswith(VARIANT):
+        return f"the variant {key[len(VARIANT) :]}'s graph"
+    return key.replace("_", " ")
 
 
 def piece_digests(data: Mapping[str, Any], root: Path, file_digests: Mapping[str, str]) -> dict[str, str]:
     """piece (and `rules`) -> "sha256:..." over its manifest fields and its files' digests (missing files
     count as absent)."""
     files: dict[str, dict[str, str | None]] = {}
+    variants = _list(data.get("variants"))
     for entry in named_files(dict(data), root):
         piece = piece_of(entry.keys)
+        if entry.keys[:1] == ("variants",) and isinstance(index := entry.keys[1], int) and index < len(variants):
+            piece = _variant_key(variants[index], index)
         if piece is not None:
             files.setdefault(piece, {})[entry.rel] = file_digests.get(entry.rel)
     out = {}

@@ -7,10 +7,11 @@ The stages read these rather than each deciding what an absent list means. Each 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker.manifest.model.answers import AnswerRule
 from checker.manifest.model.comparison import Case
 from checker.manifest.model.core import Keys
 from checker.manifest.model.inputs import Input
@@ -23,9 +24,9 @@ from checker.manifest.model.variants import Variant
 
 @dataclass(frozen=True)
 class RulePlace:
-    """One rule, and what it judges."""
+    """One rule, and what it judges: a graph output (RuleBase) or an answer (AnswerRule)."""
 
-    rule: RuleBase
+    rule: RuleBase | AnswerRule
     graph: str  # "baseline" or the variant's name
     against: str  # "reference" (expected outputs) or "baseline" (the baseline's own outputs: drift rules)
 
@@ -45,9 +46,14 @@ def outputs(spec: Spec) -> list[Output]:
     return list(spec.outputs or [])
 
 
+def output_rules(rules: Sequence[RuleBase | AnswerRule] | None) -> list[RuleBase]:
+    """The rules on graph outputs among `rules` (compare.answering judges the rules on answers)."""
+    return [rule for rule in rules or [] if isinstance(rule, RuleBase)]
+
+
 def baseline_rules(spec: Spec) -> list[RuleBase]:
-    """`comparison.rules`: the baseline's rules against the reference outputs."""
-    return list(spec.comparison.rules or []) if spec.comparison is not None else []
+    """`comparison.rules` on graph outputs: the baseline's rules against the reference outputs."""
+    return output_rules(spec.comparison.rules) if spec.comparison is not None else []
 
 
 def variants(spec: Spec) -> list[Variant]:
@@ -55,8 +61,8 @@ def variants(spec: Spec) -> list[Variant]:
 
 
 def drift_rules(variant: Variant) -> list[RuleBase]:
-    """A variant's rules against the baseline's own outputs."""
-    return list(variant.drift_rules or [])
+    """A variant's rules on graph outputs against the baseline's own outputs."""
+    return output_rules(variant.drift_rules)
 
 
 def variant(spec: Spec, name: str) -> Variant | None:
@@ -68,19 +74,25 @@ def reference_rules(spec: Spec) -> dict[str, list[RuleBase]]:
     """Each graph's rules against the reference outputs: the baseline's, then each variant's."""
     out: dict[str, list[RuleBase]] = {"baseline": baseline_rules(spec)}
     for v in variants(spec):
-        out[v.name] = list(v.rules)
+        out[v.name] = output_rules(v.rules)
     return out
 
 
 def rules(spec: Spec) -> Iterator[RulePlace]:
-    """Every rule: the baseline's, then each variant's rules and drift rules, in manifest order."""
-    for rule in baseline_rules(spec):
+    """Every rule, on an output or an answer: the baseline's, then each variant's rules and drift rules, in
+    manifest order."""
+    for rule in (spec.comparison.rules or []) if spec.comparison is not None else []:
         yield RulePlace(rule, "baseline", "reference")
     for v in variants(spec):
         for rule in v.rules:
             yield RulePlace(rule, v.name, "reference")
-        for rule in drift_rules(v):
+        for rule in v.drift_rules or []:
             yield RulePlace(rule, v.name, "baseline")
+
+
+def answer_sources(spec: Spec) -> dict[str, list[str]]:
+    """Each declared answer's name -> the graph outputs it reads (`from`)."""
+    return {a.name: [a.from_] if isinstance(a.from_, str) else list(a.from_) for a in spec.answers or []}
 
 
 def cases(spec: Spec) -> list[Case]:

@@ -1,5 +1,6 @@
 """How far a platform's outputs are from this machine's own: per graph, how many output values differ from the
-native run and by how much at most ("44 of 80 logits differ, up to 0.82").
+native run and by how much at most ("44 of 80 logits differ, up to 0.82"); and the sentinels of silent failure
+(compare/sentinels.py) the platform trips where the native run does not.
 
 The platform's outputs are seen case by case as its worker gives them (comparison.Run.observe); each case is
 run natively beside it and only the counts are kept, so no case's outputs outlive its comparison.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.compare.sentinels import Watch
 from checker.compare.session import CPU, CaseRunError, Runtime, SessionError, open_session, run_case
 from checker.manifest import views
 from checker.reports.parts.placement import NativeFigures
@@ -28,6 +30,7 @@ class NativeDiff:
         self.runtime = Runtime([CPU], dict(options))
         self._sessions: dict[str, Any] = {}
         self.figures: dict[str, NativeFigures] = {}  # per graph
+        self.sentinels = Watch()
 
     def _path(self, graph: str) -> Path | None:
         if graph == "baseline":
@@ -47,11 +50,14 @@ class NativeDiff:
     def observe(self, graph: str, case: Case, outputs: dict[str, np.ndarray] | None) -> None:
         session = self._session(graph) if outputs is not None else None
         if session is None or outputs is None:
+            self.sentinels.judge(graph, case, outputs, None)
             return
         try:
             native = run_case(session, case.inputs, self.ctx.options.case_timeout_s)
         except CaseRunError:
+            self.sentinels.judge(graph, case, outputs, None)
             return
+        self.sentinels.judge(graph, case, outputs, native)
         entry = self.figures.setdefault(graph, NativeFigures(cases=0))
         entry.cases = (entry.cases or 0) + 1
         for name, value in outputs.items():

@@ -1,24 +1,38 @@
-"""The CPU classes a platform names, how a manifest declares them, and which target names mean which class.
+"""The platforms a release may name, how a manifest declares them, and which target names mean which class.
 
-A class is an architecture and the instruction-set features that change onnxruntime's kernels: the x86-64
+A CPU class is an architecture and the instruction-set features that change onnxruntime's kernels: the x86-64
 micro-architecture level (v2: SSE4.2; v3: AVX2 and FMA; v4: AVX-512) with or without VNNI (the int8 dot
 product that keeps U8S8 sums from saturating), and aarch64 with or without the dot-product and i8mm
 instructions. Its name is the level and its features joined by '-': `x86-64-v3`, `x86-64-v4-vnni`,
 `aarch64-dotprod`.
+
+An engine is where an application runs the graph other than Python's onnxruntime: onnxruntime-web's WASM and
+WebGPU backends in a browser, onnxruntime-node, or a device that sends its outputs back (`device`, judged from
+a folder: `checker verify --device-outputs DIR`). Its name is the engine's.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker.manifest.model.build import build
 from checker.manifest.model.runtime import Platform as Declared
+from checker.manifest.model.runtime import Runtime as DeclaredRuntime
 
 X86 = "x86_64"
 ARM = "aarch64"
-TARGET = "target"  # --platform target: every platform the manifest declares
+TARGET = "target"  # --platform target: every platform the manifest declares (the default)
+NONE = "none"  # --platform none: no platform judged (each declared one shows as not run)
+BROWSER_WASM = "browser-wasm"  # onnxruntime-web's WASM backend (threads and SIMD) in headless Chromium
+BROWSER_WEBGPU = "browser-webgpu"  # onnxruntime-web's WebGPU backend there (SwiftShader without a GPU)
+NODE = "node"  # onnxruntime-node's CPU backend
+DEVICE = "device"  # a device's own runner: its outputs judged from a folder (--device-outputs)
+ENGINES = (BROWSER_WASM, BROWSER_WEBGPU, NODE, DEVICE)
+# What each engine runs on, in the report's `arch`: the browser's WASM machine, or this machine's own CPU.
+ENGINE_ARCH = {BROWSER_WASM: "wasm32", BROWSER_WEBGPU: "wasm32", NODE: "native", DEVICE: "device"}
 
 
 @dataclass(frozen=True)
@@ -64,23 +78,31 @@ def cpu_class(name: str) -> CpuClass | None:
 
 @dataclass(frozen=True)
 class Platform:
-    """One CPU class, under the name the manifest or the command line gives it."""
+    """One CPU class or engine, under the name the manifest or the command line gives it."""
 
     name: str
     arch: str
-    level: str | None  # the x86-64 level; None on aarch64
+    level: str | None  # the x86-64 level; None on aarch64 and for an engine
     features: tuple[str, ...]  # sorted, from FEATURES[arch]
+    engine: str | None = None  # one of ENGINES; None for a CPU class
 
     @property
     def cpu_class(self) -> str:
-        return class_name(self.arch, self.level, self.features)
+        """The class's name (`x86-64-v3`), or the engine's (`browser-webgpu`)."""
+        return self.engine or class_name(self.arch, self.level, self.features)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "arch": self.arch, "class": self.cpu_class}
+        if self.engine is not None:
+            out["engine"] = self.engine
         if self.level is not None:
             out["level"] = self.level
         out["features"] = list(self.features)
         return out
+
+
+def engine_platform(engine: str, name: str | None = None) -> Platform:
+    return Platform(name or engine, ENGINE_ARCH[engine], None, (), engine)
 
 
 def class_name(arch: str, level: str | None, features: Sequence[str]) -> str:
@@ -88,16 +110,35 @@ def class_name(arch: str, level: str | None, features: Sequence[str]) -> str:
 
 
 def known_classes() -> list[Platform]:
-    """Every class a --platform NAME may name without a manifest declaring it."""
-    return [Platform(c.name, c.arch, c.level, c.features) for c in CLASSES]
+    """Every class and engine a --platform NAME may name without a manifest declaring it (a device is judged
+    from its folder, --device-outputs, and named by the manifest or the folder)."""
+    out = [Platform(c.name, c.arch, c.level, c.features) for c in CLASSES]
+    out.extend(engine_platform(engine) for engine in ENGINES if engine != DEVICE)
+    return out
 
 
 def from_manifest(entry: Declared) -> Platform:
     """A `runtime.platforms[]` entry as a Platform."""
-    level = entry.cpu if entry.arch == X86 else None
+    if entry.engine is not None:
+        return engine_platform(entry.engine, entry.name)
+    arch = str(entry.arch)  # the schema asks for arch or engine
+    level = entry.cpu if arch == X86 else None
     features = tuple(sorted(entry.features)) if entry.features else ()
-    name = entry.name or class_name(entry.arch, level, features)
-    return Platform(name, entry.arch, level, features)
+    name = entry.name or class_name(arch, level, features)
+    return Platform(name, arch, level, features)
+
+
+def declared(runtime: DeclaredRuntime | None) -> list[Platform]:
+    """`runtime.platforms`, each as a Platform."""
+    return [from_manifest(entry) for entry in (runtime.platforms or [])] if runtime is not None else []
+
+
+def declared_data(runtime: Mapping[str, Any]) -> list[Platform]:
+    """`runtime.platforms` of a manifest as stored data (a stored verdict's bundle), each as a Platform."""
+    entries = runtime.get("platforms") if isinstance(runtime, Mapping) else None
+    if not isinstance(entries, list):
+        return []
+    return [from_manifest(build(Declared, entry)) for entry in entries if isinstance(entry, Mapping)]
 
 
 def resolve(names: Sequence[str], declared: Sequence[Declared]) -> tuple[list[Platform], list[str]]:

@@ -63,7 +63,8 @@ def _stored(ctx: Context, entry: CaseEntry, loaded: Loaded) -> None:
         loaded.problems.append((f"case '{name}': {exc}", where))
         return
     tags, raw = list(entry.tags or ()), dict(entry.raw or {})
-    loaded.cases.append(Case(name, tags, inputs, expected, raw, where, in_files + out_files, entry.label))
+    answers = dict(entry.expected_answers or {})
+    loaded.cases.append(Case(name, tags, inputs, expected, raw, where, in_files + out_files, entry.label, answers))
 
 
 def _test_data(

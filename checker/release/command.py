@@ -193,6 +193,16 @@ def _add_pack(sub: Any) -> None:
     )
     p.add_argument("--strict", action="store_true", help="warnings fail the bundle too")
     p.add_argument(
+        "--device-outputs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        dest="device_outputs",
+        help="the folder a device kit's runner wrote on a device the manifest declares (repeatable): a declared "
+        "platform not judged is a check not run, and such a release is not packed",
+    )
+    p.add_argument(
         "--sign",
         action="store_true",
         help="sign the verified bundle into bundle.sig (as `checker sign` does, with its signer flags) and pack it",
@@ -347,7 +357,10 @@ def cmd_pack(args: argparse.Namespace) -> int:
     if given and not args.sign:
         raise UsageError("--key, --certificate, --certificate-chain and --sigstore sign the archive: add --sign")
     signer = signer_from(args) if args.sign else None  # a wrong signer flag is said before the verification
-    result = pack(args.path, args.output, strict=args.strict, signer=signer)
+    for folder in args.device_outputs:
+        if not folder.is_dir():
+            raise UsageError(f"--device-outputs {folder}: no such folder")
+    result = pack(args.path, args.output, strict=args.strict, signer=signer, device_outputs=args.device_outputs)
     if result.archive is None:
         sys.stdout.write(_failed_report(result, args.strict))
         why = "it fails verification (the findings above)"

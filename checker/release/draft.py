@@ -54,6 +54,7 @@ def draft_manifest(
     used = {d for s in facts.inputs + facts.outputs for d in (s.shape or ()) if isinstance(d, str)}
     doc["inputs"] = block_seq(_input(spec, i, used, draft) for i, spec in enumerate(facts.inputs))
     doc["outputs"] = block_seq(_output(spec, i, facts, used, draft) for i, spec in enumerate(facts.outputs))
+    _answers(doc, facts, draft)
     doc["runtime"] = _runtime(facts, draft)
     if target:
         _target(doc["runtime"], target, draft)
@@ -67,6 +68,30 @@ def draft_manifest(
     draft.placeholders.append("validation.command")
     doc["comparison"] = _comparison(carried, facts, draft)
     return draft
+
+
+def _answers(doc: Any, facts: GraphFacts, draft: Draft) -> None:
+    """The answers the graph says enough about (release/answersguess.py), each with its reason beside it."""
+    from checker.release.answersguess import propose
+
+    proposals = propose(facts)
+    if not proposals:
+        return
+    entries = []
+    for proposal in proposals:
+        entry = block({k: _flowed(v) for k, v in proposal.answer.items()})
+        note(entry, "kind", f"proposed: {proposal.why}", indent=ITEM_INDENT)
+        entries.append(entry)
+        draft.guesses.append(f"answers '{proposal.answer['name']}': {proposal.answer['kind']}")
+    doc["answers"] = block_seq(entries)
+
+
+def _flowed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return flow_map({k: _flowed(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return flow_seq([_flowed(v) for v in value])
+    return value
 
 
 def _head(graph: str) -> str:

@@ -38,6 +38,8 @@ class GraphFacts:
     outputs: list[TensorSpec]
     external: list[str] = field(default_factory=list)  # locations, relative to the graph's folder
     labels: MetadataLabels | None = None
+    # The graph's metadata_props (short values only): Ultralytics' task, imgsz and stride tell what a detector is.
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 def read_graph(path: Path) -> GraphFacts:
@@ -57,6 +59,7 @@ def graph_facts(model: Any, name: str) -> GraphFacts:
         outputs=graph_outputs(model),
         external=_external_locations(model, name),
         labels=metadata_labels(model),
+        metadata={p.key: p.value for p in model.metadata_props if len(p.key) <= 64 and len(p.value) <= 256},
     )
 
 

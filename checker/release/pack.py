@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from checker import findings as F
 from checker.bundle.layout import locate
 from checker.bundle.opening import is_archive
 from checker.bundle.paths import BundlePathError, resolve_inside
+from checker.checks.signature import SignatureProblem, read_statement, signature_changes
 from checker.context import Options
 from checker.errors import BundleError, Error, UsageError
 from checker.manifest.canonical import release_lines
@@ -61,9 +63,16 @@ def release_stem(release: Release) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", f"{release.name}-{release.version}")
 
 
-def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Signer | None = None) -> PackResult:
+def pack(
+    path: Path,
+    out: Path | None = None,
+    strict: bool = False,
+    signer: Signer | None = None,
+    device_outputs: list[Path] | None = None,
+) -> PackResult:
     """Verify the bundle at `path` (a folder or its manifest) and, when it passes, write its archive; with a
-    signer, the verified folder is signed first (as `checker sign` signs it) and the archive carries bundle.sig."""
+    signer, the verified folder is signed first (as `checker sign` signs it) and the archive carries bundle.sig.
+    `device_outputs` are the folders of the devices the manifest declares, judged as verify judges them."""
     if is_archive(path):
         raise UsageError(f"{path} is an archive already; pack the bundle folder it was made from")
     manifest_path = locate(path)
@@ -71,7 +80,9 @@ def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Sign
         raise BundleError(f"{path}: no bundle.yaml, bundle.yml or bundle.json to pack")
     if out is not None and not out.name.endswith(SUFFIXES):
         raise UsageError(f"-o {out}: the archive's name must end in .tar.gz or .tgz")
-    report = verify_bundle(path, Options(strict=strict))
+    report = verify_bundle(path, Options(strict=strict, device_outputs=list(device_outputs or [])))
+    if signer is not None:  # the bundle is signed again below: a signature that no longer matches is replaced
+        report.findings = [f for f in report.findings if f.id != F.SIGNATURE_STALE]
     if report.status(strict) == "fail" or report.not_run:
         return PackResult(report)  # a release ships only once every one of its checks has run
     manifest, _ = load_manifest(manifest_path)
@@ -84,6 +95,8 @@ def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Sign
     target = out if out is not None else Path(f"{stem}.tar.gz")
     beside = [manifest_path.name] + [name for name in (DIGEST_LIST, SIGNATURE) if (root / name).is_file()]
     digests = _write(target, root, stem, sorted([*named, *beside]))
+    if SIGNATURE in beside and signer is None:
+        _refuse_stale_signature(target, root, digests)
     for name in beside:
         digests.pop(name)
     digest = bundle_digest(release_lines(digests, manifest.data))
@@ -94,6 +107,25 @@ def pack(path: Path, out: Path | None = None, strict: bool = False, signer: Sign
             "nothing was written"
         )
     return PackResult(report, target, digest, sorted([*named, *beside]))
+
+
+def _refuse_stale_signature(target: Path, root: Path, members: dict[str, str]) -> None:
+    """A bundle.sig that does not sign exactly the files packed would make every device that requires the
+    signature reject the archive: it is not written."""
+    try:
+        signed = read_statement(root)
+    except SignatureProblem as problem:
+        target.unlink(missing_ok=True)
+        raise PackError(f"{SIGNATURE} cannot be packed: {problem.finding.message}; nothing was written") from None
+    release = {rel for rel in members if rel != SIGNATURE}
+    changes = signature_changes(signed, {rel: d for rel, d in members.items() if rel in release}, release)
+    if changes:
+        target.unlink(missing_ok=True)
+        raise PackError(
+            f"{SIGNATURE} no longer matches the bundle ({'; '.join(changes)}), and a device with --require-signature "
+            "would reject the archive: sign it again (`checker sign`, or `checker pack --sign`) or remove "
+            f"{SIGNATURE}; nothing was written"
+        )
 
 
 def _write(target: Path, root: Path, stem: str, members: list[str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from checker.compare.transform import read_facts
+from checker.compare.transform import quantized_weights, read_facts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,18 +37,6 @@ SHORT_NAMES = {
 UNSHOWN_DEFAULTS = {STATIC: {"calibrate_method": "MinMax"}}
 _TYPE_NAMES = {3: "QInt8", 2: "QUInt8", 5: "QInt16", 4: "QUInt16", 22: "QInt4", 21: "QUInt4"}
 _INT8, _UINT8, _FLOAT, _FLOAT16 = 3, 2, 1, 10
-# Where each operator keeps its quantized weight and that weight's scale (or zero point: a dynamic operator's
-# scale is applied after it, but its zero point has one entry per channel too).
-_WEIGHT_AT = {
-    "QLinearConv": (3, 4),
-    "QLinearMatMul": (3, 4),
-    "QGemm": (3, 4),
-    "MatMulInteger": (1, 3),
-    "ConvInteger": (1, 3),
-    "DynamicQuantizeMatMul": (1, 2),
-}
-# Operators whose second input is a weight that quantize_static and quantize_dynamic quantize as one.
-_WEIGHED = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Attention", "LSTM", "GRU", "EmbedLayerNormalization"}
 FLAGS = ("per_channel", "reduce_range", "keep_io_types")  # settings a graph shows when true (recorded only then)
 _DYNAMIC_OPS = {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "DynamicQuantizeMatMul"}
 _OPERATOR_OPS = {"QLinearConv", "QLinearMatMul", "QGemm", "QAttention", *_DYNAMIC_OPS - {"DynamicQuantizeLinear"}}
@@ -120,27 +108,10 @@ def _nbits(nodes: list[onnx.NodeProto]) -> Shown:
 
 
 def _weights(model: onnx.ModelProto) -> Iterator[_Weight]:
-    """Each quantized weight: behind a DequantizeLinear that feeds an operator's weight input (QDQ), or in an
-    operator's weight input. A quantized constant an Add or Mul takes is an activation-typed tensor, not a weight."""
-    inits = {t.name: t for t in model.graph.initializer}
-    weighed = {n.input[1] for n in model.graph.node if n.op_type in _WEIGHED and len(n.input) > 1}
-    for node in model.graph.node:
-        if node.op_type == "DequantizeLinear" and node.input and node.input[0] in inits:
-            if not set(node.output) & weighed:
-                continue
-            at = (0, 1)
-        elif node.op_type in _WEIGHT_AT:
-            at = _WEIGHT_AT[node.op_type]
-        else:
-            continue
-        weight = inits.get(node.input[at[0]]) if len(node.input) > at[0] else None
-        if weight is None or weight.data_type not in (_INT8, _UINT8):
-            continue  # an int32 bias, or an activation
-        scale = inits.get(node.input[at[1]]) if len(node.input) > at[1] else None
-        count = 1
-        for d in scale.dims if scale is not None else ():
-            count *= d
-        yield _Weight(_values(weight), weight.data_type, count > 1)
+    """Each quantized weight (compare.transform reads them, for the variant.transform check too), with its
+    values where the graph file holds them."""
+    for weight in quantized_weights(model):
+        yield _Weight(_values(weight.tensor), weight.data_type, weight.per_channel)
 
 
 def _values(tensor: onnx.TensorProto) -> np.ndarray | None:

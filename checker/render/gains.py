@@ -14,11 +14,7 @@ def gain_sentence(gain: Gain) -> str:
     shown = ", ".join(f"{k}={v}" for k, v in threads.items()) if isinstance(threads, dict) else threads
     timing = latency.timing
     if timing is not None:
-        low, high = timing.interval.low, timing.interval.high
-        parts.append(
-            f"{timing.faster:.3g}x faster (95 % {low:.3g} to {high:.3g}, {timing.rounds} paired rounds, "
-            f"threads: {shown})"
-        )
+        parts.append(f"{timing.ratio()}, {timing.rounds} paired rounds, threads: {shown})")
     elif latency.skipped:
         parts.append(f"speed not measured: {latency.skipped}")
     if latency.not_device_figure:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from checker.findings import Finding, Severity
 from checker.remedies import remedy
+from checker.render.answered import change_lines, changes_of, subject
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ def _suite(bundle: BundleReport, strict: bool) -> ET.Element:
     cases = [
         *_check_cases(bundle, name, strict, bundle.path),
         *_rule_cases(bundle, name),
+        *_reused_cases(bundle, name),
         *_not_run_cases(bundle, name, strict),
     ]
     suite = ET.Element("testsuite", name=name)
@@ -92,6 +94,8 @@ def _suite(bundle: BundleReport, strict: bool) -> ET.Element:
         if value is not None:
             ET.SubElement(props, "property", name=key, value=_clean(value))
     ET.SubElement(props, "property", name="status", value=bundle.status(strict))
+    if bundle.reused is not None:
+        ET.SubElement(props, "property", name="reused", value=_clean(bundle.reused.line()))
     for case in cases:
         suite.append(_case_element(case))
     return suite
@@ -181,6 +185,25 @@ def _line(finding: Finding, path: str = "") -> str:
     return said
 
 
+# ----- a reused verdict: one case per comparison its attestation records
+
+
+def _reused_cases(bundle: BundleReport, suite: str) -> Iterator[Case]:
+    """A verdict read from a verdict store (`--reuse`): each comparison as the stored attestation records it,
+    failed when it did not pass there; its rules were not judged again here."""
+    reused = bundle.reused
+    if reused is None:
+        return
+    said = reused.line()
+    for comparison in reused.comparisons:
+        name = _clean(f"{comparison.get('graph') or '?'} vs {comparison.get('against') or '?'}")
+        runtime = _clean(comparison.get("runtime") or "")
+        case = Case(f"{suite}.reused", f"{name} ({runtime})" if runtime else name, output=[said])
+        if comparison.get("status") != "pass":
+            case.failures = [f"{name}: {comparison.get('status')} in the stored verdict ({said})"]
+        yield case
+
+
 # ----- rules: one case per rule of each judged graph
 
 
@@ -203,9 +226,13 @@ def _set_rule_cases(comparisons: list[Comparison], prefix: str) -> Iterator[Case
             yield Case(classname, "(not assessed)", skipped=comparison.skipped)
         seen: dict[str, int] = {}
         for rule in comparison.rules:
-            name = _clean(f"{rule.output} {rule.check}")
+            name = _clean(f"{subject(rule)} {rule.check}")
             seen[name] = seen.get(name, 0) + 1
-            yield _rule_case(classname, name if seen[name] == 1 else f"{name} #{seen[name]}", rule)
+            case = _rule_case(classname, name if seen[name] == 1 else f"{name} #{seen[name]}", rule)
+            changed = change_lines(comparison.graph, changes_of(comparison, rule))
+            if case.failures and changed:  # the product's words first, then the figures
+                case.failures = ["; ".join(changed) + ": " + case.failures[0], *case.failures[1:]]
+            yield case
 
 
 def _rule_case(classname: str, name: str, rule: RuleResult) -> Case:

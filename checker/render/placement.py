@@ -52,9 +52,12 @@ def usability_sentences(bundle: BundleReport) -> list[str]:
 
 
 def native_sentences(bundle: BundleReport) -> list[str]:
-    """'platform x86-64-v3, int8: 44 of 80 output values differ from the native run, up to 0.82'."""
+    """'platform x86-64-v3, int8: 44 of 80 output values differ from the native run, up to 0.82'; an engine's or
+    device's set first says what it ran in ('platform browser-webgpu ran in Chromium 156.0.8078.114, ...')."""
     out = []
     for runtime in bundle.runtimes:
+        if runtime.fingerprint is not None:
+            out.append(f"{runtime.runtime} ran in {runtime.fingerprint.words()}")
         against = runtime.platform.against_native if runtime.platform is not None else None
         for graph, figure in (against or {}).items():
             of = _number(figure.of)

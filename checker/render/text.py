@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from checker.findings import Finding, Severity
+from checker.manifest.pieces import piece_label
 from checker.remedies import remedy
+from checker.render.answered import change_lines, subject
 from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "warning": "33", "info": "36", "not_assessed": "33"}
+_MARKS = {"present": "✓", "not checked": "?"}  # a piece no check reached is not shown as missing
 SHOWN_FIRST = (Severity.ERROR, Severity.WARNING)  # before what changed and the pieces
 
 
@@ -61,12 +64,19 @@ def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     noun = "bundle passes" if total - failed == 1 else "bundles pass"
     head = f"{verdict}: {total - failed} of {total} {noun} (checker {report.checker_version}){_not_run(bundles)}"
     head += _strict_reason(report, failing)
-    ordered = failing + [b for b in bundles if status[id(b)] != "fail"]
+    stored = sum(1 for b in bundles if b.reused is not None)
+    if stored:
+        head += f"; {stored} reused from the verdict store, {total - stored} verified"
+    reused = [b for b in bundles if b.reused is not None and status[id(b)] != "fail"]
+    judged = [b for b in bundles if not any(b is r for r in reused)]
+    ordered = [b for b in judged if status[id(b)] == "fail"] + [b for b in judged if status[id(b)] != "fail"]
     several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
     loosened = [(f"{e.path}: " if several else "") + item for e in changes.values() for item in e.loosened]
     if loosened:  # what a reviewer asks first: was a check weakened to get green?
         head += "\n" + paint("loosened since the base: ", "fail") + "; ".join(loosened)
     blocks = [head, *(_bundle(b, status[id(b)], paint, changes.get(b.path)) for b in ordered)]
+    if reused:  # the verdicts that stand as stored: a line each, after the bundles judged here
+        blocks.append("\n".join(_reused_line(b, status[id(b)], paint) for b in reused))
     blocks += [f"removed since the base: {e.path}" for e in changes.values() if e.state == "removed"]
     return "\n\n".join(blocks) + "\n"
 
@@ -102,7 +112,7 @@ def _bundle(bundle: BundleReport, status: str, paint: Painter, change: BundleCha
     if bundle.digest:
         lines.append(f"  digest  {bundle.digest}")
     pieces = bundle.piece_states()
-    lines.append("  pieces  " + "  ".join(f"{'✓' if v == 'present' else '✗'} {k}" for k, v in pieces.items()))
+    lines.append("  pieces  " + "  ".join(f"{_MARKS.get(v, '✗')} {k}" for k, v in pieces.items()))
     lines += _findings(bundle, [f for f in findings if f.severity not in SHOWN_FIRST], paint)
     for comparison in bundle.comparisons:
         lines += _comparison(comparison, paint)
@@ -116,6 +126,14 @@ def _bundle(bundle: BundleReport, status: str, paint: Painter, change: BundleCha
     return "\n".join(lines)
 
 
+def _reused_line(bundle: BundleReport, status: str, paint: Painter) -> str:
+    """A passing bundle whose verdict was reused: its verdict, name and manifest, and the stored verdict."""
+    title = f"{bundle.name or '?'} {bundle.version or ''}".strip()
+    manifest = repo_path(bundle.path, bundle.manifest_file) if bundle.manifest_file else None
+    said = bundle.reused.line() if bundle.reused is not None else ""
+    return f"{paint(status.upper(), status)}  {title}  ({manifest or bundle.path})  {said}"
+
+
 def _since_base(change: BundleChange) -> list[str]:
     """What changed since the base report."""
     if change.state == "new":
@@ -126,7 +144,7 @@ def _since_base(change: BundleChange) -> list[str]:
     compared = change.compared
     if compared is not None:
         if compared.pieces:
-            facts.append("changed pieces: " + ", ".join(compared.pieces))
+            facts.append("changed pieces: " + ", ".join(piece_label(p) for p in compared.pieces))
         new, resolved = len(compared.findings.new), len(compared.findings.resolved)
         if new or resolved:
             facts.append(f"{new} new findings, {resolved} resolved")
@@ -218,12 +236,14 @@ def _comparison(comparison: Comparison, paint: Painter) -> list[str]:
     if faulty:
         shown = ", ".join(f"'{n}'" for n in faulty[:5]) + (" ..." if len(faulty) > 5 else "")
         head += f" ({len(faulty)} case(s) have comparison.case errors: {shown})"
+    # What changed in the product's words comes before any figure (the answers' rules, docs/answers.md).
+    changed = [f"    answer changed: {line}" for line in change_lines(comparison.graph, comparison.changes)]
     rows = [("", "output", "check", "parameters", "measured", "threshold", "at pass rate", "pass rate", "worst case")]
     for r in comparison.rules:
         rows.append(
             (
                 "✓" if r.passed else "✗",
-                r.output,
+                subject(r),
                 r.check,
                 _params(r) + rule_scope(r),
                 *_figures(r),
@@ -233,4 +253,4 @@ def _comparison(comparison: Comparison, paint: Painter) -> list[str]:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    return [head, *table]
+    return [head, *changed, *table]

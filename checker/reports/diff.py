@@ -15,9 +15,11 @@ from collections.abc import Mapping
 
 from checker.compare.metrics import CHECKS, RULE_LOOSER
 from checker.findings import PIECES, RULES_LOOSENED, Finding, Severity
-from checker.manifest.pieces import RULES
+from checker.manifest.pieces import RULES, VARIANT
+from checker.manifest.strength import PRESENT, weaker
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 from checker.reports.parts.changes import (
+    PASSES_ONLY,
     Base,
     BundleChange,
     Cases,
@@ -29,6 +31,7 @@ from checker.reports.parts.changes import (
     RuleChange,
     Verdicts,
 )
+from checker.reports.parts.settings import DeclaredSetting
 from checker.reports.parts.values import JsonValue
 
 MAX_LISTED = 200  # findings or cases listed per kind and bundle; the rest are counted
@@ -70,7 +73,8 @@ def _bundle(base_report: Report, base: BundleReport | None, head_report: Report,
         return entry
     rules = _rules(base, head)
     cases = _cases(base, head)
-    entry.compared = Compared(_pieces(base, head), rules, _findings(base, head), cases, loosenings(rules, cases))
+    loosened = loosenings(rules, cases) + [said for said, _ in setting_loosenings(base, head)]
+    entry.compared = Compared(_pieces(base, head), rules, _findings(base, head), cases, loosened)
     entry.state = "changed" if _changed(entry, entry.compared) else "unchanged"
     return entry
 
@@ -101,9 +105,13 @@ def _pieces(base: BundleReport, head: BundleReport) -> list[str]:
     old, new = base.piece_digests, head.piece_digests
     if not (old and new):
         return []
-    names: tuple[str, ...] = (*PIECES, RULES)
+    variants = sorted({p for p in (*old, *new) if p.startswith(VARIANT)})
+    names: tuple[str, ...] = (*PIECES, RULES, *variants)
     if (RULES in old) != (RULES in new):
         names = tuple(p for p in names if p not in ("graph", "comparison_inputs", RULES))
+    if any(p.startswith(VARIANT) for p in old) != any(p.startswith(VARIANT) for p in new):
+        # An older checker counted the variants in `graph`: against its report neither is compared.
+        names = tuple(p for p in names if p != "graph" and not p.startswith(VARIANT))
     return [p for p in names if (p in old or p in new) and old.get(p) != new.get(p)]
 
 
@@ -246,7 +254,7 @@ def loosenings(rules: list[RuleChange], cases: Cases) -> list[str]:
     """Every way the head's rules got easier to pass than the base's, one sentence each, for every renderer:
     an edited parameter (`int8 logits score_drift max 0.005 → 0.05 (loosened)`), a removed rule, a removed
     case (fewer cases to pass)."""
-    out = []
+    out = [said for rule in rules if (said := _passes_only(rule))]
     for rule in rules:
         if rule.rule == "removed":
             out.append(f"{rule.name} removed (loosened)")
@@ -259,6 +267,75 @@ def loosenings(rules: list[RuleChange], cases: Cases) -> list[str]:
         shown = ", ".join(removed[:5]) + (f" and {len(removed) - 5} more" if len(removed) > 5 else "")
         out.append(f"{'case' if len(removed) == 1 else 'cases'} {shown} removed (loosened)")
     return out
+
+
+def _passes_only(rule: RuleChange) -> str | None:
+    """A loosened rule the head passes and the base's rule would fail: the pass rests on the loosening."""
+    head, was = rule.head, rule.base_threshold
+    if rule.effect != "loosened" or rule.rule != "edited" or rule.head_passed is not True or None in (head, was):
+        return None
+    assert head is not None and was is not None
+    fails = head > was if rule.direction == "max" else head < was
+    if not fails:
+        return None
+    return (
+        f"{PASSES_ONLY} {rule.name} was loosened: the head's {head:.4g} fails the base's rule "
+        f"({rule.direction} {_value(was)})"
+    )
+
+
+def setting_loosenings(base: BundleReport, head: BundleReport) -> list[tuple[str, int | None]]:
+    """Every manifest setting beside the rules (manifest.strength) that the head weakens, one sentence each with
+    where it is: the head's line for a value made weaker, the base's for a setting removed. Many removals of one
+    kind (every `raw:` deleted) are one sentence that counts them."""
+    old = {s.key: s for s in base.settings}
+    new = {s.key: s for s in head.settings}
+    out: list[tuple[str, int | None]] = []
+    removed: dict[str, list[DeclaredSetting]] = {}
+    for key, was in old.items():
+        now = new.get(key)
+        if now is None:
+            if was.way == PRESENT:
+                removed.setdefault(_kind(key), []).append(was)
+            continue
+        if weaker(was.way, was.value, now.value):
+            out.append((f"{key} {_value(was.value)} → {_value(now.value)} (loosened{_at(now.line)})", now.line))
+    for kind, gone in removed.items():
+        shown = ", ".join(_named(s.key) for s in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        first = gone[0].line
+        out.append((f"{_WHAT.get(kind, kind)} removed: {shown} (loosened{_at(first, 'the base')})", None))
+    return out
+
+
+# A removed setting's kind (its key's words without the case's name) and what removing it switches off.
+_WHAT = {
+    "raw": "raw inputs (input fidelity no longer checks them)",
+    "label": "case labels (the task rules judge fewer cases)",
+    "tag": "case tags (the tagged rules' slices are narrower)",
+    "runtime.platforms": "platforms (the release is no longer judged there)",
+    "runtime.optimization_levels": "optimization levels (no longer judged)",
+    "runtime.execution_providers": "execution providers (no longer judged)",
+}
+
+
+def _kind(key: str) -> str:
+    words = key.split(" ")
+    if words[0] == "case" and len(words) >= 3:
+        return words[2]
+    return words[0]
+
+
+def _named(key: str) -> str:
+    words = key.split(" ")
+    if words[0] == "case" and len(words) >= 3:
+        return f"case {words[1]}" + (f" {' '.join(words[3:])}" if len(words) > 3 else "")
+    return " ".join(words[1:]) or key
+
+
+def _at(line: int | None, where: str = "") -> str:
+    if line is None:
+        return ""
+    return f", {where} line {line}" if where else f", line {line}"
 
 
 def _value(value: JsonValue) -> str:
@@ -310,8 +387,9 @@ def _finite(value: object) -> float | None:
 
 
 def loosened_finding(entry: BundleChange, manifest: str | None) -> Finding | None:
-    """With --fail-on-loosened (`fail-on: loosened`): one error for a bundle whose rules were loosened since
-    the base, so that loosening a check to get green cannot pass unseen: a reviewer must accept the red check."""
+    """With --fail-on-loosened (`fail-on: loosened`): one error for a bundle whose checks (its rules, or a
+    setting beside them: manifest.strength) were loosened since the base, so that loosening a check to get
+    green cannot pass unseen: a reviewer must accept the red check."""
     said = entry.loosened
     if not said or entry.compared is None:
         return None
@@ -320,8 +398,7 @@ def loosened_finding(entry: BundleChange, manifest: str | None) -> Finding | Non
     return Finding(
         RULES_LOOSENED,
         Severity.ERROR,
-        f"the rules were loosened since the base: {shown}; --fail-on-loosened fails the check while the rule "
-        "stays loosened",
+        f"checks were loosened since the base: {shown}; --fail-on-loosened fails the check while they stay loosened",
         file=manifest,
         line=min(lines) if lines else None,
     )

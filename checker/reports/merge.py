@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterable, Sequence
 
 from checker import findings as F
+from checker.compare.answering import MAX_CHANGES, answer_finding
 from checker.compare.boundaries import sentence
 from checker.compare.intervals import Interval
 from checker.compare.metrics import CHECKS
@@ -237,6 +239,8 @@ def _merge_comparison(parts: Sequence[Comparison], order: list[str]) -> tuple[Co
     variant = first.graph if first.graph != "baseline" and first.against == "reference" else None
     judged = [_merge_rule([p.rules[i] for p in parts if i < len(p.rules)], order, variant) for i in range(width)]
     out.rules = [rule for rule, _ in judged]
+    for part in parts:  # the answers that changed, in shard order, bounded as one run bounds them
+        out.changes.extend(c for c in part.changes if len(out.changes) < MAX_CHANGES and c not in out.changes)
     diagnosis = _diagnosis(parts, out.rules)
     if diagnosis is not None and out.status == "fail":
         out.diagnosis = diagnosis
@@ -256,6 +260,8 @@ def _merge_rule(parts: Sequence[RuleResult], order: list[str], variant: str | No
     """The rule over the whole set, judged again from every shard's per-case figures, and the sentence saying
     which boundary broke it (a variant's failed rule against the reference), which its finding adds."""
     first = parts[0]
+    if first.answer is not None and first.params:
+        return _merge_answer_rule(parts, order), None
     check = CHECKS.get(first.check)
     if check is None or not first.params:
         return first, None  # a rule that could not be judged: the same reason in every shard
@@ -281,6 +287,42 @@ def _merge_rule(parts: Sequence[RuleResult], order: list[str], variant: str | No
         if extra:
             result.note = f"{result.note}; {extra}" if result.note else extra
     return result, extra
+
+
+def _merge_answer_rule(parts: Sequence[RuleResult], order: list[str]) -> RuleResult:
+    """A rule on an answer over the whole set, from every shard's per-case figures: a case passed where it has a
+    figure and no note; a decision rule counts the flips of every shard. Nearest-neighbour agreement needs every
+    item's vector at once, which no shard keeps: each shard's own verdict is kept, and the note says so."""
+    first = parts[0]
+    figures: dict[str, float | None] = {}
+    notes: dict[str, str] = {}
+    for part in parts:
+        figures.update(part.cases)
+        notes.update(part.case_notes)
+    names = [n for n in order if n in figures] + [n for n in figures if n not in set(order)]
+    passing = sum(1 for n in names if figures[n] is not None and n not in notes)
+    rate = passing / len(names) if names else 0.0
+    merged = dataclasses.replace(first, cases={n: figures[n] for n in names}, case_notes=notes, pass_rate=rate)
+    if first.check == "decision":
+        total = sum(f or 0.0 for f in figures.values())
+        merged.measured, merged.would_pass_at = total, total
+        merged.passed = (
+            bool(names) and total <= (first.threshold or 0.0) and not any(f is None for f in figures.values())
+        )
+        merged.worst_case = max(names, key=lambda n: figures[n] or 0.0, default=None)
+        return merged
+    if "neighbours" in first.params:
+        merged.passed = all(p.passed for p in parts)
+        merged.measured = min((p.measured for p in parts if p.measured is not None), default=None)
+        merged.note = "nearest-neighbour agreement judged within each shard (a shard keeps no other's vectors)"
+        return merged
+    merged.passed = bool(names) and rate >= first.min_pass_rate - 1e-12
+    direction = 1.0 if first.direction == "max" else -1.0
+    worst = max(
+        names, key=lambda n: math.inf if figures[n] is None else direction * float(figures[n] or 0.0), default=None
+    )
+    merged.worst_case, merged.measured = worst, figures.get(worst) if worst is not None else None
+    return merged
 
 
 def _merge_task_rule(parts: Sequence[RuleResult], order: list[str]) -> RuleResult:
@@ -346,11 +388,17 @@ def _rule_findings(
         few = _too_few(comparison, rule, manifest) if check is not None and check.task else None
         if few is not None:
             out.append(few if label == HOST else for_runtime(label, few))
-        if rule.passed or check is None or not rule.params:
+        if rule.passed or (check is None and rule.answer is None) or not rule.params:
             continue
         result = dataclasses.replace(rule)
         if extra and result.note:  # the sentence is the finding's to add, as in a single run
             result.note = None if result.note == extra else result.note.removesuffix(f"; {extra}")
-        finding = rule_finding(comparison.graph, comparison.against, result, extra, manifest or None, result.line)
+        if rule.answer is not None:
+            changes = [c for c in comparison.changes if c.answer == rule.answer]
+            finding = answer_finding(
+                comparison.graph, comparison.against, result, changes, manifest or None, result.line
+            )
+        else:
+            finding = rule_finding(comparison.graph, comparison.against, result, extra, manifest or None, result.line)
         out.append(finding if label == HOST else for_runtime(label, finding))
     return out

@@ -12,13 +12,29 @@ from datetime import datetime, timezone
 from typing import Any
 
 from checker.findings import PIECES, Finding, Severity, printable_text
+from checker.reports.parts.answers import AnswerChange, CaseAnswers
 from checker.reports.parts.changes import Changes
+from checker.reports.parts.engines import Adapter as Adapter
+from checker.reports.parts.engines import Fingerprint as Fingerprint
 from checker.reports.parts.gains import Gain
 from checker.reports.parts.judged import Diagnosis, TaskStatistics
 from checker.reports.parts.placement import Placement, PlatformRecord, Usability
+from checker.reports.parts.reused import Reused
 from checker.reports.parts.runs import JudgedShard, Validation
-from checker.reports.parts.values import JsonValue, each_string, figure, figures, json_value, mappings, printable_tree
+from checker.reports.parts.settings import DeclaredSetting, declared_settings
+from checker.reports.parts.values import (
+    JsonValue,
+    each_string,
+    figure,
+    figures,
+    json_value,
+    mappings,
+    number,
+    printable_tree,
+)
 from checker.reports.parts.values import json_figures as json_figures  # the JSON form's figures, read from here too
+
+NOT_CHECKED = "not checked"  # a piece no check reached: neither present nor missing
 
 
 def _tallies(raw: Any) -> dict[str, list[int]] | None:
@@ -57,6 +73,7 @@ class RuleResult:
     statistics: TaskStatistics | None = None  # a task rule's counts and confidence interval (compare.task)
     # A task rule's counts per case ([items, hits, other_hits, lost, gained]), so that shards merge exactly.
     tallies: dict[str, list[int]] | None = None
+    answer: str | None = None  # a rule on an answer (docs/answers.md): the answer's name (`output` repeats it)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +97,7 @@ class RuleResult:
             **({"tags": self.tags} if self.tags else {}),
             **({"statistics": self.statistics.to_dict()} if self.statistics is not None else {}),
             **({"tallies": self.tallies} if self.tallies is not None else {}),
+            **({"answer": self.answer} if self.answer is not None else {}),
         }
 
     @classmethod
@@ -109,6 +127,7 @@ class RuleResult:
             if isinstance(stats := data.get("statistics"), Mapping)
             else None,
             tallies=_tallies(data.get("tallies")),
+            answer=str(answer) if (answer := data.get("answer")) is not None else None,
         )
 
 
@@ -123,6 +142,7 @@ class Comparison:
     diagnosis: Diagnosis | None = None  # where a failed variant leaves the baseline (compare.divergence)
     # Cases judged here whose files have comparison.case errors: a judgement resting on them is no pass.
     case_errors: list[str] = field(default_factory=list)
+    changes: list[AnswerChange] = field(default_factory=list)  # answers that changed under this graph (bounded)
 
     @property
     def status(self) -> str:
@@ -143,6 +163,8 @@ class Comparison:
             out["case_errors"] = self.case_errors
         if self.diagnosis is not None:
             out["diagnosis"] = self.diagnosis.to_dict()
+        if self.changes:
+            out["changes"] = [c.to_dict() for c in self.changes]
         return out
 
     @classmethod
@@ -155,6 +177,7 @@ class Comparison:
             skipped=data.get("skipped"),
             diagnosis=Diagnosis.from_dict(diagnosis) if isinstance(diagnosis, Mapping) else None,
             case_errors=[str(c) for c in data.get("case_errors") or []],
+            changes=[AnswerChange.from_dict(c) for c in mappings(data.get("changes"))],
         )
 
 
@@ -197,6 +220,7 @@ class RuntimeSet:
     # With --platform: the CPU class, how it ran (native or emulated) and the CPU features the worker saw.
     platform: PlatformRecord | None = None
     optimization_level: str | None = None  # with --opt-levels / runtime.optimization_levels: the level judged
+    fingerprint: Fingerprint | None = None  # an engine's or device's platform: what it ran in
 
     @property
     def status(self) -> str:
@@ -221,6 +245,8 @@ class RuntimeSet:
             out["platform"] = self.platform.to_dict()
         if self.optimization_level is not None:
             out["optimization_level"] = self.optimization_level
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint.to_dict()
         return out
 
     @classmethod
@@ -236,6 +262,7 @@ class RuntimeSet:
             if isinstance(platform := data.get("platform"), Mapping)
             else None,
             optimization_level=data.get("optimization_level"),
+            fingerprint=Fingerprint.from_dict(fp) if isinstance(fp := data.get("fingerprint"), Mapping) else None,
         )
 
 
@@ -257,6 +284,7 @@ class BundleReport:
     version: str | None = None
     digest: str | None = None
     manifest_digest: str | None = None  # the manifest judged (canonical data, release.digest left out)
+    manifest_sha256: str | None = None  # the manifest's text as judged (manifest.load.text_digest)
     pieces: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
@@ -269,6 +297,12 @@ class BundleReport:
     usability: list[Usability] = field(default_factory=list)  # NNAPI/CoreML offline coverage (checks.usability)
     shard: JudgedShard | None = None  # with --shard K/N: which, and every case name of the whole set
     merged_from: int | None = None  # how many reports `checker report merge` joined into this one
+    # A verdict read from a verdict store instead of judged here (checker.store): the stored attestation's
+    # entry, date, signer, result and figures. None when the bundle was judged in this run.
+    reused: Reused | None = None
+    duration_s: float | None = None  # how long its verification took here (`checker plan` balances by it)
+    answers: list[CaseAnswers] = field(default_factory=list)  # each case's decoded reference answers (bounded)
+    settings: list[DeclaredSetting] = field(default_factory=list)  # what weakens a check beside the rules
 
     def add(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
@@ -282,8 +316,9 @@ class BundleReport:
         return "pass"
 
     def piece_states(self) -> dict[str, str]:
-        """Each of the seven pieces, "present" or "missing", in the contract's order (as the report writes it)."""
-        return {p: ("present" if self.pieces.get(p) else "missing") for p in PIECES}
+        """Each of the seven pieces, "present", "missing", or "not checked" when no check reached it (a manifest
+        that did not parse), in the contract's order (as the report writes it)."""
+        return {p: NOT_CHECKED if p not in self.pieces else "present" if self.pieces[p] else "missing" for p in PIECES}
 
     def to_dict(self, strict: bool = False) -> dict[str, Any]:
         return {
@@ -299,6 +334,7 @@ class BundleReport:
             "not_run": [n.to_dict() for n in self.not_run],
             **({"validation": self.validation.to_dict()} if self.validation is not None else {}),
             **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
+            **({"manifest_sha256": self.manifest_sha256} if self.manifest_sha256 else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"gains": [g.to_dict() for g in self.gains]} if self.gains else {}),
@@ -306,6 +342,10 @@ class BundleReport:
             **({"usability": [u.to_dict() for u in self.usability]} if self.usability else {}),
             **({"shard": self.shard.to_dict()} if self.shard is not None else {}),
             **({"merged_from": self.merged_from} if self.merged_from is not None else {}),
+            **({"reused": self.reused.to_dict()} if self.reused is not None else {}),
+            **({"duration_s": self.duration_s} if self.duration_s is not None else {}),
+            **({"answers": [a.to_dict() for a in self.answers]} if self.answers else {}),
+            **({"settings": [s.to_dict() for s in self.settings]} if self.settings else {}),
         }
 
     @classmethod
@@ -320,7 +360,8 @@ class BundleReport:
             version=data.get("version"),
             digest=data.get("digest"),
             manifest_digest=data.get("manifest_digest"),
-            pieces={p: pieces.get(p) == "present" for p in PIECES},
+            manifest_sha256=data.get("manifest_sha256"),
+            pieces={p: pieces[p] == "present" for p in PIECES if pieces.get(p) in ("present", "missing")},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],
             validation=Validation.from_dict(validation) if isinstance(validation, Mapping) else None,
@@ -329,9 +370,13 @@ class BundleReport:
             runtimes=[RuntimeSet.from_dict(r) for r in mappings(data.get("runtimes"))],
             shard=JudgedShard.from_dict(shard) if isinstance(shard, Mapping) else None,
             merged_from=data.get("merged_from"),
+            settings=declared_settings(data.get("settings")),
             gains=[Gain.from_dict(g) for g in mappings(data.get("gains"))],
             placement=[Placement.from_dict(p) for p in mappings(data.get("placement"))],
             usability=[Usability.from_dict(u) for u in mappings(data.get("usability"))],
+            reused=Reused.from_dict(reused) if isinstance(reused := data.get("reused"), Mapping) else None,
+            duration_s=number(data.get("duration_s")),
+            answers=[CaseAnswers.from_dict(a) for a in mappings(data.get("answers"))],
         )
 
 

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from checker.compare.session import LEAN_BYTES, Runtime, SessionError
 
@@ -40,9 +40,17 @@ class Arg:
 
 
 class Worker:
-    """One worker process in one environment; close() ends it."""
+    """One worker process in one environment; close() ends it. `command` starts another program that speaks the
+    same requests (onnxruntime-node's worker, platforms/js/node.mjs) in place of `python -I worker.py`."""
 
-    def __init__(self, python: Path, label: str, case_timeout_s: float, launcher: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        python: Path,
+        label: str,
+        case_timeout_s: float,
+        launcher: Sequence[str] = (),
+        command: Sequence[str] | None = None,
+    ) -> None:
         self.label = label
         self.case_timeout_s = case_timeout_s
         self._folder = tempfile.TemporaryDirectory(prefix="checker-runtime-")
@@ -51,7 +59,8 @@ class Worker:
         env["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS", "1")
         try:
             self._process = subprocess.Popen(
-                [*launcher, str(python), "-I", str(WORKER)],  # launcher: e.g. qemu-x86_64 -cpu MODEL
+                # launcher: e.g. qemu-x86_64 -cpu MODEL
+                list(command) if command is not None else [*launcher, str(python), "-I", str(WORKER)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -76,6 +85,8 @@ class Worker:
         self.providers = [str(p) for p in hello.get("providers") or []]
         self.machine = str(hello.get("machine") or "")
         self.cpu_features = [str(f) for f in hello.get("cpu_features") or []]
+        fingerprint = hello.get("fingerprint")  # what a JavaScript worker runs in (platforms/js)
+        self.fingerprint = dict(fingerprint) if isinstance(fingerprint, dict) else None
 
     def _read(self, stream: IO[str]) -> None:
         for line in stream:
@@ -138,7 +149,7 @@ class Worker:
 class RemoteSession:
     """A session in the worker, with the methods of onnxruntime.InferenceSession that the comparison uses."""
 
-    def __init__(self, worker: Worker, answer: Mapping[str, Any]) -> None:
+    def __init__(self, worker: Channel, answer: Mapping[str, Any]) -> None:
         self._worker = worker
         self._id = int(answer["session"])
         self._inputs = [Arg(str(n), str(t), list(s)) for n, t, s in answer["inputs"]]
@@ -159,7 +170,8 @@ class RemoteSession:
 
         names = list(feed)
         feed_path, out_path = self._worker.scratch("feed"), self._worker.scratch("out")
-        np.savez(feed_path, *[np.asarray(feed[n]) for n in names])  # arr_0, arr_1, ... in `names` order
+        # arr_0, arr_1, ... in `names` order; C order, which every worker reads
+        np.savez(feed_path, *[np.ascontiguousarray(feed[n]) for n in names])
         try:
             answer = self._worker.ask(
                 {
@@ -185,7 +197,18 @@ class RemoteSession:
         return [values[index[n]] for n in wanted]
 
 
-def remote_opener(worker: Worker) -> Any:
+class Channel(Protocol):
+    """What a RemoteSession needs of its worker: a process's (Worker) or a browser page's (platforms/browser)."""
+
+    label: str
+    case_timeout_s: float
+
+    def ask(self, request: Mapping[str, Any], timeout: float) -> dict[str, Any]: ...
+
+    def scratch(self, stem: str) -> Path: ...
+
+
+def remote_opener(worker: Channel) -> Any:
     """open_session's counterpart for the comparison stage: a RemoteSession, or SessionError with the reason."""
 
     def open_remote(path: Path, runtime: Runtime, weight_bytes: int) -> RemoteSession:

@@ -12,18 +12,21 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from checker.context import Trust
 from checker.errors import UsageError
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 EXTRA = "pip install 'onnx-release-checker[sign]'"
 MAX_CHAIN = 8  # certificates in one signature entry: a chain longer than this is not one a publisher uses
@@ -83,11 +86,21 @@ def verify_entry(entry: dict[str, Any], signed: bytes, trust: Trust, when: datet
 
 def load_public_key(path: Path) -> ec.EllipticCurvePublicKey:
     try:
-        public = serialization.load_pem_public_key(path.read_bytes())
-    except (OSError, ValueError, TypeError) as exc:
+        pem = path.read_bytes()
+    except OSError as exc:
         raise UsageError(f"--trusted-key {path}: not a PEM public key ({exc})") from None
+    return _public_key(pem, str(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _public_key(pem: bytes, name: str) -> ec.EllipticCurvePublicKey:
+    """The key of a PEM file's bytes, parsed once: a verdict store checks hundreds of entries by one key."""
+    try:
+        public = serialization.load_pem_public_key(pem)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--trusted-key {name}: not a PEM public key ({exc})") from None
     if not isinstance(public, ec.EllipticCurvePublicKey):
-        raise UsageError(f"--trusted-key {path}: not an elliptic-curve key")
+        raise UsageError(f"--trusted-key {name}: not an elliptic-curve key")
     return public
 
 
@@ -105,6 +118,8 @@ def _private_key(source: Path | bytes) -> ec.EllipticCurvePrivateKey:
 
 
 def _certificates(path: Path, flag: str) -> list[x509.Certificate]:
+    from cryptography import x509  # certificates only: a key's signature is checked without loading them
+
     try:
         found = x509.load_pem_x509_certificates(path.read_bytes())
     except (OSError, ValueError) as exc:
@@ -125,6 +140,8 @@ def _chained_key(entry: dict[str, Any], trust: Trust, when: datetime.datetime) -
         from OpenSSL import crypto  # pyOpenSSL, the [sign] extra: only certificate chains need it
     except ImportError as exc:
         raise UsageError(f"checking a certificate chain needs pyOpenSSL ({exc}): {EXTRA}") from None
+    from cryptography import x509
+
     pems = entry.get("certificates")
     if not isinstance(pems, list) or not pems or len(pems) > MAX_CHAIN:
         raise EnvelopeError("the signature carries no certificate chain")
@@ -151,3 +168,20 @@ def _chained_key(entry: dict[str, Any], trust: Trust, when: datetime.datetime) -
     if not signs or not isinstance(public, ec.EllipticCurvePublicKey):
         raise EnvelopeError("the signing certificate is not an elliptic-curve key for digital signatures")
     return public
+
+
+def signer_in_words(entry: dict[str, Any], trust: Trust) -> str:
+    """Who signed a verified signature entry: the trusted key, or the signing certificate's subject and the CA
+    it chains to."""
+    if trust.key is not None:
+        return trust.whom()
+    from cryptography import x509
+
+    pems = entry.get("certificates")
+    try:
+        leaf = x509.load_pem_x509_certificate(str(pems[0]).encode("ascii")) if isinstance(pems, list) else None
+    except (ValueError, UnicodeEncodeError, IndexError):
+        leaf = None
+    if leaf is None:
+        return trust.whom()
+    return f"{leaf.subject.rfc4514_string()} ({trust.whom()})"

@@ -12,6 +12,8 @@ from checker.errors import UsageError
 
 if TYPE_CHECKING:
     from checker.context import Trust
+    from checker.signing.dsse import EnvelopeSigner
+    from checker.signing.keyless import KeylessSigner
     from checker.signing.sign import Signer
 
 
@@ -104,6 +106,14 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --require-attestation: run the comparison too; fail when its verdict differs from the attested one",
     )
+    p.add_argument(
+        "--reuse",
+        type=Path,
+        metavar="STORE",
+        help="a verdict store (a folder): a bundle whose key has an entry signed by --trusted-key, "
+        "--trusted-certificate or --sigstore-identity is not run again, its verdict reused; with --attest, each "
+        "bundle that ran is added",
+    )
 
 
 def signing_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -126,6 +136,7 @@ def signing_options(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError("--attest with --require-attestation attests a comparison not run here: add --rerun")
     elif args.rerun:
         raise UsageError("--rerun needs --require-attestation FILE: it re-runs the comparison an attestation judged")
+    _check_reuse(args)
     trust = trust_from(args)
     return {
         "trust": trust,
@@ -133,7 +144,40 @@ def signing_options(args: argparse.Namespace) -> dict[str, Any]:
         "attestation_trust": (trust or _trust(args)) if attesting else None,
         "rerun_attested": attesting and args.rerun,
         "run_comparison": not attesting or args.rerun,
+        "reuse": args.reuse,
+        "reuse_trust": (trust or _trust(args)) if args.reuse is not None else None,
     }
+
+
+def _check_reuse(args: argparse.Namespace) -> None:
+    """--reuse STORE: whom its entries must be signed by, and nothing that makes a verdict other than a
+    whole bundle's, judged here."""
+    if args.reuse is None:
+        return
+    if args.trusted_key is None and not args.trusted_certificate and not args.sigstore_identity:
+        raise UsageError(
+            "--reuse needs --trusted-key, --trusted-certificate or --sigstore-identity: the signer of the verdicts "
+            "it may reuse"
+        )
+    if args.sigstore_identity and not args.sigstore_issuer:
+        raise UsageError("--sigstore-identity needs --sigstore-issuer")
+    if args.require_attestation is not None:
+        raise UsageError("--reuse with --require-attestation: a store holds verdicts judged by the checker; give one")
+    if getattr(args, "shard", None) is not None:
+        raise UsageError("--reuse reuses whole bundles' verdicts: not with --shard (a shard's verdict is not one)")
+    if getattr(args, "device_outputs", None):
+        raise UsageError(
+            "--reuse with --device-outputs: a device's outputs are judged as the device sent them, and a stored "
+            "verdict is keyed on the bundle and this machine, not on a folder of outputs"
+        )
+    vague = [spec for spec in getattr(args, "runtimes", []) if spec.split("==")[-1].strip() in ("oldest", "newest")]
+    if vague:
+        raise UsageError(
+            f"--reuse keys a verdict on the runtime it ran in: name its version, not --runtime {vague[0]} (which "
+            "resolves to another release as new ones are published)"
+        )
+    if args.reuse.exists() and not args.reuse.is_dir():
+        raise UsageError(f"--reuse {args.reuse}: not a folder (a verdict store is a folder of attestations)")
 
 
 def _check_attest(args: argparse.Namespace) -> None:
@@ -156,29 +200,27 @@ def _check_attest(args: argparse.Namespace) -> None:
             raise UsageError(f"no such file: {path}")
 
 
-def write_attestation(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    if args.attest is not None:
-        # The attestation code and its signer, loaded only for --attest.
-        from checker.signing.attest import write_attestations
-        from checker.signing.dsse import EnvelopeSigner
-        from checker.signing.keyless import KeylessSigner
+def attest_signer(args: argparse.Namespace) -> EnvelopeSigner | KeylessSigner | None:
+    """What signs --attest (a key, a certificate chain or Sigstore), or None without --attest."""
+    if args.attest is None:
+        return None
+    # The attestation's signers, loaded only for --attest.
+    from checker.signing.dsse import EnvelopeSigner
+    from checker.signing.keyless import KeylessSigner
 
-        if args.attest_sigstore:
-            token = os.environ.get("SIGSTORE_ID_TOKEN") or None  # an OIDC token given explicitly, else ambient
-            write_attestations(report, args.attest, KeylessSigner(token))
-            return
-        signer = EnvelopeSigner(args.attest_key, args.attest_certificate, list(args.attest_certificate_chain))
-        write_attestations(report, args.attest, signer)
+    if args.attest_sigstore:
+        return KeylessSigner(os.environ.get("SIGSTORE_ID_TOKEN") or None)  # a token given explicitly, else ambient
+    return EnvelopeSigner(args.attest_key, args.attest_certificate, list(args.attest_certificate_chain))
 
 
 def trust_from(args: argparse.Namespace) -> Trust | None:
     """Whom `checker verify` trusts, or None when no signature is required."""
     given = args.trusted_key or args.trusted_certificate or args.sigstore_identity
     if not args.require_signature:
-        if given and args.require_attestation is None:
+        if given and args.require_attestation is None and getattr(args, "reuse", None) is None:
             raise UsageError(
-                "--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature "
-                "or --require-attestation"
+                "--trusted-key, --trusted-certificate and --sigstore-identity need --require-signature, "
+                "--require-attestation or --reuse"
             )
         return None
     if not given:

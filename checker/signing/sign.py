@@ -79,9 +79,23 @@ def _with_signer(config: Any, signer: Signer) -> Any:
         raise UsageError("sign needs --key KEY.pem (with --certificate for a certificate signer) or --sigstore")
     try:
         if signer.certificate is not None:
-            return config.use_certificate_signer(
-                private_key=signer.key, signing_certificate=signer.certificate, certificate_chain=signer.chain
-            )
+            return _certificate_signer(config, signer.key, signer.certificate, signer.chain)
         return config.use_elliptic_key_signer(private_key=signer.key)
     except (OSError, ValueError, TypeError) as exc:
         raise SignError(f"cannot load the signing key or certificate: {exc}") from None
+
+
+def _certificate_signer(config: Any, key: Path, certificate: Path, chain: list[Path]) -> Any:
+    """A certificate signer; without a chain, for a certificate issued straight by the root the verifier trusts.
+    model-signing 1.1.1 parses the joined chain files as PEM and fails on none ("MalformedFraming",
+    sigstore/model-transparency#613), so it is given the signing certificate to parse and then carries no
+    chain above it, which is what the signature then holds."""
+    if chain:
+        return config.use_certificate_signer(private_key=key, signing_certificate=certificate, certificate_chain=chain)
+    config = config.use_certificate_signer(
+        private_key=key, signing_certificate=certificate, certificate_chain=[certificate]
+    )
+    made = getattr(config, "_signer", None)
+    if made is not None and isinstance(getattr(made, "_trust_chain", None), list):
+        made._trust_chain = []  # the certificate parsed above is the signing one: no chain is carried above it
+    return config

@@ -54,12 +54,17 @@ class Cache:
     def entry(self, key: str) -> Path:
         return self.root / re.sub(r"[^\w.-]", "_", key)
 
-    def restore(self, key: str, path: Path) -> bool:
-        if not self.entry(key).is_dir():
+    def restore(self, key: str, path: Path, prefixes: list[str] | None = None) -> bool:
+        """The entry of `key`, else (as restore-keys) the latest saved whose key starts with a prefix."""
+        found = key if self.entry(key).is_dir() else None
+        for prefix in prefixes or []:
+            if found is None:
+                found = next((k for k in reversed(self.saved) if k.startswith(prefix)), None)
+        if found is None:
             return False
-        shutil.copytree(self.entry(key), path, dirs_exist_ok=True, symlinks=True)
-        self.restored.append(key)
-        return True
+        shutil.copytree(self.entry(found), path, dirs_exist_ok=True, symlinks=True)
+        self.restored.append(found)
+        return found == key
 
     def save(self, key: str, path: Path) -> None:
         if not self.entry(key).exists() and path.is_dir():  # a key once saved is never overwritten
@@ -125,7 +130,8 @@ class Runner:
         values.update({k.replace("_", "-"): v for k, v in inputs.items()})
         runner = {"temp": str(self.temp), "os": "Linux", "arch": "X64"}
         env = self.environment(100 + self.runs)
-        github = {"event_name": env["GITHUB_EVENT_NAME"], "ref": env["GITHUB_REF"], "sha": env["GITHUB_SHA"]}
+        github = {"event_name": env["GITHUB_EVENT_NAME"], "ref": env["GITHUB_REF"], "sha": env["GITHUB_SHA"],
+                  "run_id": env["GITHUB_RUN_ID"]}  # fmt: skip
         context: dict[str, Any] = {"steps": {}, "runner": runner, "github": github, "strategy": self.strategy}
         context["inputs"] = {k: self.evaluate(v, context) for k, v in values.items()}
         result = Run(0, {})
@@ -185,12 +191,14 @@ class Runner:
     def use_cache(self, uses: str, given: dict[str, Any], context: dict[str, Any]) -> dict[str, str]:
         """actions/cache/restore and /save; actions/cache restores (its save at the job's end is not played)."""
         key = self.evaluate(str(given["key"]), context)
-        paths = [Path(p).expanduser() for p in self.evaluate(str(given["path"]), context).split("\n") if p.strip()]
+        named = [p.strip() for p in self.evaluate(str(given["path"]), context).split("\n") if p.strip()]
+        paths = [self.workspace / Path(p).expanduser() for p in named]  # a relative path is the workspace's
         if uses.startswith("actions/cache/save@"):
             for path in paths:
                 self.cache.save(key, path)
             return {}
-        hit = all(self.cache.restore(key, path) for path in paths[:1])
+        prefixes = [self.evaluate(p, context) for p in str(given.get("restore-keys", "")).split("\n") if p.strip()]
+        hit = all(self.cache.restore(key, path, prefixes) for path in paths[:1])
         return {"cache-hit": "true" if hit else "false"}
 
     def evaluate(self, text: str, context: dict[str, Any]) -> str:

@@ -192,6 +192,9 @@ def test_every_python_the_action_starts_is_isolated_and_runs_outside_the_workspa
         assert step["working-directory"] == "${{ runner.temp }}"
     assert "${{ steps.install.outputs.python }}" in runs[2]["env"].values()
     caches = [s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/cache/")]
+    store = caches.pop()  # the verdict store: restored only, never saved by the action (docs/action.md)
+    assert store["uses"].startswith("actions/cache/restore@") and store["with"]["path"] == "${{ inputs.reuse }}"
+    assert store["if"] == "inputs.reuse != '' && " + caches[0]["if"]
     assert [s["uses"].split("@")[0] for s in caches] == ["actions/cache/restore", "actions/cache/save"]
     assert caches[0]["with"] == caches[1]["with"]  # saved right after the install, under the key restored
     assert "runner.os" in caches[0]["with"]["key"] and "steps.key.outputs.key" in caches[0]["with"]["key"]

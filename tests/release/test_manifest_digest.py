@@ -77,7 +77,7 @@ def test_a_changed_manifest_field_changes_the_digest_and_is_named(
     finding = release_finding(example)
     assert finding.details["actual"] != before
     assert finding.details["fields_changed"] == [field]
-    assert f"manifest fields changed: '{field}'" in finding.message
+    assert finding.message.startswith(f"manifest field '{field}' changed since the last lock (")
 
 
 def test_a_relocked_manifest_passes_with_a_new_digest(example: Path) -> None:

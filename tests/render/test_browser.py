@@ -2,8 +2,10 @@
 and GitHub's CSS in headless Chromium at comment width, and measured from the page.
 
 For a passing bundle, a failing one, one failed by its warnings, a loosened rule (against a base report) and
-twelve bundles: the verdict and the first fix sit above 700 px, every Mermaid block drew an svg, and no markup
-shows as text. `.ci/run` installs Chromium and the npm packages, and fails if this skips.
+twelve bundles (and, read once: the BGR tensors, twelve findings as one numbered list, a bundle under the
+workspace's absolute path, a pass that rests on a loosening): the verdict and the first fix sit above 700 px,
+every Mermaid block drew an svg, and no markup shows as text. `.ci/run` installs Chromium and the npm packages,
+and fails if this skips.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from browserkit import look, markup_shown, missing
+from browserkit import look, markup_shown, missing, page_html
 
 from checker.cli import main
+from checker.findings import error
 from checker.render.links import Links
 from checker.render.markdown import SUMMARY_LIMIT, render
+from checker.reports.diff import diff
 from checker.reports.files import load_report
-from checker.reports.model import BundleReport, Report
+from checker.reports.model import BundleReport, Comparison, Report, RuleResult
 from checker.reports.parts.changes import Base, BundleChange, Changes, Compared, RuleChange, Verdicts
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
@@ -126,3 +130,83 @@ def test_a_base_to_head_chart_is_drawn_with_its_bars_side_by_side(tmp_path: Path
     assert chart["drawn"], chart
     assert chart["bars"] >= 4  # base and head of each rule, each its own bar
     assert markup_shown(page.open_text) == []
+
+
+def _bgr(tmp: Path) -> Report:
+    """Eight stored tensors made in BGR order: one entry, its fix whole, the rest of the message in a fold."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from prepkit import bundle_maker, photo
+    from test_reviewer import IMAGE_INPUT, bgr_tensor
+
+    from checker.checks.fidelity import fidelity_stage
+
+    chelsea, coffee = photo("chelsea.png"), photo("coffee.png")
+    cases = [
+        {"name": f"photo{i}", "inputs": {"pixel_values": bgr_tensor(p)}, "raw": {"pixel_values": p}}
+        for i, p in enumerate([chelsea, coffee] * 4)
+    ]
+    bundle = BundleReport(path="models/cls", manifest_file="bundle.yaml", name="cls", version="1")
+    bundle.add(fidelity_stage(bundle_maker(tmp)([IMAGE_INPUT], cases)))
+    return Report("0.1.0", [bundle])
+
+
+def _numbered(path: str = "models/m") -> Report:
+    """Twelve different errors of one bundle: one numbered list, each fix inside its item."""
+    ids = ["graph.io", "comparison.case", "labels.duplicate", "runtime.version", "graph.producer", "inputs.range"]
+    bundle = BundleReport(path=path, manifest_file="b.yaml", name="m", version="1")
+    bundle.add(
+        error(ids[i % 6], f"mistake number {i} in field {i}. A second sentence. A third, for the fold.", "b.yaml", i)
+        for i in range(1, 13)
+    )
+    return Report("0.1.0", [bundle])
+
+
+def _resting() -> Report:
+    """A threshold raised so that a failing variant passes: the pass rests on the loosening."""
+
+    def rule(max_: float) -> RuleResult:
+        passed = max_ >= 0.3545
+        return RuleResult("logits", "score_drift", {"max": max_}, passed, float(passed), 1.0, "portrait", 0.3545,
+                          max_, 0.3545, line=98)  # fmt: skip
+
+    def bundle(max_: float) -> BundleReport:
+        comparisons = [Comparison("int8", "reference", [rule(max_)])]
+        return BundleReport("models/m", "bundle.yaml", "m", "1", comparisons=comparisons)
+
+    head = Report("0.1.0", [bundle(0.4)])
+    head.changes = diff(Report("0.1.0", [bundle(0.05)]), head)
+    return head
+
+
+WORKSPACE = "/home/runner/work/models/models"
+
+
+@pytest.mark.parametrize("name", ["bgr", "numbered", "absolute", "resting"])
+def test_what_a_reviewer_reads_once_reads_whole(name: str, tmp_path: Path) -> None:
+    links = Links(LINKS.server, LINKS.repository, LINKS.sha, workspace=WORKSPACE)
+    report = {
+        "bgr": lambda: _bgr(tmp_path),
+        "numbered": _numbered,
+        "absolute": lambda: _numbered(f"{WORKSPACE}/models/m"),
+        "resting": _resting,
+    }[name]()
+    markdown = render(report, links=links)
+    page = look(markdown, comment=True, workdir=tmp_path)
+    assert markup_shown(page.closed_text) == [] and markup_shown(page.open_text) == []
+    fixes = re.findall(r"^\s+\*\*Fix:\*\* (.*)$", markdown, re.M)
+    shown = [f for f in fixes if not f.startswith("as for ")]
+    assert len(shown) == len(set(shown)), "no fix twice"
+    assert all(f.count("(") == f.count(")") and not f.endswith("…") for f in fixes), fixes
+    if name == "bgr":
+        assert page.closed_text.count("Fix:") == 1 and "BGR where RGB is declared" in page.closed_text
+        assert page.first_fix_y is not None and page.first_fix_y < FOLD
+    if name in ("numbered", "absolute"):
+        html = page_html(markdown, True)
+        (numbered,) = re.findall(r"<ol>(.*?)</ol>", html, re.S)  # one list: no fix broke out of it
+        assert len(re.findall(r"<li>", numbered)) == 12 and numbered.count("Fix:") == 12
+        assert "A third, for the fold." not in page.closed_text and "A third, for the fold." in page.open_text
+    if name == "absolute":
+        assert WORKSPACE not in page.open_text and "models/m/b.yaml" in page.closed_text
+    if name == "resting":
+        assert page.verdict.startswith("⚠️") and "only because a check was loosened" in page.verdict
+        assert "the head's 0.3545 fails the base's rule (max 0.05)" in page.closed_text

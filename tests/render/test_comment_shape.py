@@ -89,9 +89,13 @@ def test_a_failing_comment_puts_the_failing_bundle_and_its_first_fix_first(
     assert fix < 15
     # The fix is a paragraph of its finding's list item: in a comment, where a newline is a line break, it
     # stays with its finding.
-    assert lines[fix - 2].startswith("1. **bundle.digest** at models/bad/bundle.yaml:36: 'labels.txt' has sha256")
+    # The substantive error first; the stale digest, which only says the file changed since the lock, after it.
+    assert lines[fix - 2].startswith("1. **labels.count** at models/bad/bundle.yaml:36: 'logits' has 10 entries")
     assert lines[fix - 1] == "" and "<br>" not in md
-    assert lines[fix] == "   **Fix:** restore labels.txt, or, if the change is intended, run `checker lock models/bad`"
+    assert lines[fix] == "   **Fix:** remove the 1 extra labels: the output has 10 entries, the mapping 11"
+    digest = md.index("**bundle.digest** at models/bad/bundle.yaml:36: 'labels.txt' has sha256")
+    restore = md.index("restore labels.txt, or, if the change is intended, run `checker lock models/bad`")
+    assert restore > digest > md.index("**Fix:**")
     labels = md.index("add the 1 missing labels") if "missing labels" in md else md.index("remove the 1 extra labels")
     first_details = md.index("<details")
     assert labels < first_details  # every error with its fix comes before anything collapsed
@@ -171,8 +175,9 @@ def test_the_text_report_has_the_same_order(bundles: Path, capsys: pytest.Captur
     lines = out.splitlines()
     assert lines[0].startswith("FAIL: 1 of 2 bundle passes")
     assert lines[2].startswith("FAIL  mobilenet-tiny 1.0.0  (models/bad/bundle.yaml)")
-    assert "bundle.digest" in lines[3] and "models/bad/bundle.yaml:36" in lines[3]
-    assert lines[4].strip().startswith("fix: restore labels.txt, or, if the change is intended, run `checker lock")
+    assert "labels.count" in lines[3] and "models/bad/bundle.yaml:36" in lines[3]  # the digest after it
+    assert lines[4].strip() == "fix: remove the 1 extra labels: the output has 10 entries, the mapping 11"
+    assert "bundle.digest" in lines[5]
     pieces = next(i for i, line in enumerate(lines) if line.startswith("  pieces"))
     assert max(i for i, line in enumerate(lines[:pieces]) if "fix:" in line) < pieces  # fixes before the pieces
     assert out.index("PASS  mobilenet-tiny 1.0.0  (models/good/bundle.yaml)") > pieces

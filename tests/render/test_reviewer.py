@@ -144,7 +144,7 @@ def drifting(tmp_path_factory: pytest.TempPathFactory) -> Report:
     return verified([good_and_miscalibrated_bundle(root)], root / "r.json")
 
 
-def test_a_diagnosed_variant_gets_the_diagnosis_as_its_fix(drifting: Report) -> None:
+def test_a_diagnosed_variants_fix_says_it_was_not_measured_and_how_to_measure_it(drifting: Report) -> None:
     bundle = drifting.bundles[0]
     diagnosis = next(f for f in bundle.findings if f.id == "variant.diagnosis")
     nodes = diagnosis.details["nodes_to_exclude"]
@@ -152,10 +152,11 @@ def test_a_diagnosed_variant_gets_the_diagnosis_as_its_fix(drifting: Report) -> 
     failed = next(f for f in bundle.findings if f.id == "comparison.rule")
     said = remedy(failed, bundle.path, bundle.findings)
     assert f"nodes_to_exclude={nodes!r}" in said.replace('"', "'")
-    assert "checker diagnose" not in said  # its answer is already in the report
+    # Excluding the nodes was never tried: the visible line says so, and gives the command that measures it.
+    assert said.startswith("not measured: `checker diagnose ") and "--variant int8-bad --requantize`" in said
     md = render(drifting)
     fix = next(line for line in md.splitlines() if "**Fix:**" in line)
-    assert "nodes_to_exclude" in fix and "checker diagnose" not in fix
+    assert fix.split("**Fix:** ")[1].startswith("not measured: `checker diagnose ") and "--requantize" in fix
 
 
 def test_a_failing_rule_is_shown_beside_its_bundle_not_in_a_pieces_fold(drifting: Report) -> None:
@@ -270,7 +271,9 @@ def test_a_fix_stays_with_its_finding_where_newlines_are_line_breaks(tmp_path: P
     assert "<br>" not in md
     items = re.findall(r"^(\d+)\. \*\*([a-z_.]+)\*\*.*\n\n   \*\*Fix:\*\* (.*)$", md, re.M)
     assert len(items) >= 2, md  # each numbered finding is followed, in its own item, by its fix
-    assert all(fix.startswith("restore ") for _, fid, fix in items if fid == "bundle.digest")
+    assert all(fix.startswith(("restore ", "as for ")) for _, fid, fix in items if fid == "bundle.digest")
+    fixes = [fix for _, _, fix in items if not fix.startswith("as for ")]
+    assert len(fixes) == len(set(fixes)), "a fix shown once is named by its entry's number after that"
     assert np.all(np.diff([int(n) for n, _, _ in items]) == 1)
 
 

@@ -21,7 +21,7 @@ from checker.context import Options
 from checker.findings import Finding
 from checker.render import render
 from checker.reports.diff import diff
-from checker.reports.model import BundleReport, Report, RuntimeSet
+from checker.reports.model import Adapter, BundleReport, Fingerprint, Report, RuntimeSet
 from checker.reports.parts.changes import (
     Base,
     BundleChange,
@@ -64,11 +64,22 @@ def _through_json(report: Report) -> Report:
 
 
 def _with_runtime(bundle: BundleReport) -> BundleReport:
-    """The bundle with the runtime sets the runtimes stage adds: one judged, one that could not install."""
+    """The bundle with the runtime sets the runtimes stage adds: one judged, one that could not install; and an
+    engine platform's, with its fingerprint."""
+    webgpu = Fingerprint(
+        "browser-webgpu", "onnxruntime-web", "1.31.1", "webgpu", build="ort.webgpu.min.mjs",
+        browser="Chromium 156.0.8078.114", cross_origin_isolated=True, wasm_threads=1,
+        adapter=Adapter("google", "swiftshader", fallback=True), placed={"WebGpuExecutionProvider": 7},
+    )  # fmt: skip
+    platform = {"name": "browser-webgpu", "arch": "wasm32", "class": "browser-webgpu", "engine": "browser-webgpu",
+                "features": [], "how": webgpu.words(), "cpu_features": []}  # fmt: skip
     bundle.runtimes = [
         RuntimeSet("onnxruntime 1.17.0 CPU", "onnxruntime", "1.17.0", "CPUExecutionProvider", bundle.comparisons),
         RuntimeSet("onnxruntime 9.9.9 CPU", "onnxruntime", "9.9.9", "CPUExecutionProvider", error="not installed"),
     ]
+    engine = RuntimeSet("platform browser-webgpu", "onnxruntime-web", "1.31.1", "webgpu", bundle.comparisons)
+    engine.platform, engine.fingerprint = PlatformRecord.from_dict(platform), webgpu
+    bundle.runtimes.append(engine)
     return bundle
 
 
@@ -187,7 +198,8 @@ PLATFORM = st.builds(
     PlatformRecord, name=WORD, arch=WORD, cpu_class=WORD, how=WORD, cpu_features=st.lists(WORD, max_size=3),
     level=st.none() | WORD, features=st.lists(WORD, max_size=2), machine=st.none() | WORD,
     onnxruntime=st.none() | WORD, session_config=st.none() | st.dictionaries(WORD, WORD, max_size=2),
-    against_native=st.none() | st.dictionaries(WORD, NATIVE, max_size=2),
+    against_native=st.none() | st.dictionaries(WORD, NATIVE, max_size=2), engine=st.none() | WORD,
+    envelope=st.none() | st.lists(st.fixed_dictionaries({"graph": WORD, "point": WORD, "status": WORD}), max_size=2),
 )  # fmt: skip
 VALIDATION = st.builds(
     Validation, command=st.lists(WORD, min_size=1, max_size=3), timeout_s=FIGURE, exit_code=st.none() | COUNT,

@@ -50,7 +50,7 @@ class Mix(Block):
     WORDS = S("Mix", "The mean of the channels (mono) or the first channel.")
     TAG = "mix"
     SCALAR = "to"
-    MAPPING = True
+    MAPPING = "oneOf"
 
     to: Annotated[MixTo, S("To", "mono (the mean of the channels) or first.")] = "mono"
 
@@ -68,7 +68,7 @@ class Gain(Block):
     WORDS = S("Gain", "Multiplies by 10^(dB/20).")
     TAG = "gain"
     SCALAR = "db"
-    MAPPING = True
+    MAPPING = "oneOf"
 
     db: Annotated[RealNumber, S("Decibels", "The gain in decibels.")]
 
@@ -89,7 +89,7 @@ class Normalize(Block):
     )
     TAG = "normalize"
     SCALAR = "mode"
-    MAPPING = True
+    MAPPING = "oneOf"
 
     mode: NormalizeMode | None = None  # None: the fixed mean and std
     epsilon: Annotated[NonNegative, S("Epsilon", "Added to the variance (default 1e-7).")] = 1e-7

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from checker.manifest.model.answers import ExpectedAnswers
 from checker.manifest.model.common import MAX_PATH, MAX_TENSORS, BundlePath
 from checker.manifest.model.core import Block, S
 from checker.manifest.model.rules import MAX_RULES, MAX_TAGS, Rule, Tag
@@ -11,6 +12,8 @@ from checker.manifest.model.rules import MAX_RULES, MAX_TAGS, Rule, Tag
 MAX_CASES = 100_000
 MAX_LABEL = 2**20  # a class index
 MAX_LABELS = 100_000  # labels of one case, one per item of its batch
+MAX_ENVELOPE_DIMS = 8  # named dims of one envelope
+MAX_DIM_SIZE = 65536
 
 # Input or output name -> .npy file, or one .npz whose keys are the names.
 TensorFiles = BundlePath | Annotated[dict[str, BundlePath], S(max_properties=MAX_TENSORS)]
@@ -104,6 +107,33 @@ class Case(Block):
             "item of the batch.",
         ),
     ] = None
+    expected_answers: ExpectedAnswers | None = None
+
+
+DimSize = Annotated[int, S(minimum=1, maximum=MAX_DIM_SIZE)]
+
+
+class DimSizes(Block):
+    WORDS = S("Dim sizes")
+
+    min: Annotated[DimSize, S("Minimum", "The smallest size accepted.")]
+    typical: Annotated[DimSize | None, S("Typical", "The size most inputs have.")] = None
+    max: Annotated[DimSize, S("Maximum", "The largest size accepted.")]
+
+
+Envelope = Annotated[
+    dict[str, DimSizes],
+    S(
+        "Input-size envelope",
+        "The sizes the release accepts for its dynamic axes, by the dim name inputs[].shape gives them: a minimum, "
+        "a maximum and the typical one. Each point (every named dim at its min, typical or max) runs on every "
+        "platform, made from the first case's inputs resampled to that size, and is compared across platforms by "
+        "each graph's rules.",
+        min_properties=1,
+        max_properties=MAX_ENVELOPE_DIMS,
+        extra={"propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"}},
+    ),
+]
 
 
 class Comparison(Block):
@@ -115,3 +145,4 @@ class Comparison(Block):
         list[Rule] | None,
         S("Rules", "The baseline's rules, judged against the reference outputs.", max_items=MAX_RULES),
     ] = None
+    envelope: Envelope | None = None

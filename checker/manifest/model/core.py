@@ -88,10 +88,10 @@ class Tagged:
     """On a union of blocks: the key whose value picks the block (`kind: image`), each block saying its own value
     in `TAG`.
 
-    `shared`: a block every member subclasses, whose fields the union states once beside the key (a rule's
-    `output`, `min_pass_rate` and `tags` beside its `check`); each member's `then` lists them again with its own,
-    so that no other key is allowed, and requires only its own. The key is then no field of the members: the
-    member's `TAG` says it."""
+    `shared`: a block whose fields the union states once beside the key (a rule's `output` or `answer`,
+    `min_pass_rate` and `tags` beside its `check`); each member's `then` lists the fields it takes, so that no
+    other key is allowed, and requires those the union does not. The key is no field of a member that
+    subclasses a common base (its `TAG` says it), or a field whose value the union's words describe."""
 
     key: str
     words: S = S()
@@ -126,7 +126,9 @@ class Block:
     WORDS: ClassVar[S] = S()  # the block's title and description
     TAG: ClassVar[str] = ""  # the value of its union's key (Tagged), or its name (Keyed)
     SCALAR: ClassVar[str] = ""  # Keyed: the field a `name: value` step fills
-    MAPPING: ClassVar[bool] = False  # Keyed with a SCALAR: may also be written as a mapping (`mix: {to: mono}`)
+    # Keyed with a SCALAR: may also be written as a mapping (`mix: {to: mono}`), the two forms joined by this
+    # keyword ("oneOf" or "anyOf"; they accept the same, a scalar never being a mapping); "" for the scalar alone.
+    MAPPING: ClassVar[str] = ""
     # Raw schema keywords of the block as a whole that no single field holds: `oneOf` of required sets,
     # `if`/`then` between fields, `dependentSchemas`.
     EXTRA: ClassVar[Mapping[str, Any]] = {}

@@ -179,7 +179,7 @@ def _tagged_block(cls: type[Block], key: str) -> dict[str, Any]:
 
 def _tagged_shared(key: str, shared: type[Block], blocks: list[Any], tag: dict[str, Any]) -> dict[str, Any]:
     """A union whose members share `shared`'s fields: the key and those fields once on the union, and per
-    member every field it takes (the key among them), requiring only its own."""
+    member every field it takes (the key among them), requiring only what the union does not."""
     base = block_schema(shared, head=False)
     common = base.get("required", [])
     out: dict[str, Any] = {
@@ -191,6 +191,7 @@ def _tagged_shared(key: str, shared: type[Block], blocks: list[Any], tag: dict[s
     for b in blocks:
         then = _tagged_block(b, key)
         then["properties"] = {key: tag, **then.get("properties", {})}
+        then["properties"][key] = tag  # a member that holds the key as a field (a rule on an answer) says the union's
         own = [name for name in then.pop("required", []) if name not in common]
         if own:
             then["required"] = own
@@ -200,13 +201,14 @@ def _tagged_shared(key: str, shared: type[Block], blocks: list[Any], tag: dict[s
 
 def _keyed(options: list[Any]) -> dict[str, Any]:
     """A union of one-key mappings: the key names the block (`resize: {...}`), or, for a block with a scalar
-    field, holds that field's value (`scale: 0.0039`), or either for a block that may also be a mapping."""
+    field, holds that field's value (`scale: 0.0039`), or either for a block that may also be a mapping
+    (`mix: mono` or `mix: {to: mono}`; `apply: sigmoid` or `apply: {function: softmax, axis: 1}`)."""
     properties = {}
     for b in options:
         if b.SCALAR:
             value = {k: v for k, v in schema_of(hints(b)[b.SCALAR]).items() if k not in _HEAD}
             if b.MAPPING:
-                value = {"oneOf": [value, block_schema(b, head=False)]}
+                value = {b.MAPPING: [value, block_schema(b, head=False)]}
             properties[b.TAG] = {**_head(b.WORDS), **value}
         else:
             properties[b.TAG] = block_schema(b)

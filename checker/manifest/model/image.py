@@ -40,7 +40,9 @@ Filter = Literal[
     "area",
     "lanczos4",
 ]
-Library = Literal["pillow", "opencv", "torchvision", "torch"]
+Library = Literal["pillow", "opencv", "torchvision", "torch", "canvas"]
+Subsampling = Literal["4:4:4", "4:2:2", "4:2:0"]
+JpegLibrary = Literal["pillow", "opencv"]
 Position = Literal["center", "top_left", "top_right", "bottom_left", "bottom_right", "top", "bottom", "left", "right"]
 PadMode = Literal["constant", "edge", "reflect", "symmetric"]
 Layout = Literal["NCHW", "NHWC", "CHW", "HWC", "NHW", "HW"]
@@ -190,16 +192,17 @@ class Resize(Block):
         S(
             "Filter",
             "The library's own filter: pillow nearest bilinear bicubic lanczos box hamming; opencv nearest "
-            "nearest_exact linear cubic area lanczos4; torchvision nearest nearest_exact bilinear bicubic. "
-            "Default: bilinear, or linear for opencv.",
+            "nearest_exact linear cubic area lanczos4; torchvision nearest nearest_exact bilinear bicubic; canvas "
+            "bilinear nearest. Default: bilinear, or linear for opencv.",
         ),
     ] = None
     library: Annotated[
         Library,
         S(
             "Library",
-            "pillow (default), opencv (extra [opencv]) or torchvision (extra [torch]); torch: "
-            "torch.nn.functional.interpolate on float pixels, as the shorthand's library: torch.",
+            "pillow (default), opencv (extra [opencv]) or torchvision (extra [torch]); canvas: a browser canvas's "
+            "drawImage as Chromium draws it (bilinear at imageSmoothingQuality low, nearest with smoothing off); "
+            "torch: torch.nn.functional.interpolate on float pixels, as the shorthand's library: torch.",
         ),
     ] = "pillow"
     antialias: Annotated[bool | None, S("Antialias", "torchvision only: antialias when shrinking (default true).")] = (
@@ -268,6 +271,25 @@ class Pad(Block):
     when: Annotated[When | None, _when("pad")] = None
 
 
+class Jpeg(Block):
+    WORDS = S(
+        "jpeg",
+        "Encode as JPEG and decode again, as an application that re-encodes its image does: 8-bit pixels in their "
+        "current channel order, handed to the library as they are.",
+    )
+    TAG = "jpeg"
+
+    quality: Annotated[
+        int | None, S("Quality", "1-100; absent: the library's default (Pillow 75, OpenCV 95).", minimum=1, maximum=100)
+    ] = None
+    subsampling: Annotated[
+        Subsampling, S("Chroma subsampling", "4:4:4, 4:2:2 or 4:2:0 (default, both libraries' own).")
+    ] = "4:2:0"
+    library: Annotated[
+        JpegLibrary, S("Library", "pillow (default; Image.save) or opencv (cv2.imencode; extra [opencv]).")
+    ] = "pillow"
+
+
 class Scale(Block):
     WORDS = S("scale", "x * factor, to float32.")
     TAG = "scale"
@@ -307,7 +329,7 @@ class LayoutStep(Block):
     layout: Layout = "NCHW"
 
 
-Step = Annotated[Decode | Convert | Resize | Crop | Pad | Scale | Normalize | Cast | Batch | LayoutStep, Keyed()]
+Step = Annotated[Decode | Convert | Resize | Crop | Pad | Jpeg | Scale | Normalize | Cast | Batch | LayoutStep, Keyed()]
 Steps = Annotated[
     list[Step],
     S(

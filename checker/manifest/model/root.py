@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from checker.manifest.model.answers import Answers
 from checker.manifest.model.comparison import Comparison
 from checker.manifest.model.core import Block, S
 from checker.manifest.model.generate import block_schema
@@ -34,6 +35,7 @@ class Spec(Block):
     outputs: Outputs | None = None
     runtime: Runtime | None = None
     validation: Validation | None = None
+    answers: Answers | None = None
     comparison: Comparison | None = None
     variants: Variants | None = None
 

@@ -14,6 +14,7 @@ import typing
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
+from checker.manifest.model.answers import ANSWER_RULES, AnswerRule, RuleAnswer
 from checker.manifest.model.core import Block, S, Tagged
 from checker.manifest.model.generate import hints, members, merged, unwrap
 
@@ -40,6 +41,37 @@ Share = Annotated[float, S(minimum=0, maximum=1)]
 Apply = Literal["none", "softmax", "sigmoid"]
 
 
+RuleOutput = Annotated[str, S("Output", "The graph output the rule judges.", min_length=1)]
+PassRate = Annotated[
+    float, S("Minimum pass rate", "The share of cases that must pass (default 1.0).", minimum=0, maximum=1)
+]
+RuleTags = Annotated[
+    list[Tag] | None,
+    S(
+        "Tags",
+        "Judge only the cases carrying any of these tags (a slice), each slice on its own; none: every case.",
+        min_items=1,
+        max_items=MAX_TAGS,
+    ),
+]
+
+
+class RuleHead(Block):
+    """What the rule union states beside `check`, for every kind: a rule on a graph output names `output:`, a
+    rule on an answer `answer:` (docs/answers.md); each kind's branch requires its own."""
+
+    WORDS = S(
+        "Rule",
+        "An acceptance rule on a graph output (`output:`) or on an answer (`answer:`, docs/answers.md): evaluated "
+        "on every case; passes when the share of passing cases reaches min_pass_rate.",
+    )
+
+    output: RuleOutput | None = None
+    answer: RuleAnswer | None = None
+    min_pass_rate: PassRate | None = None
+    tags: RuleTags = None
+
+
 class RuleBase(Block):
     """What every rule states besides its kind's parameters: the output it judges, the share of cases that must
     pass, and the slice of cases it judges. Its kind is its `check` (the block's TAG)."""
@@ -49,19 +81,9 @@ class RuleBase(Block):
         "An acceptance rule: evaluated on every case; passes when the share of passing cases reaches min_pass_rate.",
     )
 
-    output: Annotated[str, S("Output", "The graph output the rule judges.", min_length=1)]
-    min_pass_rate: Annotated[
-        float, S("Minimum pass rate", "The share of cases that must pass (default 1.0).", minimum=0, maximum=1)
-    ] = 1.0
-    tags: Annotated[
-        list[Tag] | None,
-        S(
-            "Tags",
-            "Judge only the cases carrying any of these tags (a slice), each slice on its own; none: every case.",
-            min_items=1,
-            max_items=MAX_TAGS,
-        ),
-    ] = None
+    output: RuleOutput
+    min_pass_rate: PassRate = 1.0
+    tags: RuleTags = None
 
     @property
     def check(self) -> str:
@@ -163,13 +185,15 @@ class Exact(RuleBase):
     TAG = "exact"
 
 
-# Every rule kind, in the order the schema lists them; `check:` picks one.
+# Every rule kind on a graph output, in the order the schema lists them; `check:` picks one. The rules on
+# answers (answers.ANSWER_RULES) follow them in the one union.
 AnyRule = AllClose | MaxAbs | MeanAbs | Cosine | Sqnr | TopK | ScoreDrift | Accuracy | AccuracyDrop | Exact
 RULE_KINDS: tuple[type[RuleBase], ...] = typing.get_args(AnyRule)
+EVERY_CHECK = tuple(kind.TAG for kind in (*RULE_KINDS, *ANSWER_RULES))
 Rule = Annotated[
-    AnyRule,
-    Tagged("check", S("Check", " | ".join(kind.TAG for kind in RULE_KINDS)), shared=RuleBase),
-    RuleBase.WORDS,
+    AnyRule | AnswerRule,
+    Tagged("check", S("Check", " | ".join(EVERY_CHECK)), shared=RuleHead),
+    RuleHead.WORDS,
 ]
 Rules = Annotated[list[Rule], S(max_items=MAX_RULES)]
 

@@ -10,6 +10,9 @@ OptimizationLevel = Literal["disabled", "basic", "extended", "all"]
 MAX_PROVIDERS = 16
 MAX_THREADS = 256
 MAX_PLATFORMS = 16
+# The engines a platform may name instead of a CPU class (checker/platforms/catalog.ENGINES runs each).
+Engine = Literal["browser-wasm", "browser-webgpu", "node", "device"]
+EngineVersion = Annotated[str, S(min_length=1, max_length=256)]
 
 
 class SessionOptions(Block):
@@ -34,7 +37,7 @@ class Platform(Block):
     EXTRA = {
         "allOf": [
             {
-                "if": {"properties": {"arch": {"const": "x86_64"}}},
+                "if": {"required": ["arch"], "properties": {"arch": {"const": "x86_64"}}},
                 "then": {
                     "required": ["cpu"],
                     "properties": {
@@ -55,19 +58,33 @@ class Platform(Block):
                         }
                     },
                 },
-            }
-        ]
+            },
+            {
+                "if": {"required": ["engine"]},
+                "then": {"not": {"anyOf": [{"required": ["arch"]}, {"required": ["cpu"]}, {"required": ["features"]}]}},
+            },
+        ],
+        "anyOf": [{"required": ["arch"]}, {"required": ["engine"]}],
     }
 
     name: Annotated[
         str | None,
         S(
             "Name",
-            "What --platform calls it; default: its class, e.g. x86-64-v3 or aarch64-dotprod.",
+            "What --platform and a device's device.json call it; default: its class or engine, e.g. x86-64-v3, "
+            "aarch64-dotprod, browser-webgpu.",
             pattern="^[a-z0-9][a-z0-9._-]{0,63}$",
         ),
     ] = None
-    arch: Annotated[Literal["x86_64", "aarch64"], S("Architecture", "x86_64 | aarch64.")]
+    engine: Annotated[
+        Engine | None,
+        S(
+            "Engine",
+            "Instead of a CPU class: browser-wasm | browser-webgpu (onnxruntime-web in headless Chromium), node "
+            "(onnxruntime-node), or device (a device's own runner, judged from its outputs: --device-outputs).",
+        ),
+    ] = None
+    arch: Annotated[Literal["x86_64", "aarch64"] | None, S("Architecture", "x86_64 | aarch64.")] = None
     cpu: Annotated[
         Literal["x86-64-v2", "x86-64-v3", "x86-64-v4"] | None,
         S(
@@ -94,6 +111,22 @@ class Runtime(Block):
     version: Annotated[
         str | None,
         S("Runtime version", "A PEP 440 specifier, e.g. '>=1.17,<2'.", min_length=1, max_length=256),
+    ] = None
+    web: Annotated[
+        EngineVersion | None,
+        S(
+            "onnxruntime-web version",
+            "The onnxruntime-web releases the browser platforms (browser-wasm, browser-webgpu) may run: a PEP 440 "
+            "specifier, e.g. '>=1.30,<2'; default: runtime.version. The newest admitted release in the cache is "
+            "judged, else the newest on the npm registry (installed once).",
+        ),
+    ] = None
+    node: Annotated[
+        EngineVersion | None,
+        S(
+            "onnxruntime-node version",
+            "The onnxruntime-node releases the node platform may run: a PEP 440 specifier; default: runtime.version.",
+        ),
     ] = None
     execution_providers: Annotated[
         list[Annotated[str, S(pattern="^[A-Za-z]+ExecutionProvider$")]] | None,
@@ -125,8 +158,9 @@ class Runtime(Block):
         list[Platform] | None,
         S(
             "Platforms",
-            "The CPU classes the release must hold on; `checker verify --platform target` judges the comparison "
-            "on each.",
+            "The platforms the release must hold on: CPU classes (arch, cpu, features) and engines (browser-wasm, "
+            "browser-webgpu, node, device). `checker verify` judges the comparison on each (--platform narrows it); "
+            "one that cannot run here is not_run.",
             max_items=MAX_PLATFORMS,
         ),
     ] = None

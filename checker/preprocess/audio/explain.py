@@ -3,7 +3,8 @@
 The neighbours of the declared list are tried in a fixed order, at most MAX_NEIGHBOURS of them, on the file
 decoded once per library: a parameter changed within its finite choices (the rate among the usual ones, the
 channel mix, the resampler and its quality, the decoder, the normalisation mode, the pad position), one step
-left out, two adjacent steps swapped, or one usual step added (a channel mix, a normalisation, a resample).
+left out, two adjacent steps swapped, or one usual step added (a channel mix, a 16-bit scale, a normalisation,
+a resample); a scale's factor changed between 32,767 and 32,768.
 The message says the edit in the manifest's own words.
 """
 
@@ -42,19 +43,32 @@ from checker.preprocess.search import Alternative, explain
 MAX_NEIGHBOURS = 64
 RATES = (8000, 16000, 22050, 24000, 32000, 44100, 48000)
 UNEXPLAINED = (
-    "no single edit of the declared steps (a rate, the channel mix, the resampler, a normalisation, a step left "
-    "out, added or swapped with its neighbour) explains it"
+    "no single edit of the declared steps (a rate, the channel mix, the resampler, a scale, a normalisation, a "
+    "step left out, added or swapped with its neighbour), nor a second one on top of the nearest, explains it"
 )
 
 Edit = tuple[str, AudioSpec]  # completes "the stored tensor matches the declared preprocessing ..."
 
 
 def audio_alternatives(src: AudioSource, tolerance: float) -> Iterator[Alternative]:
-    """The neighbours of the declared steps, at most MAX_NEIGHBOURS, for search.py's ranked search."""
-    for count, (description, spec) in enumerate(neighbours(src.spec, src.decoded.done_rate())):
+    """The neighbours of the declared steps, at most MAX_NEIGHBOURS, for search.py's ranked search; each with
+    its own neighbours as the second edits a second round may try."""
+    rate = src.decoded.done_rate()
+
+    def second(first: Edit) -> Iterator[Alternative]:
+        for count, (description, spec) in enumerate(neighbours(first[1], rate)):
+            if count >= MAX_NEIGHBOURS:
+                return
+            if spec != src.spec:
+                words = f"{first[0]}, and {description}"
+                yield Alternative(words, functools.partial(_tensor, src, spec), tolerance)
+
+    for count, edit in enumerate(neighbours(src.spec, rate)):
         if count >= MAX_NEIGHBOURS:
             return
-        yield Alternative(description, functools.partial(_tensor, src, spec), tolerance)
+        description, spec = edit
+        then = functools.partial(second, edit)
+        yield Alternative(description, functools.partial(_tensor, src, spec), tolerance, then=then)
 
 
 def _tensor(src: AudioSource, spec: AudioSpec) -> np.ndarray:
@@ -120,9 +134,26 @@ def _pad(step: Pad, _: int | None) -> Iterator[AudioStep]:
     yield from (step.changed(position=p) for p in POSITIONS if p != step.position)
 
 
-# A gain, a scale, a trim, a frames, a batch, a layout and a cast have no usual value to try: a step left out,
-# added or swapped is tried for them as for every step.
-for _type in (Gain, Scale, Trim, Frames, Batch, Layout, Cast):
+# The factors that take a -1..1 signal to 16-bit sample values: 32,768 undoes the decoder's own division (what
+# an application that feeds int16 samples as floats has), 32,767 is the full scale some code multiplies by.
+PCM_FACTORS = (32768.0, 32767.0)
+
+
+@REGISTRY.register_changes(Scale)
+def _scale(step: Scale, _: int | None) -> Iterator[AudioStep]:
+    """The other 16-bit factor (32,767 for 32,768 and back), or either one for another factor."""
+    for factor in PCM_FACTORS:
+        if float(step.factor) != factor:
+            yield Scale(factor=_written(factor), as_scalar=True)
+
+
+def _written(factor: float) -> float | int:
+    return int(factor) if factor.is_integer() else factor
+
+
+# A gain, a trim, a frames, a batch, a layout and a cast have no usual value to try: a step left out, added or
+# swapped is tried for them as for every step.
+for _type in (Gain, Trim, Frames, Batch, Layout, Cast):
     REGISTRY.register_changes(_type)(NO_CHANGES)
 
 
@@ -138,6 +169,9 @@ def _added(spec: AudioSpec, file_rate: int | None) -> Iterator[Edit]:
     if Mix not in types:
         for to in ("mono", "first"):
             yield _insert(spec, 1, Mix(to=to, written=("to",)))
+    if Scale not in types:  # a front end that takes 16-bit sample values, declared in -1..1
+        for factor in PCM_FACTORS:
+            yield _insert(spec, tail, Scale(factor=_written(factor), as_scalar=True))
     if Normalize not in types:
         for mode in NORMALIZE_MODES:
             yield _insert(spec, tail, Normalize(mode=mode, written=("mode",)))

@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from checker.preprocess.errors import PreprocessError
-from checker.preprocess.image.neighbours import Edit, inferred_value, neighbours, pad_value_candidates
+from checker.preprocess.image.neighbours import Edit, Neighbour, inferred_value, neighbours, pad_value_candidates
 from checker.preprocess.image.origins import Origin, in_source_words
 from checker.preprocess.image.shorthand import spec_steps
 from checker.preprocess.image.source import ImageSource
@@ -59,10 +59,21 @@ def step_alternatives(src: ImageSource, stored: np.ndarray, tolerance: float) ->
     def build(steps: tuple[Step, ...]) -> Callable[[], np.ndarray]:
         return lambda: src.build_steps(steps, size)
 
+    def then(first: Neighbour) -> Callable[[], Iterator[Alternative]]:
+        """A second edit on top of `first`: the one-edit neighbours of its steps, said after its words."""
+
+        def second() -> Iterator[Alternative]:
+            for n in neighbours(first.steps, src.decoded.orientation, batch):
+                if n.steps != declared:
+                    words = f"{first.description}, and {n.description}{where}"
+                    yield Alternative(words, build(n.steps), tolerance * tensor_units(n.steps) / unit)
+
+        return second
+
     origins = src.spec.origins
     unsaid: list[Alternative] = []
     for n in neighbours(declared, src.decoded.orientation, batch):
-        alt = Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit)
+        alt = Alternative(n.description + where, build(n.steps), tolerance * tensor_units(n.steps) / unit, then=then(n))
         if origins is None:
             yield alt
             continue

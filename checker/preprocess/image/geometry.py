@@ -183,14 +183,34 @@ def _split(extra: int, where: str, odd: str) -> tuple[int, int]:
     return (small, extra - small) if odd == "end" else (extra - small, small)
 
 
-def pad(img: np.ndarray, p: Pad) -> np.ndarray:
-    """The pad step on H x W x C pixels (the value in the units the pixels have)."""
-    h, w = img.shape[:2]
+def pad_offsets(p: Pad, h: int, w: int) -> tuple[int, int, int, int, int, int]:
+    """Where the pad step puts an h x w image: (top, bottom, left, right, padded h, padded w)."""
     th, tw = pad_amounts(p, h, w)
     vertical = "start" if "top" in p.position else "end" if "bottom" in p.position else "middle"
     horizontal = "start" if "left" in p.position else "end" if "right" in p.position else "middle"
     top, bottom = _split(th - h, vertical, p.odd)
     left, right = _split(tw - w, horizontal, p.odd)
+    return top, bottom, left, right, th, tw
+
+
+def centred_offsets(c: Crop, h: int, w: int) -> tuple[int, int, int, int] | None:
+    """A centre crop that pads an image smaller than itself: (top, left) of the image on the padded canvas and
+    (top, left) of the crop on it; None for a crop that does not pad."""
+    if c.center is None or c.pad_if_smaller is None:
+        return None
+    ch, cw = c.center
+    nh, nw = max(h, ch), max(w, cw)
+    if c.offset_rounding == "half_even":
+        top_pad, left_pad = (nh - h) // 2, (nw - w) // 2
+    else:
+        top_pad, left_pad = -(-(nh - h) // 2), -(-(nw - w) // 2)
+    return top_pad, left_pad, _offset(nh - ch, c.offset_rounding), _offset(nw - cw, c.offset_rounding)
+
+
+def pad(img: np.ndarray, p: Pad) -> np.ndarray:
+    """The pad step on H x W x C pixels (the value in the units the pixels have)."""
+    h, w = img.shape[:2]
+    top, bottom, left, right, th, tw = pad_offsets(p, h, w)
     if p.mode != "constant":
         if p.mode in ("reflect", "symmetric") and (top >= h or bottom >= h or left >= w or right >= w):
             raise PreprocessError(f"pad mode {p.mode} needs the image ({h}x{w}) larger than what it adds")

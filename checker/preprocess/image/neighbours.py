@@ -17,14 +17,17 @@ from checker.preprocess.image.condition import When
 from checker.preprocess.image.steps import (
     ARITHMETICS,
     FILTERS,
+    JPEG_DEFAULT_QUALITY,
     POSITIONS,
     REGISTRY,
     ROUNDINGS,
+    SUBSAMPLINGS,
     Batch,
     Cast,
     Convert,
     Crop,
     Decode,
+    Jpeg,
     Layout,
     Normalize,
     Pad,
@@ -92,6 +95,8 @@ def _changed(step: Step, key: str, value: object, old: object | None = None) -> 
 
 
 def _word(value: object) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_word(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None or value == "":
@@ -129,6 +134,7 @@ def _convert(step: Convert, _: int, __: int | None) -> Iterator[tuple[Step, str]
 @REGISTRY.register_changes(Resize)
 def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     yield from _conditions(step)
+    yield from _geometries(step)
     if step.ppocr_line is None and step.size is None:
         for rounding in ROUNDINGS:
             if rounding != step.rounding:
@@ -146,6 +152,52 @@ def _resize(step: Resize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         for arithmetic in ARITHMETICS:
             if arithmetic != step.arithmetic:
                 yield _changed(step, "arithmetic", arithmetic)
+
+
+# The geometries one target reads as: a square `size` is the box a `fit` fills and the side a `shorter_side`
+# or `longer_side` reaches; what an application that keeps the aspect ratio and one that squashes share.
+_BOXED = ("size", "shorter_side", "fit", "longer_side")
+
+
+def _geometries(step: Resize) -> Iterator[tuple[Step, str]]:
+    """The resize's target read as each other geometry of `_BOXED`: `size: [256, 256]` where `shorter_side:
+    256` is declared (the application squashes to a square), `fit` for `size` (it keeps the aspect ratio)."""
+    box = step.size or step.fit
+    side = step.shorter_side or step.longer_side
+    if box is not None:
+        h, w = box
+    elif side is not None:
+        h = w = side
+    else:
+        return
+    current = next(g for g in _BOXED if getattr(step, g) is not None)
+    cleared = replace(
+        step,
+        size=None,
+        shorter_side=None,
+        max_longer=None,
+        longer_side=None,
+        fit=None,
+        min_width=None,
+        max_width=None,
+        min_height=None,
+        max_height=None,
+    )
+    choices: tuple[tuple[str, Resize, object], ...] = (
+        # a size is the size itself: no multiple, no rounding
+        (
+            "size",
+            replace(cleared, size=(h, w), multiple_of=None, multiple_of_rounding=None, rounding="half_up"),
+            (h, w),
+        ),
+        ("shorter_side", replace(cleared, shorter_side=min(h, w)), min(h, w)),
+        ("fit", replace(cleared, fit=(h, w)), (h, w)),
+        ("longer_side", replace(cleared, longer_side=max(h, w)), max(h, w)),
+    )
+    was = _word(getattr(step, current))
+    for geometry, changed, value in choices:
+        if geometry != current:
+            yield changed, f"when `resize` has `{geometry}: {_word(value)}` (the manifest has `{current}: {was}`)"
 
 
 # The strides detectors and vision transformers round their sides to, tried on a resize that rounds to none.
@@ -247,6 +299,20 @@ def _pad(step: Pad, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
         yield _changed(step, "mode", "edge")
 
 
+@REGISTRY.register_changes(Jpeg)
+def _jpeg(step: Jpeg, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
+    """The other subsamplings, the other library (at the same quality), each library's default quality and
+    5 either side of the declared one."""
+    for sampling in SUBSAMPLINGS:
+        if sampling != step.subsampling:
+            yield _changed(step, "subsampling", sampling)
+    other = "opencv" if step.library == "pillow" else "pillow"
+    yield _changed(replace(step, quality=step.quality_used), "library", other)
+    qualities = (*JPEG_DEFAULT_QUALITY.values(), step.quality_used - 5, step.quality_used + 5)
+    for quality in dict.fromkeys(q for q in qualities if 1 <= q <= 100 and q != step.quality_used):
+        yield _changed(step, "quality", quality, step.quality_used)
+
+
 @REGISTRY.register_changes(Scale)
 def _scale(step: Scale, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     for factor in (step.factor * 255, step.factor / 255):
@@ -264,6 +330,11 @@ def _batch(step: Batch, _: int, stored_batch: int | None) -> Iterator[tuple[Step
 def _normalize(step: Normalize, _: int, __: int | None) -> Iterator[tuple[Step, str]]:
     # Per-channel constants written in the other order of colour: ImageNet's RGB mean and std applied to the
     # BGR arrays of OpenCV code (PaddleOCR does).
+    if step.mean != step.std and (any(m != 0 for m in step.mean) or any(v != 1 for v in step.std)):
+        # the two lists copied into each other's places: a frequent copy error
+        swapped = Normalize(mean=step.std, std=step.mean)
+        if all(v != 0 for v in swapped.std):
+            yield swapped, f"when `normalize` has its mean and std swapped (`{swapped.words()}`)"
     if len(step.mean) == 3 or len(step.std) == 3:
         changed = replace(step, mean=step.mean[::-1], std=step.std[::-1])
         if changed != step:
@@ -296,10 +367,56 @@ def _additions(steps: tuple[Step, ...], stored_batch: int | None) -> Iterator[Ne
         # a detector whose sides are multiples of a stride pads a smaller image up to one stride first
         added_p = Pad(at_least=(stride, stride), position="top_left")
         yield Neighbour(f"with `{added_p.words()}` added after decode", (steps[0], added_p, *steps[1:]))
+    yield from _letterboxes(steps, kinds)
+    if Jpeg not in kinds:
+        yield from _jpeg_additions(steps)
     if Batch not in kinds and stored_batch is not None and stored_batch > 1:
         at = next((i for i, s in enumerate(steps) if isinstance(s, Layout)), len(steps))
         added_b = Batch(stored_batch)
         yield Neighbour(f"with `{added_b.words()}` added", (*steps[:at], added_b, *steps[at:]))
+
+
+# The pad values letterboxes use, the likeliest first (YOLO's grey, black, mid-grey), in 0-255 units.
+LETTERBOX_VALUES = (114.0, 0.0, 128.0)
+
+
+def _letterboxes(steps: tuple[Step, ...], kinds: set[type[Step]]) -> Iterator[Neighbour]:
+    """A missing letterbox: a `fit` resize padded to its box, or a `size` resize that keeps the aspect ratio
+    (`fit`) and pads to the size; only before any value step, where the pad value is in 0-255 units."""
+    if Pad in kinds:
+        return
+    for i, step in enumerate(steps):
+        if not isinstance(step, Resize) or (step.fit is None and step.size is None) or step.when is not None:
+            continue
+        if any(isinstance(s, (Scale, Normalize, Cast)) for s in steps[:i]):
+            return
+        box = step.fit or step.size
+        assert box is not None
+        resized = replace(step, size=None, fit=box) if step.size is not None else step
+        for value in LETTERBOX_VALUES:
+            pad = Pad(to=box, value=(value,))
+            added = (*steps[:i], resized, pad, *steps[i + 1 :])
+            if step.size is not None:
+                said = (
+                    f"with the image letterboxed: `{resized.words()}`, then `{pad.words()}` (the manifest has `size`)"
+                )
+            else:
+                said = f"with `{pad.words()}` added after `resize`: a letterbox"
+            yield Neighbour(said, added, Edit("add", i + 1))
+        return
+
+
+def _jpeg_additions(steps: tuple[Step, ...]) -> Iterator[Neighbour]:
+    """A JPEG round trip the application makes and the manifest leaves out, with each library's defaults:
+    after the geometry, where an application re-encodes the image it is about to feed (before any value step,
+    while the pixels are 8-bit)."""
+    at = next((i for i, s in enumerate(steps) if isinstance(s, (Convert, Scale, Normalize, Cast, Layout, Batch))),
+              len(steps))  # fmt: skip
+    at = max(at, 1)
+    for library in JPEG_DEFAULT_QUALITY:
+        added = Jpeg(library=library)
+        where = f" before `{steps[at].name}`" if at < len(steps) else " at the end"
+        yield Neighbour(f"with `{added.words()}` added{where}", (*steps[:at], added, *steps[at:]), Edit("add", at))
 
 
 def _scale_additions(steps: tuple[Step, ...]) -> Iterator[Neighbour]:

@@ -19,6 +19,7 @@ from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.preprocess.image import geometry as geo
 from checker.preprocess.image.condition import When
 from checker.preprocess.image.decode import Decoded
+from checker.preprocess.image.jpeg import round_trip
 from checker.preprocess.image.resample import opencv, pillow, resize_with
 from checker.preprocess.image.steps import (
     REGISTRY,
@@ -27,6 +28,7 @@ from checker.preprocess.image.steps import (
     Convert,
     Crop,
     Decode,
+    Jpeg,
     Layout,
     Normalize,
     Pad,
@@ -37,6 +39,9 @@ from checker.preprocess.image.steps import (
 from checker.preprocess.layout import cast, numpy_dtype
 
 MEMO_BYTES = 256 << 20
+# A state larger than this is made again when asked rather than kept: a 50-megapixel photograph decoded whole
+# is 150 MB, which the decoded file already holds, and keeping a copy for the whole search doubles it.
+MEMO_STATE_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -76,11 +81,26 @@ class Memo:
                 return k, found
         return 0, None
 
-    def put(self, steps: tuple[Step, ...], state: Pixels) -> None:
+    def put(self, steps: tuple[Step, ...], state: Pixels) -> bool:
+        """Keep `state` if it fits; whether its own pixels were kept (then nothing may write into them)."""
         size = int(state.array.nbytes)
-        if self.used + size <= MEMO_BYTES:
-            self.states[steps] = state
+        if size > MEMO_STATE_BYTES or self.used + size > MEMO_BYTES:
+            return False
+        if _holder_bytes(state.array) > size:
+            # a view (a crop of the decoded photograph) keeps its whole image alive: its pixels are copied
+            self.states[steps] = _with(state, state.array.copy())
             self.used += size
+            return False
+        self.states[steps] = state
+        self.used += size
+        return True
+
+
+def _holder_bytes(arr: np.ndarray) -> int:
+    """The bytes the array that holds `arr`'s pixels takes: more than `arr.nbytes` for a view into a larger one."""
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return int(arr.nbytes)
 
 
 def run(
@@ -96,22 +116,26 @@ def run(
     np_dtype = numpy_dtype(dtype)
     steps = crops_first(steps)
     done, state = memo.get(steps) if memo is not None else (0, None)
-    in_place = memo is None  # a memo keeps every step's pixels, so none may be overwritten
+    # A value step may overwrite the pixels the previous step made unless a memo keeps them: a state too large
+    # for the memo is written over, so a search on a 50-megapixel photograph holds one full-size copy, not two.
+    in_place = memo is None or state is None
     i = done
     while i < len(steps):
         fused = _decode_cropped(steps, i, decoded)
         grey = None if fused is not None else _grey_first(steps, i, decoded, in_place)
+        if fused is None and grey is None:
+            grey = _decode_resized(steps, i, decoded)
         if fused is not None:
             state, i = fused, i + 1  # the crop was applied with the decode
         elif grey is not None:
-            state, i = grey  # the geometry steps after the decode ran on the grey pixels
+            state, i = grey  # the steps up to i ran with the decode, on the grey band or at the resized size
             fused = state
         else:
             state = apply(steps[i], state, decoded, in_place)
         if float64 and (i == 0 or fused is not None):
             state = replace(state, float_dtype=np.float64)
         if memo is not None:
-            memo.put(steps[: i + 1], state)
+            in_place = not memo.put(steps[: i + 1], state)
         i += 1
     if state is None:
         raise PreprocessError("the step list is empty")
@@ -152,14 +176,52 @@ def _decode_cropped(steps: tuple[Step, ...], i: int, decoded: Decoded) -> Pixels
     step, crop = steps[0], steps[1]
     if step.library != "pillow" or step.alpha is not None:
         return None
-    im = decoded.upright if step.applies_exif else decoded.stored
-    w, h = im.size
+    w, h = decoded.size(step.applies_exif)
     box = geo.crop_box(crop, h, w)
     if box is None or (crop.when is not None and not crop.when.holds(h, w)):
         return None
+    im = decoded.upright if step.applies_exif else decoded.stored
     top, left, ch, cw = box
     _check_size_of(crop, (ch, cw))
-    return decode_step(step, replace(decoded, upright=im.crop((left, top, left + cw, top + ch)), stored=None))
+    return decode_step(step, Decoded(im.crop((left, top, left + cw, top + ch)), 1))  # a Pillow decode: no file
+
+
+def _decode_resized(steps: tuple[Step, ...], i: int, decoded: Decoded) -> tuple[Pixels, int] | None:
+    """A Pillow decode and the Pillow resize after it (past any RGB <-> BGR swaps) as one: the decoded image
+    resized as it is, its pixels read only at the new size, so a 50-megapixel photograph resized to 36 pixels
+    never becomes a 150 MB array (nor the copy that `convert` and NumPy each make). The tensor is the same:
+    Pillow resizes the image an array of the same pixels would make, each band alike (so BGR is the resized RGB
+    reversed). Returns the pixels and the index of the resize; None where they cannot be fused."""
+    if i != 0 or not steps or not isinstance(steps[0], Decode):
+        return None
+    step, order, k = steps[0], steps[0].mode, 1
+    while k < len(steps) and _swaps(steps[k], order):
+        order, k = ("BGR" if order == "RGB" else "RGB"), k + 1  # a swap before the resize: the same swap after
+    resize = steps[k] if k < len(steps) else None
+    if not isinstance(resize, Resize) or step.library != "pillow" or resize.library != "pillow":
+        return None
+    w, h = decoded.size(step.applies_exif)
+    if resize.when is not None and not resize.when.holds(h, w):
+        return None
+    size = geo.resize_size(resize, h, w)
+    if size == (h, w):
+        return None  # no resample: the usual run reads the pixels as they are
+    mode = "L" if step.mode == "L" else "RGB"
+    check_size(size, "resize", 1 if mode == "L" else 3)
+    try:
+        im = _pillow_image(step, decoded)
+        im = im if im.mode == mode else im.convert(mode)
+        flt = getattr(pillow().Resampling, resize.filter_name.upper())
+        arr = np.asarray(im.resize((size[1], size[0]), resample=flt), dtype=np.uint8)
+    except (OSError, ValueError) as e:
+        raise PreprocessError(f"the image cannot be converted to {mode} and resized: {e}") from e
+    arr = arr.reshape(size[0], size[1], -1)
+    return Pixels((reversed_channels(arr) if order == "BGR" else arr)[None], order, owned=True), k
+
+
+def _swaps(step: Step, order: str) -> bool:
+    """Whether `step` turns pixels in `order` from RGB to BGR or back."""
+    return isinstance(step, Convert) and {order, step.to} == {"RGB", "BGR"}
 
 
 # The modes of a file whose RGB is one grey value repeated: Pillow's convert("RGB") copies L into each band.
@@ -176,6 +238,8 @@ def _grey_first(steps: tuple[Step, ...], i: int, decoded: Decoded, in_place: boo
     step = steps[0]
     if step.library != "pillow" or step.alpha is not None or step.mode == "L":
         return None
+    if decoded.stored_mode not in _GREY_MODES:
+        return None  # checked first: turning the image upright for nothing costs a copy of it
     im = decoded.upright if step.applies_exif else decoded.stored
     last = 0
     while last + 1 < len(steps) and steps[last + 1].per_band():
@@ -195,7 +259,7 @@ def planned_size(steps: tuple[Step, ...], decoded: Decoded) -> tuple[int, int] |
     """The height and width `steps` make of `decoded`, from the sizes alone (no pixel is touched); None when a
     step cannot say (it would fail: the run says why)."""
     first = steps[0] if steps and isinstance(steps[0], Decode) else Decode()
-    w, h = (decoded.upright if first.applies_exif else decoded.stored).size
+    w, h = decoded.size(first.applies_exif)
     return geo.planned_size(steps, h, w)
 
 
@@ -254,7 +318,9 @@ def _normalize_kernel(step: Normalize, state: Pixels, _: Decoded, in_place: bool
 
 
 @REGISTRY.register_kernel(Convert)
-def _convert_kernel(step: Convert, state: Pixels, _: Decoded, __: bool) -> Pixels:
+def _convert_kernel(step: Convert, state: Pixels, _: Decoded, in_place: bool) -> Pixels:
+    if in_place and state.owned and {state.order, step.to} == {"RGB", "BGR"} and _swappable(state.array):
+        return replace(state, array=_reversed_in_place(state.array), order=step.to)
     return _convert(state, step)
 
 
@@ -286,6 +352,12 @@ def _crop_kernel(step: Crop, state: Pixels, _: Decoded, __: bool) -> Pixels:
         return geo.crop(img, step)
 
     return _per_image(state, each)
+
+
+@REGISTRY.register_kernel(Jpeg)
+def _jpeg_kernel(step: Jpeg, state: Pixels, _: Decoded, __: bool) -> Pixels:
+    pixels = _per_image(state, lambda img: round_trip(img, step.quality_used, step.subsampling, step.library))
+    return replace(pixels, owned=bool(pixels.array.flags.writeable))  # Pillow's pixels are read-only
 
 
 @REGISTRY.register_kernel(Pad)
@@ -321,27 +393,59 @@ def _check_values(values: tuple[float, ...], channels: int, what: str) -> None:
 
 
 def decode_step(step: Decode, decoded: Decoded) -> Pixels:
-    if step.library == "opencv":
-        return Pixels(_opencv_decode(step, decoded)[None], step.mode)
-    return Pixels(_pillow_decode(step, decoded)[None], step.mode)
+    arr = _opencv_decode(step, decoded) if step.library == "opencv" else _pillow_decode(step, decoded)
+    # pixels read in bands, or made by OpenCV, are this run's own; a small image read whole is Pillow's
+    return Pixels(arr[None], step.mode, owned=bool(arr.flags.writeable))
+
+
+# Pixels read from Pillow at a time. Pillow hands an image to NumPy through `tobytes`, which joins a list of
+# chunks: a 50-megapixel photograph read whole is its 150 MB twice over, besides the image itself.
+_DECODE_BAND = 1 << 21
 
 
 def _pillow_decode(step: Decode, decoded: Decoded) -> np.ndarray:
-    # a decode fused with its crop has only the cut pixels, as `upright` (already turned as the decode says)
-    im = decoded.upright if step.applies_exif or decoded.stored is None else decoded.stored
+    im = _pillow_image(step, decoded)
     mode = "L" if step.mode == "L" else "RGB"
     try:
-        if step.alpha is not None and ("A" in im.getbands() or "transparency" in im.info):
-            image = pillow()
-            rgba = im.convert("RGBA")
-            colour = tuple(round(v) for v in np.broadcast_to(step.alpha, (3,)))
-            background = image.new("RGBA", rgba.size, (*colour, 255))
-            im = image.alpha_composite(background, rgba)
-        arr = np.asarray(im.convert(mode), dtype=np.uint8)
+        arr = _pillow_pixels(im, mode)
     except (OSError, ValueError) as e:
         raise PreprocessError(f"the image cannot be converted to {mode}: {e}") from e
-    arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
-    return reversed_channels(arr) if step.mode == "BGR" else arr
+    if step.mode != "BGR":
+        return arr
+    return _reversed_in_place(arr) if _swappable(arr) else reversed_channels(arr)
+
+
+def _pillow_pixels(im: Any, mode: str) -> np.ndarray:
+    """`im` converted to `mode` as an H x W x C uint8 array. A large image is converted and read in bands of
+    rows (each pixel converts alone, so the pixels are the same): neither a converted copy of the whole image
+    nor the bytes Pillow hands NumPy are ever made whole."""
+    w, h = im.size
+    if w * h <= _DECODE_BAND:
+        arr = np.asarray(im if im.mode == mode else im.convert(mode), dtype=np.uint8)
+        return arr.reshape(arr.shape[0], arr.shape[1], -1)
+    out = np.empty((h, w, 1 if mode == "L" else 3), np.uint8)
+    rows = max(1, _DECODE_BAND // w)
+    for top in range(0, h, rows):
+        band = im.crop((0, top, w, min(h, top + rows)))
+        band = band if band.mode == mode else band.convert(mode)
+        out[top : top + rows] = np.asarray(band, dtype=np.uint8).reshape(-1, w, out.shape[2])
+    return out
+
+
+def _pillow_image(step: Decode, decoded: Decoded) -> Any:
+    """The decoded image as the decode step sees it: upright or as stored, with its alpha composited on the
+    step's colour."""
+    im = decoded.upright if step.applies_exif else decoded.stored
+    if step.alpha is not None and ("A" in im.getbands() or "transparency" in im.info):
+        image = pillow()
+        colour = tuple(round(v) for v in np.broadcast_to(step.alpha, (3,)))
+        try:
+            rgba = im.convert("RGBA")
+            background = image.new("RGBA", rgba.size, (*colour, 255))
+            return image.alpha_composite(background, rgba)
+        except (OSError, ValueError) as e:
+            raise PreprocessError(f"the image cannot be composited on {colour}: {e}") from e
+    return im
 
 
 def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
@@ -354,12 +458,30 @@ def _opencv_decode(step: Decode, decoded: Decoded) -> np.ndarray:
     if not step.applies_exif:
         flags |= cv2.IMREAD_IGNORE_ORIENTATION
     data = np.frombuffer(decoded.path.read_bytes(), dtype=np.uint8)
+    decoded.release()  # OpenCV's decode of a large photograph takes twice its pixels for a moment
     arr = cv2.imdecode(data, flags)
     if arr is None:
         raise PreprocessError("OpenCV cannot decode the raw file")
     arr = np.asarray(arr, dtype=np.uint8)
     arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
-    return reversed_channels(arr) if step.mode == "RGB" else arr
+    return _reversed_in_place(arr) if step.mode == "RGB" else arr
+
+
+def _swappable(arr: np.ndarray) -> bool:
+    return arr.shape[-1] == 3 and arr.flags.c_contiguous and arr.flags.writeable
+
+
+def _reversed_in_place(arr: np.ndarray) -> np.ndarray:
+    """BGR <-> RGB in an array this run alone holds: one band of one channel copied at a time, not a second
+    150 MB image (nor a 50 MB channel) for a 50-megapixel photograph."""
+    rows = arr.reshape(-1, arr.shape[-2], 3)  # a batch as one tall image, swapped a band of rows at a time
+    step = max(1, _DECODE_BAND // max(1, rows.shape[1]))
+    for top in range(0, len(rows), step):
+        band = rows[top : top + step]
+        first = band[..., 0].copy()
+        band[..., 0] = band[..., 2]
+        band[..., 2] = first
+    return arr
 
 
 # Colour and values

@@ -33,16 +33,26 @@ FILTERS: dict[str, tuple[str, ...]] = {
     "torchvision": ("bilinear", "nearest", "nearest_exact", "bicubic"),
     # torch.nn.functional.interpolate on float pixels, no antialias: what the shorthand's `library: torch` meant.
     "torch": ("bilinear", "nearest", "bicubic"),
+    # A browser canvas's drawImage, as Chromium draws it on the CPU: bilinear at the default imageSmoothingQuality
+    # ("low"), nearest with imageSmoothingEnabled = false. What a web application's preprocessing resizes with.
+    "canvas": ("bilinear", "nearest"),
 }
 # A filter's counterpart in another library (used when an explanation tries the other library).
 COUNTERPARTS = {
     ("pillow", "opencv"): {"bilinear": "linear", "bicubic": "cubic", "lanczos": "lanczos4", "nearest": "nearest"},
     ("pillow", "torchvision"): {"bilinear": "bilinear", "bicubic": "bicubic", "nearest": "nearest"},
     ("opencv", "torchvision"): {"linear": "bilinear", "cubic": "bicubic", "nearest": "nearest"},
+    ("pillow", "canvas"): {"bilinear": "bilinear", "nearest": "nearest"},
+    ("opencv", "canvas"): {"linear": "bilinear", "nearest": "nearest"},
+    ("torchvision", "canvas"): {"bilinear": "bilinear", "nearest": "nearest"},
 }
 POSITIONS = get_args(m.Position)
 PAD_MODES = get_args(m.PadMode)
 LAYOUTS = get_args(m.Layout)
+SUBSAMPLINGS = get_args(m.Subsampling)
+JPEG_LIBRARIES = get_args(m.JpegLibrary)
+# Each library's quality when the application gives none: Pillow's save and OpenCV's imencode.
+JPEG_DEFAULT_QUALITY = {"pillow": 75, "opencv": 95}
 CAST_DTYPES = get_args(m.CastType)
 MAX_REPEAT = m.MAX_REPEAT
 
@@ -422,6 +432,37 @@ class Pad(Step):
 
 
 @dataclass(frozen=True)
+class Jpeg(Step):
+    quality: int | None = None  # None: the library's default
+    subsampling: str = m.Jpeg.subsampling
+    library: str = m.Jpeg.library
+    MODEL = m.Jpeg
+    name = m.Jpeg.TAG
+
+    @property
+    def quality_used(self) -> int:
+        return self.quality if self.quality is not None else JPEG_DEFAULT_QUALITY[self.library]
+
+    @classmethod
+    def from_model(cls, block: m.Jpeg, where: str) -> Jpeg:
+        # The schema's "integer" admits 80.0, which no encoder's quality is: refused, as written
+        if block.quality is not None and not isinstance(block.quality, int):
+            raise PreprocessError(f"{where}.quality is {block.quality!r}; expected an integer from 1 to 100")
+        return Jpeg(block.quality, block.subsampling, block.library)
+
+    def value_range(self, r: ValueRange) -> ValueRange | None:
+        # 8-bit pixels come back anywhere in 0-255: the round trip rings around an edge
+        return None if r.is_float else ValueRange(np.zeros(1), np.full(1, 255.0), False)
+
+    def size_after(self, h: int, w: int) -> tuple[int, int]:
+        return h, w  # no geometry
+
+    def per_band(self) -> bool:
+        # three equal bands are encoded as colour (luma and flat chroma), one band as greyscale: not the same
+        return False
+
+
+@dataclass(frozen=True)
 class Scale(Step):
     factor: float = m.Scale.factor
     MODEL = m.Scale
@@ -542,7 +583,7 @@ class Layout(Step):
 # Every image step, in the order docs/preprocessing.md lists them: its kernel (pipeline.py) and its one-edit
 # changes (neighbours.py) are registered to it, and tests/preprocess/test_step_entries.py holds each to its
 # schema definition and its heading.
-STEPS: tuple[type[Step], ...] = (Decode, Convert, Resize, Crop, Pad, Scale, Normalize, Cast, Batch, Layout)
+STEPS: tuple[type[Step], ...] = (Decode, Convert, Resize, Crop, Pad, Jpeg, Scale, Normalize, Cast, Batch, Layout)
 STEP_NAMES = tuple(step.name for step in STEPS)
 REGISTRY: Registry[Step] = Registry("image", STEPS)
 

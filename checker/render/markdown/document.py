@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from checker.findings import Severity
 from checker.render.escape import text
 from checker.render.gains import gain_sentences
-from checker.render.links import Links
+from checker.render.links import Links, bundle_root
 from checker.render.markdown.detail import Cuts, Detail, View
 from checker.render.markdown.findings import bundle_repo_path, error_list, info_list, warning_list
 from checker.render.markdown.since_base import (
@@ -47,7 +47,11 @@ def document(
 ) -> str:
     bundles = report.bundles
     view = View(detail, cuts, links, changes_by_bundle(report.changes), report.strict)
-    failing = [b for b in bundles if view.status(b) == "fail"]
+    # A passing verdict reused from a verdict store stands as stored: one line each, in one fold at the end.
+    # The bundles judged here, and what changed, come first (a reused failure is a failing bundle like any).
+    reused = [b for b in bundles if b.reused is not None and view.status(b) != "fail"]
+    judged = [b for b in bundles if not any(b is r for r in reused)]
+    failing = [b for b in judged if view.status(b) == "fail"]
     parts = [_headline(report, bundles, view), *loosened_first(view)]
     if failing:
         for i, bundle in enumerate(failing):
@@ -56,15 +60,17 @@ def document(
                 parts.append(_short_line(bundle, view))
                 continue
             parts.append("\n".join(_failing_bundle(bundle, view)))
-        passing = [b for b in bundles if view.status(b) != "fail"]
+        passing = [b for b in judged if view.status(b) != "fail"]
         if passing:
             summary = f"✅ {count(len(passing), 'other bundle')} passed"
             parts.append("\n".join(_passing_block(passing, view, summary, nested=True)))
-    elif bundles:
-        parts.append(_passing_line(bundles, view))
-        parts.extend(since_base_line(bundles, view))
+    elif judged:
+        parts.append(_passing_line(judged, view))
+        parts.extend(since_base_line(judged, view))
         summary = "Details: pieces, comparisons and environment"
-        parts.append("\n".join(_passing_block(bundles, view, summary, nested=len(bundles) > 1)))
+        parts.append("\n".join(_passing_block(judged, view, summary, nested=len(judged) > 1)))
+    if reused:
+        parts.append("\n".join(_reused_block(reused, view)))
     parts.extend(removed_since_base(view))
     if failing or not bundles:
         parts.append("\n".join(_environment(report.environment)))
@@ -86,6 +92,12 @@ def _headline(report: Report, bundles: list[BundleReport], view: View) -> str:
     if failed:
         line = f"## ❌ {TITLE}: {failed} of {len(bundles)} {plural(len(bundles), 'bundle')} failed"
         line += _strict_reason(report, bundles, view)
+    elif resting := [b for b in bundles if (e := view.change(b)) is not None and e.passes_by_loosening]:
+        # A pass that holds only because a check was loosened is not shown green.
+        line = (
+            f"## ⚠️ {TITLE}: {count(len(bundles), 'bundle')} passed, {len(resting)} only because a check was "
+            "loosened since the base"
+        )
     else:
         strict = " (warnings count as failures)" if report.strict else ""
         line = f"## ✅ {TITLE}: {count(len(bundles), 'bundle')} passed{strict}"
@@ -141,13 +153,19 @@ def _short_line(bundle: BundleReport, view: View) -> str:
 
 
 def _bundle_path(bundle: BundleReport, links: Links | None) -> str:
-    """The bundle's manifest as a repository path, linked when links are on."""
+    """The bundle's manifest as a repository path (relative to the workspace, never the runner's absolute
+    path), linked when links are on."""
     manifest = bundle.manifest_file
-    shown = bundle_repo_path(bundle, manifest) if manifest is not None else None
-    label = shown or bundle.path
+    shown = bundle_repo_path(bundle, manifest, links) if manifest is not None else None
+    label = shown or _folder(bundle, links)
     if links is not None and shown is not None:
         return f"[{text(label, 200)}]({links.blob(shown)})"
     return text(label, 200)
+
+
+def _folder(bundle: BundleReport, links: Links | None) -> str:
+    """The bundle's path as the reader knows it: from the workspace's root when it lies under it."""
+    return bundle_root(bundle.path, links.workspace if links else None) or bundle.path or "—"
 
 
 def _collapsed_rest(bundle: BundleReport, view: View) -> Iterator[str]:
@@ -171,7 +189,7 @@ def comparison_name(comparison: Comparison) -> str:
 def _inner(bundle: BundleReport, view: View, failing_shown: bool = False) -> Iterator[str]:
     """The detail under a bundle's fold: identity, the seven pieces, notes, comparisons, validation."""
     yield ""
-    yield _identity(bundle)
+    yield _identity(bundle, view.links)
     yield from _checklist(bundle.piece_states())
     yield from info_list(bundle, view)
     for comparison in bundle.comparisons:
@@ -244,7 +262,7 @@ def _passing_block(bundles: list[BundleReport], view: View, summary: str, nested
             continue
         if nested:
             yield ""
-            where = text(bundle.path or "?", 120)
+            where = text(_folder(bundle, view.links), 120)
             yield f"<details><summary>✅ {bundle_title(bundle)} — {where}: pieces, comparisons</summary>"
         else:
             yield ""
@@ -255,6 +273,35 @@ def _passing_block(bundles: list[BundleReport], view: View, summary: str, nested
         if nested:
             yield ""
             yield "</details>"
+    yield ""
+    yield "</details>"
+
+
+REUSED_SHOWN = 200  # reused bundles listed in their fold; the JSON report has every one
+
+
+def _reused_block(bundles: list[BundleReport], view: View) -> Iterator[str]:
+    """The bundles whose passing verdicts were reused from the verdict store: one line, and a fold of a line
+    each (the stored verdict's date, signer and figures)."""
+    records = [b.reused for b in bundles if b.reused is not None]
+    dates = sorted((r.verified_at or "?")[:10] for r in records)
+    when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    signers = sorted({r.signed_by or "?" for r in records})
+    by = signers[0] if len(signers) == 1 else f"{len(signers)} signers"
+    summary = (
+        f"♻️ {count(len(bundles), 'bundle')} not run again: {plural(len(bundles), 'its', 'their')} "
+        f"{plural(len(bundles), 'verdict')} of {text(when, 40)}, signed by {text(by, 200)}, reused"
+    )
+    shown = REUSED_SHOWN if view.detail.full_bundles is None else min(REUSED_SHOWN, view.detail.full_bundles)
+    yield f"<details><summary>{summary}</summary>"
+    yield ""
+    for bundle, record in zip(bundles[:shown], records):
+        said = text(record.line(signer=len(signers) > 1), view.detail.message_chars)
+        where = _bundle_path(bundle, view.links)
+        yield f"- {status_mark(view.status(bundle))} {bundle_title(bundle)} — {where} · {said}"
+    if len(bundles) > shown:
+        view.cuts.add("reused bundles", len(bundles) - shown)
+        yield f"- and {len(bundles) - shown} more (the JSON report lists them)"
     yield ""
     yield "</details>"
 
@@ -271,8 +318,8 @@ def _overview(bundles: list[BundleReport], view: View) -> str:
     return "\n".join(rows)
 
 
-def _identity(bundle: BundleReport) -> str:
-    facts = [f"**Path:** {text(bundle.path or '—', 200)}"]
+def _identity(bundle: BundleReport, links: Links | None) -> str:
+    facts = [f"**Path:** {text(_folder(bundle, links), 200)}"]
     if bundle.manifest_file:
         facts.append(f"**Manifest:** {text(bundle.manifest_file, 120)}")
     if bundle.digest:

@@ -8,13 +8,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from checker.findings import Finding, Severity
+from checker.findings import COMPARISON_CASE, Finding, Severity
 from checker.remedies import remedy
-from checker.render.escape import shorten, text
+from checker.render.escape import text
 from checker.render.links import Links, repo_path
 from checker.render.markdown.detail import Detail, View
 from checker.render.markdown.words import code, count, spaced
 from checker.reports.model import BundleReport
+from checker.sentences import bounded, visible
 
 
 def bundle_repo_path(bundle: BundleReport, file: str | None, links: Links | None = None) -> str | None:
@@ -50,7 +51,7 @@ def warning_list(bundle: BundleReport, view: View, collapsed: bool, counted: boo
     )
     yield ""
     for group in shown:
-        yield f"- {_group_line(group, bundle, view)} — fix: {group.fix}"
+        yield f"- {_group_line(group, bundle, view)[0]} — fix: {group.fix}"
     if len(shown) < len(groups):
         yield ""
         yield f"_{len(groups) - len(shown)} more warnings are in the JSON report._"
@@ -96,30 +97,79 @@ _LISTED = 12  # places named in one entry; the rest are counted
 
 def _numbered(found: list[Finding], severity: str, bundle: BundleReport, view: View, head: str) -> Iterator[str]:
     """Numbered entries, one per (id, cause), each with its places and its fix as a paragraph of its own item
-    (so that in a comment, where a newline is a line break, the fix stays with its finding)."""
-    groups = _groups(found, bundle)
+    (so that in a comment, where a newline is a line break, the fix stays with its finding). What a reader sees
+    of each is at most two complete sentences; the rest is in a fold under it. Each paragraph of an item is
+    indented by its number's width ("10. " is four characters), so that the list holds at any length; a fix
+    already shown for an earlier entry is named by that entry's number, not repeated."""
+    roots = _root_names(found)
+    follows: dict[str, list[Finding]] = {}
+    for finding in found:
+        root = finding.details.get("consequence_of")
+        if isinstance(root, str) and root in roots:
+            follows.setdefault(root, []).append(finding)
+    under_roots = {id(f) for fs in follows.values() for f in fs}
+    groups = _groups([f for f in found if id(f) not in under_roots], bundle)
     shown = _shown(groups, severity, view.detail)
     view.cuts.add(f"{severity}s", len(groups) - len(shown))
     yield ""
     yield head
     yield ""
+    fixed: dict[str, int] = {}
     for i, group in enumerate(shown, 1):
-        yield f"{i}. {_group_line(group, bundle, view)}"
+        pad = " " * len(f"{i}. ")
+        line, said_rest = _group_line(group, bundle, view)
+        fix, fix_rest = visible(group.fix)
+        yield f"{i}. {line}"
         yield ""
-        yield f"   **Fix:** {group.fix}"
+        if fix in fixed:
+            yield f"{pad}**Fix:** as for {fixed[fix]}."
+            fix_rest = ""
+        else:
+            fixed[fix] = i
+            yield f"{pad}**Fix:** {fix}"
         yield ""
+        after = follows.get(_root_name(group.findings[0]) or "", [])
+        consequences = [f"**Follows from it:** {_consequences(after, bundle, view)}"] if after else []
+        folded = [part for part in (said_rest, fix_rest and f"**Fix, continued:** {fix_rest}") if part]
+        folded += consequences
+        if folded:
+            yield f"{pad}<details><summary>More</summary>"
+            yield ""
+            for part in folded:
+                yield f"{pad}{part}"
+                yield ""
+            yield f"{pad}</details>"
+            yield ""
     if len(shown) < len(groups):
         yield f"_{len(groups) - len(shown)} more {severity}s are in the JSON report._"
 
 
-def _group_line(group: _Group, bundle: BundleReport, view: View) -> str:
+def _root_name(finding: Finding) -> str | None:
+    case = finding.details.get("case")
+    return f"case '{case}'" if finding.id == COMPARISON_CASE and isinstance(case, str) else None
+
+
+def _root_names(found: list[Finding]) -> set[str]:
+    return {name for f in found if (name := _root_name(f)) is not None}
+
+
+def _consequences(after: list[Finding], bundle: BundleReport, view: View) -> str:
+    """The findings that follow from a root, each by its id, place and first sentence, in one paragraph."""
+    return "; ".join(_finding_line(f, bundle, view)[0] for f in after[:_LISTED]) + (
+        f"; and {len(after) - _LISTED} more" if len(after) > _LISTED else ""
+    )
+
+
+def _group_line(group: _Group, bundle: BundleReport, view: View) -> tuple[str, str]:
+    """The entry's visible line (its message's first sentences, then the other places of the same mistake),
+    and the rest of its message."""
     first, rest = group.findings[0], group.findings[1:]
-    line = _finding_line(first, bundle, view)
+    line, more_said = _finding_line(first, bundle, view)
     if not rest:
-        return line
+        return line, more_said
     places = ", ".join(_place(f, bundle, view) for f in rest[:_LISTED])
     more = f" and {len(rest) - _LISTED} more" if len(rest) > _LISTED else ""
-    return f"{line} — the same in {count(len(rest), 'more place')}: {places}{more}"
+    return f"{line} — the same in {count(len(rest), 'more place')}: {places}{more}", more_said
 
 
 def _place(finding: Finding, bundle: BundleReport, view: View) -> str:
@@ -128,14 +178,19 @@ def _place(finding: Finding, bundle: BundleReport, view: View) -> str:
     return f"case '{text(case, 80)}' ({where})" if isinstance(case, str) else where
 
 
-def _finding_line(finding: Finding, bundle: BundleReport, view: View) -> str:
-    message = message_markdown(finding.message, view.detail.message_chars)
-    return f"**{text(finding.id, 60)}** at {_where(finding, bundle, view.links)}: {message}"
+def _finding_line(finding: Finding, bundle: BundleReport, view: View) -> tuple[str, str]:
+    """The finding's id, place and the first complete sentences of its message; and the rest of the message."""
+    said, rest = visible(finding.message)
+    limit = view.detail.message_chars
+    message = message_markdown(said, limit)
+    line = f"**{text(finding.id, 60)}** at {_where(finding, bundle, view.links)}: {message}"
+    return line, message_markdown(rest, limit) if rest else ""
 
 
 def message_markdown(said: str, limit: int) -> str:
-    """A message as Markdown: what it puts in backticks shown as code, the rest escaped."""
-    said = shorten(said, limit)
+    """A message as Markdown: what it puts in backticks shown as code, the rest escaped; cut, when it must be,
+    after a complete sentence (never inside one, nor inside a parenthesis)."""
+    said = bounded(said, limit)
     parts = said.split("`")
     if len(parts) % 2 == 0 or len(parts) > 41:  # unbalanced (or a flood of spans): show it all as text
         return text(said, limit)
@@ -180,4 +235,4 @@ def info_list(bundle: BundleReport, view: View) -> Iterator[str]:
     yield ""
     yield f"**\N{INFORMATION SOURCE}\ufe0f {count(len(notes), 'note')}:**"
     yield ""
-    yield from (f"- {_finding_line(f, bundle, view)}" for f in shown)
+    yield from (f"- {_finding_line(f, bundle, view)[0]}" for f in shown)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from checker.manifest.pieces import piece_label
 from checker.render.escape import text
 from checker.render.markdown.charts import change_chart
 from checker.render.markdown.detail import View
@@ -36,7 +37,7 @@ def loosened_first(view: View) -> Iterator[str]:
         return
     shown = "; ".join(text(s, 200) for s in said[:LOOSENED_SHOWN])
     more = f"; and {len(said) - LOOSENED_SHOWN} more" if len(said) > LOOSENED_SHOWN else ""
-    yield f"**⚠️ Rules loosened since the base:** {shown}{more}"
+    yield f"**⚠️ Checks loosened since the base:** {shown}{more}"
 
 
 def since_base_line(bundles: list[BundleReport], view: View) -> Iterator[str]:
@@ -84,7 +85,7 @@ def _change_facts(entry: BundleChange) -> list[str]:
     if compared is None:
         return facts
     if compared.pieces:
-        facts.append("changed pieces: " + ", ".join(text(p.replace("_", " "), 40) for p in compared.pieces))
+        facts.append("changed pieces: " + ", ".join(text(piece_label(p), 80) for p in compared.pieces))
     new, resolved = len(compared.findings.new), len(compared.findings.resolved)
     if new or resolved:
         facts.append(f"{count(new, 'new finding')}, {resolved} resolved")

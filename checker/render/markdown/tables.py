@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from checker.render.answered import change_lines, subject
 from checker.render.escape import text
 from checker.render.markdown.detail import Cuts, Detail
 from checker.render.markdown.words import VERDICTS, number, status_mark
@@ -27,6 +28,12 @@ def comparison_section(comparison: Comparison, detail: Detail, cuts: Cuts) -> It
     if comparison.case_errors:
         yield ""
         yield text(_case_errors(comparison.case_errors), detail.message_chars)
+    if comparison.changes:  # what changed in the product's words, before any figure (docs/answers.md)
+        yield ""
+        yield "Answers that changed:"
+        yield ""
+        changed = change_lines(comparison.graph, comparison.changes)
+        yield from (f"- {text(line, detail.message_chars)}" for line in changed)
     rules = comparison.rules
     shown = rules if detail.passing_rules else [r for r in rules if not r.passed]
     cuts.add("passing rules", len(rules) - len(shown))
@@ -59,8 +66,10 @@ def _rule_table(rules: list[RuleResult]) -> Iterator[str]:
 
 
 def worst_case(rule: RuleResult) -> str:
-    """The worst case's name, or "all alike" when every case measured the same (no case is the worst)."""
-    if len(rule.cases) > 1 and len({repr(v) for v in rule.cases.values()}) == 1:
+    """The worst case's name, or "all alike" when every case measured the same and no case failed by another bound
+    (a score that moved too far, say: its note tells the cases apart)."""
+    alike = len({repr(v) for v in rule.cases.values()}) == 1 and len({rule.case_notes.get(n) for n in rule.cases}) == 1
+    if len(rule.cases) > 1 and alike:
         return "all alike"
     return text(rule.worst_case or "—", 80)
 
@@ -69,7 +78,7 @@ def rule_name(rule: RuleResult) -> str:
     args = ""
     if rule.params:
         args = " (" + ", ".join(f"{k}={_param(v)}" for k, v in list(rule.params.items())[:8]) + ")"
-    return text(f"{rule.output} {rule.check}{args}{rule_scope(rule)}", 300)
+    return text(f"{subject(rule)} {rule.check}{args}{rule_scope(rule)}", 300)
 
 
 def _param(value: object) -> str:
@@ -88,10 +97,12 @@ def _pass_rate(rule: RuleResult) -> str:
 WORST_PASSING = 3  # passing cases shown beside the failing ones, worst first
 
 
-def _case_fails(rule: RuleResult, value: float | None) -> bool:
+def _case_fails(rule: RuleResult, name: str, value: float | None) -> bool:
     threshold = rule.threshold
     if value is None:
         return True  # not measured
+    if rule.answer is not None and name in rule.case_notes:
+        return True  # a rule on an answer notes a case only where a bound failed (a score that moved too far)
     if threshold is None:
         return False
     return value < threshold if rule.direction == "min" else value > threshold
@@ -110,8 +121,8 @@ def _cases(rules: list[RuleResult], detail: Detail, cuts: Cuts) -> Iterator[str]
         if r.passed:
             continue
         ordered = sorted(r.cases.items(), key=lambda item: _badness(r, item[1]), reverse=True)
-        failing = [(n, v) for n, v in ordered if _case_fails(r, v)]
-        passing = [(n, v) for n, v in ordered if not _case_fails(r, v)]
+        failing = [(n, v) for n, v in ordered if _case_fails(r, n, v)]
+        passing = [(n, v) for n, v in ordered if not _case_fails(r, n, v)]
         name = rule_name(r)
         rows.extend(f"| {name} | {text(n, 80)} | {number(v)} | ❌ |" for n, v in failing)
         rows.extend(f"| {name} | {text(n, 80)} | {number(v)} | ✅ |" for n, v in passing[:WORST_PASSING])
@@ -144,15 +155,18 @@ def validation_rows(run: Validation) -> list[tuple[str, object]]:
 
 
 def diagnosis_rows(diagnosis: Diagnosis) -> list[tuple[str, object]]:
-    """The diagnosis's facts that are one value each, as the report orders them: a tensor is a record of its own
-    (left to the JSON report), its absence one value ("no tensor fell below min_db")."""
+    """The diagnosis in a reviewer's words: what it found first, then where and how far it looked. The tensors'
+    own records, and the report's field names, are left to the JSON report."""
     d = diagnosis
-    rows: list[tuple[str, object]] = [
-        ("variant", d.variant), ("case", d.case), ("min_db", d.min_db), ("compared", d.compared),
-        ("unmatched", d.unmatched), ("groups", d.groups),
-    ]  # fmt: skip
-    rows += [(name, None) for name, score in (("first", d.first), ("worst", d.worst)) if score is None]
-    return [*rows, ("summary", d.summary)]
+    rows: list[tuple[str, object]] = [("found", d.summary), ("variant and case", f"{d.variant}, case '{d.case}'")]
+    looked = f"{d.compared} tensors matched to the baseline's"
+    if d.unmatched:
+        looked += f", {d.unmatched} without a match"
+    rows.append(("tensors compared", looked))
+    rows.append(("diverging below", f"{d.min_db:g} dB"))
+    if d.nodes_to_exclude:
+        rows.append(("nodes it names", ", ".join(d.nodes_to_exclude[:8])))
+    return rows
 
 
 def key_values(title: str, items: Sequence[tuple[str, object]]) -> Iterator[str]:

@@ -13,6 +13,8 @@ from checker.reports.parts.values import JsonValue, integer, json_value, mapping
 # A rule's state since the base: "added", "removed" or "edited" (a parameter changed); None: the same rule.
 RuleState = str | None
 
+PASSES_ONLY = "passes only because"  # a loosening the head's pass rests on: its sentence begins so
+
 
 @dataclass
 class Edit:
@@ -252,6 +254,11 @@ class BundleChange:
     @property
     def loosened(self) -> list[str]:
         return self.compared.loosened if self.compared else []
+
+    @property
+    def passes_by_loosening(self) -> list[str]:
+        """The loosenings without which the head would fail ("passes only because ..."): no green for these."""
+        return [said for said in self.loosened if said.startswith(PASSES_ONLY)]
 
     def to_dict(self) -> dict[str, Any]:
         out = {"path": self.path, "name": self.name, "state": self.state, "status": self.status.to_dict()}

@@ -38,6 +38,14 @@ class PairedTiming:
     elapsed_s: float | None = None
     stopped: str | None = None  # "tight", "budget" or "rounds"
 
+    def ratio(self) -> str:
+        """The figure in the direction that is true: "1.5x slower (95 % 1.4 to 1.6", never "0.666x faster";
+        the interval turned with it (a slow-down's bounds are the speed-up's, inverted)."""
+        low, high = self.interval.low, self.interval.high
+        if self.faster >= 1.0 or self.faster <= 0.0 or low <= 0.0 or high <= 0.0:
+            return f"{self.faster:.3g}x faster (95 % {low:.3g} to {high:.3g}"
+        return f"{1.0 / self.faster:.3g}x slower (95 % {1.0 / high:.3g} to {1.0 / low:.3g}"
+
     def to_dict(self) -> dict[str, Any]:
         i = self.interval  # written as the gain stage always has: the confidence before the method
         return {

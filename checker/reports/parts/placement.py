@@ -210,9 +210,15 @@ class PlatformRecord:
     onnxruntime: str | None = None
     session_config: dict[str, str] | None = None  # with a remedy measured: the session config entries tried
     against_native: dict[str, NativeFigures] | None = None  # per graph
+    engine: str | None = None  # browser-wasm, browser-webgpu, node or device: a platform that is not a CPU class
+    # comparison.envelope's points there: per graph and point, its status and its rules' figures. Written for
+    # the JSON report only (no renderer reads it), so it stays the plain data checks/envelope.py makes.
+    envelope: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "arch": self.arch, "class": self.cpu_class}
+        if self.engine is not None:
+            out["engine"] = self.engine
         if self.level is not None:
             out["level"] = self.level
         out["features"] = self.features
@@ -226,6 +232,8 @@ class PlatformRecord:
             out["session_config"] = self.session_config
         if self.against_native is not None:
             out["against_native"] = {graph: f.to_dict() for graph, f in self.against_native.items()}
+        if self.envelope is not None:
+            out["envelope"] = self.envelope
         return out
 
     @classmethod
@@ -247,6 +255,10 @@ class PlatformRecord:
                 if isinstance(against, Mapping)
                 else None
             ),
+            engine=text(data.get("engine")),
+            envelope=[dict(e) for e in data["envelope"] if isinstance(e, Mapping)]
+            if isinstance(data.get("envelope"), list)
+            else None,
         )
 
     @property

@@ -1,0 +1,114 @@
+"""`checker verify PATH... --reuse STORE`: each bundle's stored verdict looked up first, and only the bundles
+without a trusted one verified.
+
+A look-up hashes the bundle's files and reads one entry, a few milliseconds; a verification costs seconds. So
+that a pull request of one changed bundle among hundreds costs about that one bundle, this process looks the
+bundles up in order and hands each that must run to a worker (`--jobs`) at once, which verifies it while the
+look-ups go on. The workers start at the first bundle that must run, and the stages are imported only by the
+process that verifies one: a run whose verdicts are all reused starts no worker and never loads onnxruntime.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker import __version__
+from checker.context import Options
+from checker.errors import UsageError
+from checker.readers.environment import environment
+from checker.reports.model import BundleReport, Report
+from checker.signing.attest import StatementChecker
+from checker.store.entries import Store
+from checker.store.key import Machine
+from checker.store.lookup import Looked, look_up
+from checker.workers import pool_size, start_method, worker_options
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+
+@dataclass
+class Outcome:
+    """One bundle's report, the key it is filed under, and the stored document when its verdict was reused."""
+
+    report: BundleReport
+    parts: dict[str, Any] | None = None
+    document: dict[str, Any] | None = None
+
+
+@dataclass
+class Reusing:
+    """A run with a verdict store: the report, and each bundle's outcome in the same order."""
+
+    report: Report
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def reused(self) -> int:
+        return sum(1 for o in self.outcomes if o.document is not None)
+
+
+def verify_reusing(paths: list[str], options: Options) -> Reusing:
+    if options.reuse is None or options.reuse_trust is None:
+        raise UsageError("--reuse needs a store and the signer whose verdicts it may reuse")
+    store = Store.open(options.reuse)
+    machine = Machine.here()
+    checker = StatementChecker(options.reuse_trust)
+    given = [Path(p) for p in paths]
+    runs = _Runs(given, options)
+    outcomes: list[Outcome | Future[Outcome]] = []
+    try:
+        for path in given:
+            looked = look_up(path, options, machine, store, checker)
+            if looked.report is not None:
+                outcomes.append(Outcome(looked.report, looked.parts, looked.document))
+            else:
+                outcomes.append(runs.verify(path, looked))
+        done = [o if isinstance(o, Outcome) else o.result() for o in outcomes]
+        env = runs.environment()
+    finally:
+        runs.close()
+    report = Report(__version__, [o.report for o in done], options.strict, env)
+    return Reusing(report, done)
+
+
+class _Runs:
+    """The bundles that must run: verified in this process (`--jobs 1`), or each handed to a worker of a pool
+    made when the first of them is found."""
+
+    def __init__(self, paths: list[Path], options: Options) -> None:
+        self.paths, self.options = paths, options
+        self.pool: ProcessPoolExecutor | None = None
+        self.workers = 0
+
+    def verify(self, path: Path, looked: Looked) -> Outcome | Future[Outcome]:
+        if self.options.jobs <= 1:
+            return _verified(path, self.options, looked)
+        if self.pool is None:
+            self.workers = pool_size(self.paths, self.options.jobs)
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context(start_method())
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
+        return self.pool.submit(_verified, path, worker_options(self.options, self.workers), looked)
+
+    def environment(self) -> dict[str, str]:
+        """The versions the bundles were verified with, read by a worker that loaded them when one ran."""
+        return self.pool.submit(environment).result() if self.pool is not None else environment()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+def _verified(path: Path, options: Options, looked: Looked) -> Outcome:
+    # The stages, loaded by the process that verifies a bundle, when it first does.
+    from checker.verify import verify_bundle
+
+    report = verify_bundle(path, options)
+    report.add(looked.findings)
+    return Outcome(report, looked.parts)

@@ -1,0 +1,328 @@
+"""`checker verify PATH... --reuse STORE`: a bundle whose key has a trusted entry is not run again, its verdict
+(pass or fail) reused and said so; every other bundle runs and, with --attest, is added. The store is untrusted:
+an entry signed by another key, about another digest, filed under another key, or that does not parse is never
+reused, and a warning names it; a run with other options (--strict added) finds nothing to reuse and says so."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from signkit import KeyFiles, key_pair
+from zookit import change, release, zoo
+
+from checker.release.lock import lock
+from checker.reports.files import validate
+from checker.reports.model import Report
+from checker.signing.attest import sign_statement
+from checker.signing.dsse import EnvelopeSigner
+from checker.store.entries import ENTRY
+
+Cli = Callable[..., tuple[int, str, str]]
+FAST = ("--gain-budget", "0")  # no paired timing: what is reused or run is the same, sooner
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> KeyFiles:
+    return key_pair(tmp_path / "keys")
+
+
+def run(cli: Cli, bundles: list[Path], store: Path, keys: KeyFiles, *more: Any, attest: bool = True) -> dict[str, Any]:
+    out = store.parent / f"report-{len(list(store.parent.glob('report-*')))}.json"
+    signing = ["--attest", store.parent / "a.intoto.jsonl", "--attest-key", keys.private] if attest else []
+    code, _, err = cli(
+        "verify", *bundles, "--reuse", store, "--trusted-key", keys.public, *signing, *FAST, *more,
+        "--format", "json", "-o", out,
+    )  # fmt: skip
+    assert code in (0, 1), err
+    report = json.loads(out.read_text())
+    validate(report, out)
+    return dict(report)
+
+
+def reused(report: dict[str, Any]) -> list[bool]:
+    return [b.get("reused") is not None for b in report["bundles"]]
+
+
+def found(report: dict[str, Any], fid: str) -> list[dict[str, Any]]:
+    return [f for b in report["bundles"] for f in b["findings"] if f["id"] == fid]
+
+
+def entries(store: Path) -> list[Path]:
+    return sorted(p for p in store.iterdir() if ENTRY.match(p.name))
+
+
+def test_a_changed_bundle_runs_and_the_rest_are_reused(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundles, store = zoo(tmp_path / "zoo", 4), tmp_path / "store"
+    first = run(cli, bundles, store, keys)
+    assert reused(first) == [False] * 4 and first["status"] == "pass"
+    assert len(entries(store)) == 4
+    change(bundles[2])
+    second = run(cli, bundles, store, keys)
+    assert reused(second) == [True, True, False, True]
+    assert [b["status"] for b in second["bundles"]] == ["pass"] * 4
+    # The reused bundles say so, with the verdict's date, signer and figures; the changed one ran.
+    line = found(second, "store.reused")[0]
+    assert line["severity"] == "info" and line["message"].startswith(f"reused: verdict of {first['created_at']}")
+    assert "signed by the key release.pub" in line["message"] and "3 comparisons passed" in line["message"]
+    record = second["bundles"][0]["reused"]
+    assert record["result"] == "PASSED" and record["verified_at"] == first["created_at"]
+    assert [c["status"] for c in record["comparisons"]] == ["pass", "pass", "pass"]
+    assert second["bundles"][0]["comparisons"] == [] and second["bundles"][2]["comparisons"]
+    assert second["bundles"][0]["pieces"] == first["bundles"][0]["pieces"]  # judged again here: cheap
+    assert len(entries(store)) == 5  # the changed bundle's verdict is added beside its old one
+    # The attestation file holds every bundle, the reused ones as they were stored.
+    lines = (tmp_path / "a.intoto.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    stored = {p.read_text().strip() for p in entries(store)}
+    assert lines[0] in stored and lines[2] in stored
+    third = run(cli, bundles, store, keys, attest=False)
+    assert reused(third) == [True] * 4
+    assert Report.from_dict(third).to_dict() == third  # the reused record reads back as itself
+
+
+def test_a_failed_verdict_is_reused_as_a_failure(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundle = release(tmp_path / "zoo" / "m", "m")
+    logits = bundle / "cases" / "meadow" / "logits.npy"
+    np.save(logits, np.load(logits) + 1.0)  # a reference the graph does not reproduce, on any CPU
+    assert lock(bundle).ok
+    store = tmp_path / "store"
+    assert run(cli, [bundle], store, keys)["status"] == "fail"
+    again = run(cli, [bundle], store, keys)
+    assert reused(again) == [True] and again["status"] == "fail"
+    [line] = found(again, "store.reused")
+    assert line["severity"] == "error" and "(failed;" in line["message"]
+    assert "comparison.rule" in line["message"]
+
+
+def _signed_line(keys: KeyFiles, statement: dict[str, Any]) -> str:
+    return json.dumps(sign_statement(statement, EnvelopeSigner(keys.private)), sort_keys=True) + "\n"
+
+
+def _statement(entry: Path) -> dict[str, Any]:
+    return dict(json.loads(base64.b64decode(json.loads(entry.read_text())["payload"])))
+
+
+def test_an_untrusted_entry_is_never_reused_and_a_warning_names_it(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    a, b = zoo(tmp_path / "zoo", 2)
+    store = tmp_path / "store"
+    run(cli, [a, b], store, keys)
+    [entry_b] = [p for p in entries(store) if p.name.startswith(_digest(b))]
+    [entry_a] = [p for p in entries(store) if p != entry_b]
+    good_b = entry_b.read_text()
+
+    def refused_with(text: str | None, link: Path | None = None) -> str:
+        entry_b.unlink()
+        if link is not None:
+            entry_b.symlink_to(link)
+        else:
+            entry_b.write_text(text or "")
+        report = run(cli, [a, b], store, keys, attest=False)
+        assert reused(report) == [True, False] and report["bundles"][1]["comparisons"]  # b ran again
+        [warning] = found(report, "store.refused")
+        assert warning["severity"] == "warning" and entry_b.name in warning["message"]
+        return str(warning["message"])
+
+    stranger = key_pair(tmp_path / "stranger", "stranger")
+    assert "not an attestation signed by the key release.pub" in refused_with(_signed_line_for(stranger, good_b))
+    assert "its subject is another digest" in refused_with(entry_a.read_text())  # a's verdict under b's name
+    strict_parts = _statement_of(good_b)
+    strict_parts["predicate"]["reuse"]["parts"]["options"]["strict"] = True  # filed as b's non-strict key
+    assert "not the key it is filed under" in refused_with(_signed_line(keys, strict_parts))
+    assert "not an attestation signed" in refused_with("{not json\n")
+    assert "holds 2 lines" in refused_with(good_b + good_b)
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(good_b)
+    assert "a link is never followed" in refused_with(None, link=outside)
+    assert "bytes; an entry is at most" in refused_with("x" * ((1 << 20) + 1))
+    entry_b.unlink()
+    entry_b.write_text(good_b)
+    assert reused(run(cli, [a, b], store, keys, attest=False)) == [True, True]
+
+
+def _statement_of(line: str) -> dict[str, Any]:
+    return dict(json.loads(base64.b64decode(json.loads(line)["payload"])))
+
+
+def _signed_line_for(signer: KeyFiles, line: str) -> str:
+    return _signed_line(signer, _statement_of(line))
+
+
+def _digest(bundle: Path) -> str:
+    from checker.bundle.opening import open_bundle
+    from checker.store.identity import identify
+
+    with open_bundle(bundle) as opened:
+        identity = identify(opened)
+    assert identity is not None
+    return identity.digest.removeprefix("sha256:")
+
+
+def test_a_run_with_other_options_reuses_nothing_and_says_what_differs(
+    cli: Cli, keys: KeyFiles, tmp_path: Path
+) -> None:
+    [bundle] = zoo(tmp_path / "zoo", 1)
+    store = tmp_path / "store"
+    run(cli, [bundle], store, keys)
+    strict = run(cli, [bundle], store, keys, "--strict")
+    assert reused(strict) == [False]
+    [note] = found(strict, "store.not_reused")
+    assert note["severity"] == "info" and "options.strict: false -> true" in note["message"]
+    assert reused(run(cli, [bundle], store, keys, "--strict", attest=False)) == [True]  # its own verdict, stored
+    assert reused(run(cli, [bundle], store, keys, attest=False)) == [True]  # and the lenient one is still there
+
+
+def test_a_pass_with_a_check_not_run_is_never_reused_under_strict(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundle = release(tmp_path / "zoo" / "m", "m")
+    manifest = bundle / "bundle.yaml"
+    text = manifest.read_text().replace(
+        "execution_providers: [CPUExecutionProvider]",
+        "execution_providers: [OpenVINOExecutionProvider, CPUExecutionProvider]\n  fallback: forbid",
+    )
+    manifest.write_text(text)
+    assert lock(bundle).ok
+    store = tmp_path / "store"
+    lenient = run(cli, [bundle], store, keys)
+    assert lenient["status"] == "pass" and lenient["bundles"][0]["not_run"]
+    strict = run(cli, [bundle], store, keys, "--strict")
+    assert reused(strict) == [False] and strict["status"] == "fail"  # judged again, and --strict fails it
+    # A forged pass filed under the strict key, with the check not run, is refused though it is signed.
+    [strict_entry] = [p for p in entries(store) if _statement(p)["predicate"]["strict"]]
+    statement = _statement(strict_entry)
+    assert statement["predicate"]["verificationResult"] == "FAILED"
+    statement["predicate"]["verificationResult"] = "PASSED"
+    strict_entry.write_text(_signed_line(keys, statement))
+    again = run(cli, [bundle], store, keys, "--strict", attest=False)
+    assert reused(again) == [False] and again["status"] == "fail"
+    assert "--strict fails" in found(again, "store.refused")[0]["message"]
+
+
+def test_reused_verdicts_are_the_same_side_by_side(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundles, store = zoo(tmp_path / "zoo", 3), tmp_path / "store"
+    run(cli, bundles, store, keys, "--jobs", "1")
+    change(bundles[1])
+    one = run(cli, bundles, store, keys, "--jobs", "1", attest=False)
+    two = run(cli, bundles, store, keys, "--jobs", "2", attest=False)
+    assert reused(one) == reused(two) == [True, False, True]
+
+    def verdicts(report: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+        return [(b["path"], b["status"], sorted(f["id"] for f in b["findings"])) for b in report["bundles"]]
+
+    assert verdicts(one) == verdicts(two)
+
+
+def test_a_reused_zoo_never_loads_onnxruntime(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundles, store = zoo(tmp_path / "zoo", 2), tmp_path / "store"
+    run(cli, bundles, store, keys)
+    script = (
+        "import sys\n"
+        "from checker.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, 'onnxruntime' in sys.modules, 'checker.verify' in sys.modules)\n"
+    )
+    trusted = ["--reuse", str(store), "--trusted-key", str(keys.public)]
+    args = ["verify", *map(str, bundles), *trusted, "--jobs", "1", *FAST]
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stderr
+    assert done.stdout.count("reused: verdict of") == 2
+
+
+def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    code, _, err = cli("verify", example, "--reuse", store)
+    assert code == 2 and "--trusted-key" in err
+    trusted = ["--reuse", store, "--trusted-key", keys.public]
+    code, _, err = cli("verify", example, *trusted, "--shard", "1/2")
+    assert code == 2 and "--shard" in err
+    code, _, err = cli("verify", example, *trusted, "--device-outputs", tmp_path)
+    assert code == 2 and "--device-outputs" in err
+    code, _, err = cli("verify", example, *trusted, "--runtime", "newest")
+    assert code == 2 and "name its version" in err
+    (tmp_path / "file").write_text("")
+    code, _, err = cli("verify", example, "--reuse", tmp_path / "file", "--trusted-key", keys.public)
+    assert code == 2 and "not a folder" in err
+    code, _, err = cli("verify", example, *trusted, "--compare-to", tmp_path / "file")
+    assert code == 2 and "--compare-to with --reuse" in err
+
+
+def _quick(bundle: Path, store: Path, keys: KeyFiles) -> Any:
+    """The look-up that does not parse the manifest, alone."""
+    from checker.bundle.opening import open_bundle
+    from checker.context import Options, Trust
+    from checker.signing.attest import StatementChecker
+    from checker.store.entries import Store
+    from checker.store.key import Machine
+    from checker.store.lookup import quick_look_up
+
+    options, checker = Options(gain_budget_s=0.0), StatementChecker(Trust(keys.public))
+    with open_bundle(bundle) as opened:
+        return quick_look_up(bundle, opened, options, Machine.here(), Store.open(store), checker)
+
+
+def test_the_quick_look_up_holds_the_bundle_to_the_judged_digest(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    a, b, c = zoo(tmp_path / "zoo", 3)
+    store = tmp_path / "store"
+    run(cli, [a, b, c], store, keys)
+    found = _quick(a, store, keys)
+    assert found is not None and found.report.reused is not None and found.report.reused.result == "PASSED"
+    assert found.report.name == "m00" and found.report.pieces == {p: True for p in found.report.pieces}
+    # A case tensor changed, and its line in bundle.sha256 with it: the listed lines no longer hash to the
+    # judged digest, and the full look-up (which parses the manifest) finds no verdict of the bundle's digest.
+    logits = b / "cases" / "meadow" / "logits.npy"
+    old = hashlib.sha256(logits.read_bytes()).hexdigest()
+    np.save(logits, np.load(logits) * 1.001)
+    new = hashlib.sha256(logits.read_bytes()).hexdigest()
+    (b / "bundle.sha256").write_text((b / "bundle.sha256").read_text().replace(old, new))
+    assert _quick(b, store, keys) is None
+    # A manifest edited in a comment only: its text is not the judged one, so the quick look-up declines and
+    # the full one, whose digest is of the data, reuses the verdict.
+    with (c / "bundle.yaml").open("a") as manifest:
+        manifest.write("# reviewed\n")
+    assert _quick(c, store, keys) is None
+    report = run(cli, [a, b, c], store, keys, attest=False)
+    assert reused(report) == [True, False, True]
+    assert report["bundles"][1]["status"] == "fail"  # b ran: its release.digest no longer matches its files
+
+
+def test_every_format_says_which_verdicts_were_reused(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    bundles, store = zoo(tmp_path / "zoo", 3), tmp_path / "store"
+    first = run(cli, bundles, store, keys)
+    change(bundles[2])
+    trusted = ["--reuse", store, "--trusted-key", keys.public, *FAST]
+    stamp = first["created_at"]
+
+    code, text, _ = cli("verify", *bundles, *trusted)
+    assert code == 0 and "3 of 3 bundles pass" in text and "2 reused from the verdict store, 1 verified" in text
+    lines = text.splitlines()
+    reused_lines = [line for line in lines if f"reused: verdict of {stamp}, signed by the key release.pub" in line]
+    assert [line.split()[1] for line in reused_lines] == ["m00", "m01"]  # one line each, after the one that ran
+    assert lines.index(reused_lines[0]) > next(i for i, line in enumerate(lines) if "m02 1.0.1" in line)
+
+    code, markdown, _ = cli("verify", *bundles, *trusted, "--format", "markdown")
+    assert code == 0
+    ran, fold = markdown.index("m02 1.0.1"), markdown.index("♻️ 2 bundles not run again")
+    assert ran < fold  # what ran and changed first, the reused ones folded after it
+    assert "signed by the key release.pub, reused</summary>" in markdown
+    assert markdown.count(f"reused: verdict of {stamp} (passed;") == 2
+
+    code, junit, _ = cli("verify", *bundles, *trusted, "--format", "junit")
+    suites = {s.get("name"): s for s in ET.fromstring(junit.split("\n", 1)[1])}
+    reused_prop = [p.get("value") for p in suites["m00"].iter("property") if p.get("name") == "reused"]
+    assert reused_prop and reused_prop[0].startswith(f"reused: verdict of {stamp}")
+    cases = [c for c in suites["m00"].iter("testcase") if c.get("classname") == "m00.reused"]
+    assert sorted(c.get("name").split(" (")[0] for c in cases) == ["baseline vs reference", "int8 vs baseline",
+                                                                     "int8 vs reference"]  # fmt: skip
+    assert not any(c.find("failure") is not None for c in cases)
+    assert not [c for c in suites["m02"].iter("testcase") if c.get("classname") == "m02.reused"]
