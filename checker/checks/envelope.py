@@ -36,12 +36,11 @@ class Graph:
 
 def envelope_points(ctx: Context) -> tuple[list[Point], list[Finding]]:
     """The points, or the finding that says why the envelope cannot be used (none declared: neither)."""
-    comparison = ctx.data.get("comparison") or {}
+    comparison = ctx.spec.comparison
     if not declared(comparison) or not ctx.cases:
         return [], []
-    inputs = [e for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
     try:
-        return points(inputs, comparison, ctx.cases[0]), []
+        return points(views.inputs(ctx.spec), comparison, ctx.cases[0]), []
     except EnvelopeError as exc:
         return [], [F.error(F.COMPARISON_ENVELOPE, str(exc), **ctx.where("comparison", "envelope"))]
 

@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from checker.manifest.model.comparison import Comparison, DimSizes
+from checker.manifest.model.inputs import Input
+
 if TYPE_CHECKING:
     from checker.context import Case
 
@@ -46,42 +49,37 @@ class Point:
         return f"the envelope's {self.name} size ({', '.join(f'{k} {v}' for k, v in self.sizes.items())})"
 
 
-def declared(comparison: Mapping[str, Any]) -> dict[str, dict[str, int]]:
-    envelope = comparison.get("envelope")
-    return (
-        {str(k): dict(v) for k, v in envelope.items() if isinstance(v, Mapping)}
-        if isinstance(envelope, Mapping)
-        else {}
-    )
+def declared(comparison: Comparison | None) -> dict[str, DimSizes]:
+    """`comparison.envelope`: dim name -> its sizes (empty when none is declared)."""
+    return dict(comparison.envelope or {}) if comparison is not None else {}
 
 
-def axes(inputs: Sequence[Mapping[str, Any]], dims: Mapping[str, Any]) -> dict[str, list[tuple[str, int]]]:
+def axes(inputs: Sequence[Input], dims: Mapping[str, Any]) -> dict[str, list[tuple[str, int]]]:
     """dim name -> the (input, axis) pairs that carry it, by the manifest's `inputs[].shape`."""
     out: dict[str, list[tuple[str, int]]] = {name: [] for name in dims}
     for entry in inputs:
-        shape = entry.get("shape")
-        for axis, dim in enumerate(shape if isinstance(shape, list) else []):
+        for axis, dim in enumerate(entry.shape or []):
             if isinstance(dim, str) and dim in out:
-                out[dim].append((str(entry.get("name")), axis))
+                out[dim].append((entry.name, axis))
     return out
 
 
-def points(inputs: Sequence[Mapping[str, Any]], comparison: Mapping[str, Any], case: Case) -> list[Point]:
+def points(inputs: Sequence[Input], comparison: Comparison | None, case: Case) -> list[Point]:
     """The envelope's points, made from `case`; an EnvelopeError when the envelope cannot be used."""
     dims = declared(comparison)
     carried = axes(inputs, dims)
     for name, limits in dims.items():
         if not carried[name]:
             raise EnvelopeError(f"comparison.envelope names '{name}', which no input's shape names")
-        low, high = int(limits["min"]), int(limits["max"])
-        typical = int(limits.get("typical", low))
+        low, high = limits.min, limits.max
+        typical = limits.typical if limits.typical is not None else low
         if not low <= typical <= high:
             raise EnvelopeError(
                 f"comparison.envelope.{name}: min {low}, typical {typical}, max {high} are out of order"
             )
     out = []
     for point in POINTS:
-        sizes = {name: int(limits.get(point, 0)) for name, limits in dims.items()}
+        sizes = {name: getattr(limits, point) or 0 for name, limits in dims.items()}
         if any(size == 0 for size in sizes.values()):
             continue  # no typical size declared
         out.append(Point(point, sizes, _resampled(case, carried, sizes, point)))
