@@ -59,7 +59,8 @@ def fidelity_stage(ctx: Context) -> Iterable[Finding]:
 
 def envelope_stage(ctx: Context) -> Iterable[Finding]:
     """The envelope stage (checks/envelope.py), imported only for a manifest that declares comparison.envelope."""
-    if not (ctx.data.get("comparison") or {}).get("envelope") or not ctx.options.run_comparison:
+    comparison = ctx.spec.comparison
+    if comparison is None or not comparison.envelope or not ctx.options.run_comparison:
         return ()
     from checker.checks.envelope import envelope_stage as stage
 
@@ -68,7 +69,7 @@ def envelope_stage(ctx: Context) -> Iterable[Finding]:
 
 def answers_stage(ctx: Context) -> Iterable[Finding]:
     """The answers stage (checks/answers.py), imported only for a bundle that declares answers."""
-    if not ctx.data.get("answers"):
+    if not ctx.spec.answers:
         return ()
     from checker.checks.answers import answers_stage as stage
 
@@ -88,7 +89,7 @@ def runtimes_stage(ctx: Context) -> Iterable[Finding]:
 def platforms_stage(ctx: Context) -> Iterable[Finding]:
     """The platforms stage (checks/platforms.py), imported only when the manifest declares a platform or
     --platform asks for one: declared platforms are judged by default."""
-    if not ctx.options.platforms and not (ctx.data.get("runtime") or {}).get("platforms"):
+    if not ctx.options.platforms and not views.platforms(ctx.spec.runtime):
         return ()
     from checker.checks.platforms import platforms_stage as stage
 
@@ -98,8 +99,7 @@ def platforms_stage(ctx: Context) -> Iterable[Finding]:
 def devices_stage(ctx: Context) -> Iterable[Finding]:
     """The devices stage (checks/devices.py): a --device-outputs folder judged as a platform, or a declared
     device shown as not run; imported only when there is either."""
-    declared = (ctx.data.get("runtime") or {}).get("platforms") or []
-    devices = [p for p in declared if isinstance(p, dict) and p.get("engine") == "device"]
+    devices = [p for p in views.platforms(ctx.spec.runtime) if p.engine == "device"]
     if not ctx.options.device_outputs and not devices:
         return ()
     from checker.checks.devices import devices_stage as stage

@@ -145,13 +145,10 @@ def _graphs(ctx: Context) -> dict[Path, tuple[str, Any]]:
     out: dict[Path, tuple[str, Any]] = {}
     if ctx.graph_path is not None and ctx.graph is not None:
         out[ctx.graph_path] = ("baseline", ctx.graph)
-    for variant in ctx.data.get("variants") or []:
-        if not isinstance(variant, dict):
-            continue
-        name = str(variant.get("name"))
-        path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
-        if path is not None and name in ctx.variant_models:
-            out[path] = (name, ctx.variant_models[name])
+    for variant in views.variants(ctx.spec):
+        path = ctx.path(variant.graph.path)
+        if path is not None and variant.name in ctx.variant_models:
+            out[path] = (variant.name, ctx.variant_models[variant.name])
     return out
 
 
@@ -203,7 +200,7 @@ def _extra(
     for graph, model in graphs.values():
         outputs = [o.name for o in graph_outputs(model)]
         expected.update(output_path(graph, case, out) for case in names for out in outputs)
-    inputs = [str(e.get("name")) for e in ctx.data.get("inputs") or [] if isinstance(e, dict)]
+    inputs = [e.name for e in views.inputs(ctx.spec)]
     expected.update(tensor_path(case, name) for case in names for name in inputs)
     extra = sorted(folder.files - expected)
     if extra:

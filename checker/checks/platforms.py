@@ -113,7 +113,7 @@ def _one_platform(ctx: Context, platform: Platform, here: str) -> Iterator[Findi
             result.set.platform.against_native = native.figures
         ctx.runtime_sets.append(result.set)
         yield from result.findings
-        runtime = Runtime([CPU], dict((ctx.data.get("runtime") or {}).get("session_options") or {}))
+        runtime = Runtime([CPU], views.session_options(ctx.spec.runtime))
         yield from _envelope(ctx, result.set, remote_opener(worker), runtime, label, platform, native)
         yield from native.sentinels.findings(label, platform.name, **_where_platforms(ctx))
 
@@ -133,9 +133,9 @@ def _one_engine(ctx: Context, platform: Platform) -> Iterator[Finding]:
     from checker.compare.session import machine_threads
     from checker.platforms.engines import fallbacks, placed_counts, start
 
-    options = dict((ctx.data.get("runtime") or {}).get("session_options") or {})
-    threads = min(int(options.get("intra_op_num_threads") or 0), machine_threads())
-    started = start(platform, ctx.data.get("runtime") or {}, ctx.options.offline, ctx.options.case_timeout_s, threads)
+    options = views.session_options(ctx.spec.runtime)
+    threads = min(int(options.get("intra_op_num_threads", 0)), machine_threads())
+    started = start(platform, ctx.spec.runtime, ctx.options.offline, ctx.options.case_timeout_s, threads)
     if isinstance(started, str):
         yield _skip(ctx, platform, started)
         return
@@ -178,7 +178,7 @@ def _envelope(
     ctx: Context, judged: RuntimeSet, opener: Any, runtime: Runtime, label: str, platform: Platform, native: NativeDiff
 ) -> Iterator[Finding]:
     """The envelope's points there, against this machine's run of them (checks/envelope.py)."""
-    if not (ctx.data.get("comparison") or {}).get("envelope"):
+    if ctx.spec.comparison is None or not ctx.spec.comparison.envelope:
         return
     from checker.checks.envelope import judge_elsewhere
 
@@ -216,7 +216,7 @@ def settled_findings(ctx: Context, judged: RuntimeSet, side: Side, platform: str
 
     here = resolve_runtime(ctx.spec.runtime, None, ctx.options.intra_op_threads)
     cases = {c.name: c for c in ctx.cases or []}
-    release = {"name": (ctx.data.get("release") or {}).get("name"), "digest": ctx.digest}
+    release = {"name": ctx.spec.release.name, "digest": ctx.digest}
     for graph, case_name, output in disagreements(ctx.comparisons, judged.comparisons)[:MAX_SETTLED]:
         path = ctx.graph_path if graph == "baseline" else _variant_path(ctx, graph)
         model = _full_model(path, ctx.graph if graph == "baseline" else ctx.variant_models.get(graph))
@@ -233,10 +233,8 @@ def settled_findings(ctx: Context, judged: RuntimeSet, side: Side, platform: str
 
 
 def _variant_path(ctx: Context, name: str) -> Path | None:
-    for variant in ctx.data.get("variants") or []:
-        if isinstance(variant, dict) and variant.get("name") == name:
-            return ctx.path(str((variant.get("graph") or {}).get("path", "")))
-    return None
+    variant = views.variant(ctx.spec, name)
+    return ctx.path(variant.graph.path) if variant is not None else None
 
 
 def _full_model(path: Path | None, parsed: Any) -> Any:
@@ -278,19 +276,16 @@ def _graph_of(ctx: Context, path: Path) -> str | None:
     """The graph ("baseline" or a variant's name) a file judged on a platform is."""
     if ctx.graph_path is not None and path == ctx.graph_path:
         return "baseline"
-    for variant in ctx.data.get("variants") or []:
-        if isinstance(variant, dict) and ctx.path(str((variant.get("graph") or {}).get("path", ""))) == path:
-            return str(variant.get("name"))
-    return None
+    return next((v.name for v in views.variants(ctx.spec) if ctx.path(v.graph.path) == path), None)
 
 
 def _where_platforms(ctx: Context) -> dict[str, Any]:
-    declared_here = bool((ctx.data.get("runtime") or {}).get("platforms"))
+    declared_here = bool(views.platforms(ctx.spec.runtime))
     return ctx.where("runtime", "platforms") if declared_here else ctx.where("runtime")
 
 
 def _fallback(ctx: Context, label: str, platform: Platform, backend: str, found: Any) -> Finding:
-    forbid = (ctx.data.get("runtime") or {}).get("fallback") == "forbid"
+    forbid = ctx.spec.runtime is not None and ctx.spec.runtime.fallback == "forbid"
     shown = ", ".join(f"{op} ({name})" for op, name in found.nodes[:20])
     more = f" and {len(found.nodes) - 20} more" if len(found.nodes) > 20 else ""
     make = F.error if forbid else F.warning

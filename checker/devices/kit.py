@@ -26,6 +26,7 @@ from checker import __version__
 from checker.context import Case, Context, Options
 from checker.errors import BundleError, UsageError
 from checker.findings import Finding, Severity
+from checker.manifest import views
 from checker.readers.deviceoutputs import OUTPUTS, TENSORS, stem
 from checker.readers.graphinfo import ExternalRef, external_refs, graph_inputs, graph_outputs
 
@@ -117,11 +118,7 @@ def _write(ctx: Context, out: Path) -> KitResult:
         entry, count = _case(ctx, case, out)
         cases.append(entry)
         copied += count
-    release = {
-        "name": str((ctx.data.get("release") or {}).get("name", "")),
-        "version": str((ctx.data.get("release") or {}).get("version", "")),
-        "digest": ctx.digest,
-    }
+    release = {"name": ctx.spec.release.name, "version": ctx.spec.release.version, "digest": ctx.digest}
     kit = {
         "format": "onnx-release-checker device kit",
         "kit_version": KIT_VERSION,
@@ -135,11 +132,7 @@ def _write(ctx: Context, out: Path) -> KitResult:
             "tensors": f"{TENSORS}/<case folder>/<raw file>",
             "device": "device.json",
         },
-        "preprocessing": {
-            str(e.get("name")): e.get("preprocessing")
-            for e in ctx.data.get("inputs") or []
-            if isinstance(e, dict) and isinstance(e.get("preprocessing"), dict)
-        },
+        "preprocessing": _preprocessing(ctx),
     }
     (out / "kit.json").write_text(json.dumps(kit, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     shutil.copyfile(HERE / "runner.py", out / "run.py")
@@ -151,15 +144,19 @@ def _write(ctx: Context, out: Path) -> KitResult:
     return KitResult(out, len(graphs), len(cases), copied + 6)
 
 
+def _preprocessing(ctx: Context) -> dict[str, Any]:
+    """Each input's preprocessing block as the manifest writes it: the runner's author reads the words they
+    wrote (the typed blocks hold defaults the manifest left out)."""
+    written = {str(e.get("name")): e.get("preprocessing") for e in ctx.data.get("inputs", []) if isinstance(e, dict)}
+    return {e.name: written[e.name] for e in views.inputs(ctx.spec) if e.preprocessing is not None}
+
+
 def _graphs(ctx: Context) -> list[tuple[str, Any, Path]]:
     """(name, parsed model, file) of the baseline and each variant whose graph loaded."""
     assert ctx.graph is not None and ctx.graph_path is not None
     out: list[tuple[str, Any, Path]] = [("baseline", ctx.graph, ctx.graph_path)]
-    for variant in ctx.data.get("variants") or []:
-        if not isinstance(variant, dict):
-            continue
-        name = str(variant.get("name"))
-        path = ctx.path(str((variant.get("graph") or {}).get("path", "")))
+    for variant in views.variants(ctx.spec):
+        name, path = variant.name, ctx.path(variant.graph.path)
         if path is not None and name in ctx.variant_models and name not in ctx.bad_graphs:
             out.append((name, ctx.variant_models[name], path))
     folders = [stem(name) for name, _, _ in out]
@@ -230,8 +227,8 @@ def _case(ctx: Context, case: Case, out: Path) -> tuple[dict[str, Any], int]:
 def _session(ctx: Context) -> dict[str, Any]:
     """The session settings of the manifest, and the dimensions every case fixes (a mobile provider such as NNAPI
     needs static shapes: the kit names them, as onnxruntime's free dimension overrides)."""
-    runtime = ctx.data.get("runtime") or {}
-    options = dict(runtime.get("session_options") or {})
+    runtime = ctx.spec.runtime
+    options = views.session_options(runtime)
     sizes: dict[str, set[int]] = {}
     assert ctx.graph is not None
     for spec in graph_inputs(ctx.graph):
@@ -242,7 +239,7 @@ def _session(ctx: Context) -> dict[str, Any]:
                     if array is not None and axis < array.ndim:
                         sizes.setdefault(dim, set()).add(int(array.shape[axis]))
     return {
-        "execution_providers": list(runtime.get("execution_providers") or ["CPUExecutionProvider"]),
+        "execution_providers": views.providers(runtime) or ["CPUExecutionProvider"],
         "graph_optimization_level": options.get("graph_optimization_level", "all"),
         "intra_op_num_threads": options.get("intra_op_num_threads"),
         "inter_op_num_threads": options.get("inter_op_num_threads"),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checker.manifest.model.runtime import Runtime as Declared
 from checker.platforms import npm
 from checker.platforms.catalog import BROWSER_WASM, BROWSER_WEBGPU, NODE, Platform
 from checker.reports.model import Adapter, Fingerprint
@@ -57,7 +58,7 @@ def package_of(engine: str) -> str:
 
 
 def start(
-    platform: Platform, runtime: Mapping[str, Any], offline: bool, case_timeout_s: float, threads: int
+    platform: Platform, runtime: Declared | None, offline: bool, case_timeout_s: float, threads: int
 ) -> Started | str:
     """The platform's worker started, or why it cannot run here."""
     engine = str(platform.engine)

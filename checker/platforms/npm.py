@@ -15,14 +15,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from checker.errors import Error
+from checker.manifest.model.runtime import Runtime as Declared
 from checker.runtimes.envs import cache_root
 
 WEB = "onnxruntime-web"
@@ -51,10 +50,12 @@ def modules(package: str, version: str) -> Path:
     return folder(package, version) / "node_modules"
 
 
-def admitted(runtime: Mapping[str, Any], package: str) -> str:
+def admitted(runtime: Declared | None, package: str) -> str:
     """The specifier the manifest gives the package: its own field, else onnxruntime's `runtime.version`."""
-    own = runtime.get(FIELDS[package])
-    return str(own if isinstance(own, str) and own.strip() else runtime.get("version") or "")
+    if runtime is None:
+        return ""
+    own: str | None = getattr(runtime, FIELDS[package])
+    return own if own is not None and own.strip() else runtime.version or ""
 
 
 def _versions(texts: list[str]) -> list[Version]:
