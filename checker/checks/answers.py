@@ -22,6 +22,8 @@ from checker.answers.make import sources
 from checker.checks.prepared import prepared
 from checker.context import Case, Context
 from checker.findings import Finding
+from checker.manifest import views
+from checker.manifest.model.inputs import Input
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 from checker.readers.answerfiles import AnswerFileError, read_answer_file
 from checker.readers.graphinfo import graph_outputs
@@ -272,33 +274,14 @@ class Envs:
         return CaseEnv(self, case, declared)
 
     def image_inputs(self) -> list[str]:
-        return [i.name for i in self._inputs() if _kind(i) == "image" or getattr(i, "meaning", None) == "image"]
+        return [i.name for i in self._inputs() if _kind(i) == "image" or i.meaning == "image"]
 
-    def _inputs(self) -> list[Any]:
-        entries = self.ctx.data.get("inputs") or []
-        return [_Entry(e) for e in entries if isinstance(e, dict)]
-
-
-@dataclass(frozen=True)
-class _Entry:
-    raw: dict[str, Any]
-
-    @property
-    def name(self) -> str:
-        return str(self.raw.get("name"))
-
-    @property
-    def meaning(self) -> str | None:
-        return self.raw.get("meaning")
-
-    @property
-    def layout(self) -> str | None:
-        return self.raw.get("layout")
+    def _inputs(self) -> list[Input]:
+        return views.inputs(self.ctx.spec)
 
 
-def _kind(entry: _Entry) -> str | None:
-    prep = entry.raw.get("preprocessing")
-    return prep.get("kind") if isinstance(prep, dict) else None
+def _kind(entry: Input) -> str | None:
+    return entry.preprocessing.kind if entry.preprocessing is not None else None
 
 
 @dataclass

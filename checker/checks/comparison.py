@@ -9,7 +9,7 @@ failed variant gets a diagnosis of where its intermediate tensors leave the base
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +43,7 @@ from checker.compare.shapes import ShapeWatch, watch
 from checker.compare.transform import transform_findings
 from checker.findings import Finding
 from checker.manifest import views
+from checker.manifest.model.answers import AnswerRule
 from checker.manifest.model.rules import AllClose, MaxAbs, RuleBase
 from checker.manifest.model.variants import Variant
 from checker.reports.model import Comparison
@@ -164,10 +165,12 @@ def _needed_outputs(ctx: Context, variants: list[Variant]) -> set[str]:
     return out
 
 
-def _answer_set(run: Run, graph: str, keys: Keys, against: str) -> Generator[Finding, None, AnswerSet]:
-    """The rules on answers at `keys`, judged against the reference's answers or the baseline's."""
+def _answer_set(
+    run: Run, graph: str, rules: Sequence[RuleBase | AnswerRule] | None, against: str
+) -> Generator[Finding, None, AnswerSet]:
+    """The rules on answers among `rules`, judged against the reference's answers or the baseline's."""
     book = run.ctx.answers
-    entries, found = parse_answer_entries(run.ctx, keys, book)
+    entries, found = parse_answer_entries(run.ctx, rules, book)
     yield from found
     other = reference_side(book) if against == "reference" else baseline_side(book, run.baseline_outputs)
     return AnswerSet(graph, against, entries, book, other)
@@ -198,7 +201,8 @@ def _baseline(run: Run, variants: list[Variant]) -> Iterator[Finding]:
     rules = RuleSet(
         "baseline", "reference", entries, lambda c: c.expected, _NO_EXPECTED, ctx.labels, frozenset(ctx.index_outputs)
     )
-    answers = yield from _answer_set(run, "baseline", ("comparison", "rules"), "reference")
+    baseline_rules = ctx.spec.comparison.rules if ctx.spec.comparison is not None else None
+    answers = yield from _answer_set(run, "baseline", baseline_rules, "reference")
     shapes = watch(ctx, "the baseline", ctx.graph)
     yield from _run_cases(run, "baseline", session, [rules, answers], shapes, keep=_needed_outputs(ctx, variants))
     if not run.elsewhere:
@@ -453,7 +457,6 @@ def _judge_variant(
     run: Run, variant: Variant, session: ort.InferenceSession
 ) -> Generator[Finding, None, list[Comparison]]:
     ctx, name = run.ctx, variant.name
-    keys = variant.at
     ref_entries = rule_entries(views.output_rules(variant.rules))
     drift_entries = rule_entries(views.drift_rules(variant))
     yield from check_outputs(ctx, ref_entries + drift_entries, _output_names(session), f"variant '{name}'")
@@ -482,8 +485,8 @@ def _judge_variant(
         frozenset(ctx.index_outputs),
     )
     model = ctx.variant_models.get(name)
-    ref_answers = yield from _answer_set(run, name, (*keys, "rules"), "reference")
-    drift_answers = yield from _answer_set(run, name, (*keys, "drift_rules"), "baseline")
+    ref_answers = yield from _answer_set(run, name, variant.rules, "reference")
+    drift_answers = yield from _answer_set(run, name, variant.drift_rules, "baseline")
     sets: list[RuleSet | AnswerSet] = [reference, drift, shadow, ref_answers, drift_answers]
     yield from _run_cases(run, name, session, sets, watch(ctx, f"variant '{name}'", model))
     boundaries = Boundaries(name, shadow, run.cases, base)

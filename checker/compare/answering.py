@@ -16,8 +16,8 @@ from checker.answers.errors import AnswerError
 from checker.answers.items import Item
 from checker.answers.kind import CaseMeasure, Overall
 from checker.findings import Finding
-from checker.manifest.model.answers import RULE_BY_CHECK
-from checker.manifest.model.build import build
+from checker.manifest.model.answers import AnswerRule
+from checker.manifest.model.rules import RuleBase
 from checker.reports.model import RuleResult
 from checker.reports.parts.answers import AnswerChange
 
@@ -29,10 +29,6 @@ if TYPE_CHECKING:
 Keys = tuple[str | int, ...]
 MAX_CHANGES = 100  # changes a comparison keeps (the figures use all of them)
 _NOT_PARAMS = ("answer", "check", "min_pass_rate", "tags")
-
-
-def is_answer_rule(raw: Any) -> bool:
-    return isinstance(raw, Mapping) and "answer" in raw
 
 
 @dataclass
@@ -52,16 +48,16 @@ class AnswerEntry:
         return str(self.rule.answer)
 
 
-def parse_answer_entries(ctx: Context, keys: Keys, book: Book | None) -> tuple[list[AnswerEntry], list[Finding]]:
-    """The rules on answers at `keys` (the schema has judged their shape); one naming an answer the manifest does
-    not declare is a manifest.schema finding."""
-    raw_rules = _at(ctx.data, keys)
+def parse_answer_entries(
+    ctx: Context, rules: Sequence[RuleBase | AnswerRule] | None, book: Book | None
+) -> tuple[list[AnswerEntry], list[Finding]]:
+    """The rules on answers among `rules` (the schema has judged their shape; the rules on graph outputs are
+    compare.ruleset's); one naming an answer the manifest does not declare is a manifest.schema finding."""
     entries, found = [], []
-    for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
-        if not is_answer_rule(raw):
+    for rule in rules or []:
+        if isinstance(rule, RuleBase):
             continue
-        entry_keys = (*keys, i)
-        rule: Any = build(RULE_BY_CHECK[raw["check"]], raw, entry_keys)
+        entry_keys = rule.at
         declared = book.answers.get(rule.answer) if book is not None else None
         entry = AnswerEntry(entry_keys, rule, declared)
         if declared is None:
@@ -82,18 +78,6 @@ def parse_answer_entries(ctx: Context, keys: Keys, book: Book | None) -> tuple[l
             entry.problem = f"answer '{rule.answer}' cannot be made (see the answers.invalid finding)"
         entries.append(entry)
     return entries, found
-
-
-def _at(data: Mapping[str, Any], keys: Keys) -> Any:
-    node: Any = data
-    for key in keys:
-        if isinstance(node, Mapping) and isinstance(key, str):
-            node = node.get(key)
-        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-            node = node[key]
-        else:
-            return None
-    return node
 
 
 def _label(keys: Keys) -> str:

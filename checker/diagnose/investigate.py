@@ -26,7 +26,6 @@ from checker.context import Case, Context, Options
 from checker.errors import BundleError, UsageError
 from checker.findings import Finding
 from checker.manifest import views
-from checker.manifest.model.core import Keys
 from checker.manifest.model.variants import Variant
 
 if TYPE_CHECKING:
@@ -53,7 +52,7 @@ def prepared(path: Path) -> Iterator[Context]:
         # and, for a bundle with answers, the labels and the reference answers its rules on answers judge against.
         for stage in (files_stage, graph_stage, cases_stage):
             found += list(stage(ctx))
-        if ctx.data.get("answers"):
+        if ctx.spec.answers:
             from checker.checks.answers import answers_stage
             from checker.checks.labels import labels_stage
 
@@ -121,7 +120,7 @@ def _failing_worst(ctx: Context, variant: str, outputs: dict[str, tuple[Any, Any
         RuleSet(variant, "reference", reference, lambda c: c.expected, "no expected outputs", ctx.labels),
         RuleSet(variant, "baseline", drift, lambda c: outputs[c.name][1], "no baseline output", ctx.labels),
     ]
-    answer_sets = _answer_sets(ctx, variant, entry.at, outputs)
+    answer_sets = _answer_sets(ctx, entry, outputs)
     cases = [c for c in ctx.cases or [] if c.name in outputs]
     judged_sets: list[RuleSet | AnswerSet] = [*sets, *answer_sets]
     for rules in judged_sets:
@@ -137,16 +136,15 @@ def _failing_worst(ctx: Context, variant: str, outputs: dict[str, tuple[Any, Any
     return pick_case(judged)
 
 
-def _answer_sets(ctx: Context, variant: str, keys: Keys, outputs: dict[str, tuple[Any, Any]]) -> list[AnswerSet]:
-    """The variant's rules on answers (at `keys`, the variant's place), against the reference's answers and the
-    baseline's, as verify judges them."""
+def _answer_sets(ctx: Context, variant: Variant, outputs: dict[str, tuple[Any, Any]]) -> list[AnswerSet]:
+    """The variant's rules on answers, against the reference's answers and the baseline's, as verify judges them."""
     book = ctx.answers
-    reference, _ = parse_answer_entries(ctx, (*keys, "rules"), book)
-    drift, _ = parse_answer_entries(ctx, (*keys, "drift_rules"), book)
+    reference, _ = parse_answer_entries(ctx, variant.rules, book)
+    drift, _ = parse_answer_entries(ctx, variant.drift_rules, book)
     base = {name: pair[1] for name, pair in outputs.items() if pair[1] is not None}
     return [
-        AnswerSet(variant, "reference", reference, book, reference_side(book)),
-        AnswerSet(variant, "baseline", drift, book, baseline_side(book, base)),
+        AnswerSet(variant.name, "reference", reference, book, reference_side(book)),
+        AnswerSet(variant.name, "baseline", drift, book, baseline_side(book, base)),
     ]
 
 
@@ -164,7 +162,7 @@ def changed_answers(ctx: Context, variant: str, case: Case) -> list[str]:
         _outputs(_session(ctx.graph_path, runtime, ctx.graph), case),
     )
     out: list[str] = []
-    for answers in _answer_sets(ctx, variant, entry.at, {case.name: pair}):
+    for answers in _answer_sets(ctx, entry, {case.name: pair}):
         answers.add_case(case, pair[0], "the variant failed on this case")
         for change in judge_answers(ctx, answers, [case.name]).changes:
             said = f"answer '{change.answer}': {change.change}"
