@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.preprocess.audio.steps import AudioStep, parse_steps
+from checker.preprocess.audio.stream import Stream
+from checker.preprocess.errors import PreprocessError
 from checker.preprocess.fields import finite_pair
 
 
@@ -20,6 +22,7 @@ class AudioSpec:
     tolerance: float | None = None
     range: tuple[float, float] | None = None  # `range`: the bounds the tensor's values lie in
     rebuilt: bool = True  # False without `steps`: the raw files are kept for a reader, not rebuilt
+    stream: Stream | None = None  # the application calls the graph once per chunk (stream.py)
 
     @property
     def tolerance_value(self) -> float:
@@ -32,7 +35,11 @@ class AudioSpec:
         steps = parse_steps(prep["steps"]) if rebuilt else ()
         tolerance = prep.get("tolerance")
         rate, channels = _opt_int(prep, "sample_rate"), _opt_int(prep, "channels")
-        return cls(steps, rate, channels, _opt_number(tolerance), finite_pair(prep.get("range")), rebuilt)
+        stream = Stream.parse(prep["stream"]) if prep.get("stream") is not None else None
+        if stream is not None and not rebuilt:
+            raise PreprocessError("`stream` says how the steps' signal is cut into calls; declare the `steps` too")
+        pair = finite_pair(prep.get("range"))
+        return cls(steps, rate, channels, _opt_number(tolerance), pair, rebuilt, stream)
 
 
 def _opt_int(prep: Mapping[str, Any], key: str) -> int | None:
