@@ -254,3 +254,92 @@ def test_implied_streams_fit_the_stored_shape() -> None:
     # The declared call's length, another number of calls: only chunks that give the stored count are tried.
     found = implied(Stream(64, 512, "zeros"), 3200, 6, 576)
     assert found and all(len(s.starts(3200)) == 6 and s.length == 576 for s in found)
+
+
+# openWakeWord's front end, from its 0.5.1 wheel. Its AudioFeatures buffer takes 1,280 new samples per call and
+# calls the mel-spectrogram graph on the last 1,280 + 480 samples of 16 kHz int16 audio as float32 (utils.py,
+# `_streaming_melspectrogram`); the first chunk, before a whole history, is not a full call.
+WAKE_CHUNK, WAKE_HISTORY = 1280, 480
+WAKE_PREP: dict[str, Any] = {
+    "kind": "audio",
+    "sample_rate": RATE,
+    "channels": 1,
+    "steps": [{"decode": {}}, {"scale": 32768}, {"layout": "NT"}],
+    "stream": {"chunk": WAKE_CHUNK, "history": WAKE_HISTORY, "first": "skip"},
+}
+
+
+@pytest.fixture(scope="session")
+def melspectrogram() -> Path:
+    path = cached("melspectrogram.onnx")
+    if path is None:
+        pytest.skip("melspectrogram.onnx is not in the model cache; fetch it with: python tests/fetch_models.py")
+    return path
+
+
+def wake_calls(model: Path, wav: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The buffer's calls once it holds a whole history: int16 sample values as float32, and the graph's answers."""
+    samples, _ = soundfile.read(str(wav), dtype="int16")
+    calls = [
+        samples[end - WAKE_CHUNK - WAKE_HISTORY : end].astype(np.float32)[None]
+        for end in range(2 * WAKE_CHUNK, samples.size + 1, WAKE_CHUNK)
+    ]
+    return np.stack(calls), np.stack([run(model, {"input": x})["output"] for x in calls])
+
+
+def test_a_wake_word_front_end_fed_as_its_buffer_feeds_it_passes(melspectrogram: Path, tmp_path: Path) -> None:
+    root = tmp_path / "b"
+    (root / "cases").mkdir(parents=True)
+    (root / "model.onnx").write_bytes(melspectrogram.read_bytes())
+    t = np.arange(RATE) / RATE
+    voice = 0.3 * np.sin(2 * np.pi * 220 * t) * (1 + np.sin(2 * np.pi * 3 * t))
+    noise = np.random.default_rng(7).normal(0, 0.02, t.size)
+    soundfile.write(str(root / "cases" / "kitchen.wav"), voice + noise, RATE, subtype="PCM_16")  # a mono microphone
+    calls, answers = wake_calls(melspectrogram, root / "cases" / "kitchen.wav")
+    np.save(root / "cases" / "kitchen.npy", calls)
+    np.save(root / "cases" / "kitchen_mel.npy", answers)
+    manifest: dict[str, Any] = {
+        "manifest_version": 1,
+        "release": {"name": "openwakeword-melspectrogram", "version": "0.5.1"},
+        "graph": {"path": "model.onnx", "producer": {"tool": "openwakeword wheel", "version": "0.5.1"}},
+        "inputs": [{"name": "input", "dtype": "float32", "shape": [1, WAKE_CHUNK + WAKE_HISTORY], "meaning": "audio"}],
+        "outputs": [
+            {"name": "output", "dtype": "float32", "shape": ["time", 1, "frames", 32]} | {"meaning": "embedding"}
+        ],
+        "runtime": {"name": "onnxruntime", "version": ">=1.17"},
+        "validation": {"command": "checker verify bundle.json"},
+        "comparison": {
+            "reference": {"description": "onnxruntime on the AudioFeatures buffer's calls"},
+            "cases": [
+                {
+                    "name": "kitchen",
+                    "tags": ["edge"],
+                    "inputs": {"input": "cases/kitchen.npy"},
+                    "expected": {"output": "cases/kitchen_mel.npy"},
+                    "raw": {"input": "cases/kitchen.wav"},
+                }
+            ],
+            "rules": [{"output": "output", "check": "max_abs", "max": 1e-3}],
+        },
+    }
+    manifest["inputs"][0]["preprocessing"] = WAKE_PREP
+    (root / "bundle.json").write_text(json.dumps(manifest, indent=2))
+    bundle = verified(root)
+    assert errors(bundle) == []
+    assert bundle["comparisons"][0]["status"] == "pass"
+    assert calls.shape[0] == 11  # 12 whole chunks in a second, the first without its history
+    assert "kitchen[10]" in json.dumps(bundle["comparisons"][0])
+
+    # Declared in -1..1 (no scale step) with zeros before the first chunk: each mistake named by its edit.
+    prep = copy.deepcopy(WAKE_PREP)
+    prep["stream"]["first"] = "zeros"
+    manifest["inputs"][0]["preprocessing"] = prep
+    (root / "bundle.json").write_text(json.dumps(manifest, indent=2))
+    fidelity = [f["message"] for f in verified(root)["findings"] if f["id"] == "inputs.fidelity"]
+    assert len(fidelity) == 1 and "first: skip}` in place of" in fidelity[0]
+    prep = copy.deepcopy(WAKE_PREP)
+    del prep["steps"][1]
+    manifest["inputs"][0]["preprocessing"] = prep
+    (root / "bundle.json").write_text(json.dumps(manifest, indent=2))
+    fidelity = [f["message"] for f in verified(root)["findings"] if f["id"] == "inputs.fidelity"]
+    assert len(fidelity) == 1 and "`scale: 32768` added" in fidelity[0]
