@@ -46,7 +46,7 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
         yield F.error(F.COMPARISON_CASE, message, **ctx.where(*keys))
     ctx.cases = loaded.cases
     yield from _duplicate_names(ctx)
-    yield from _cut_streams(ctx, streamed_inputs(ctx.data))
+    yield from _cut_streams(ctx, views.streamed_inputs(ctx.data))
     ruled = _ruled_outputs(ctx)
     for case in ctx.cases:
         if case.frame == 0:
@@ -55,16 +55,6 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
             # A stream's frames share their shapes: the first frame's problems stand for every frame.
             ctx.faulty_cases.add(case.name)
     yield from _coverage(ctx, ruled)
-
-
-def streamed_inputs(data: dict[str, Any]) -> set[str]:
-    """The inputs a streaming application feeds one chunk at a time (`preprocessing.stream`)."""
-    out = set()
-    for entry in data.get("inputs") or []:
-        prep = entry.get("preprocessing")
-        if isinstance(prep, dict) and prep.get("kind") == "audio" and prep.get("stream") is not None:
-            out.add(str(entry["name"]))
-    return out
 
 
 def _cut_streams(ctx: Context, streamed: set[str]) -> Iterator[Finding]:

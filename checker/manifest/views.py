@@ -54,3 +54,14 @@ def answer_sources(data: Mapping[str, Any]) -> dict[str, list[str]]:
         found = answer.get("from")
         out[str(answer.get("name"))] = [found] if isinstance(found, str) else [str(f) for f in found or []]
     return out
+
+
+def streamed_inputs(data: Mapping[str, Any]) -> set[str]:
+    """The inputs a streaming application feeds one chunk at a time (`preprocessing.stream` of an audio input):
+    a case that feeds one stores every tensor with one entry per call on a leading axis."""
+    out = set()
+    for entry in items(data.get("inputs")):
+        prep = entry.get("preprocessing")
+        if isinstance(prep, Mapping) and prep.get("kind") == "audio" and prep.get("stream") is not None:
+            out.add(str(entry.get("name")))
+    return out

@@ -343,3 +343,42 @@ def test_a_wake_word_front_end_fed_as_its_buffer_feeds_it_passes(melspectrogram:
     (root / "bundle.json").write_text(json.dumps(manifest, indent=2))
     fidelity = [f["message"] for f in verified(root)["findings"] if f["id"] == "inputs.fidelity"]
     assert len(fidelity) == 1 and "`scale: 32768` added" in fidelity[0]
+
+
+def test_case_add_makes_a_streamed_case_from_its_recording(melspectrogram: Path, tmp_path: Path) -> None:
+    """`checker case add --raw` cuts the recording into the application's calls; the answers it is given must
+    hold the same number of calls."""
+    from checker.cli import main
+
+    root = tmp_path / "b"
+    root.mkdir()
+    (root / "model.onnx").write_bytes(melspectrogram.read_bytes())
+    wav = tmp_path / "hall.wav"
+    t = np.arange(RATE + 700) / RATE
+    soundfile.write(str(wav), 0.4 * np.sin(2 * np.pi * 330 * t), RATE, subtype="PCM_16")
+    calls, answers = wake_calls(melspectrogram, wav)
+    np.save(tmp_path / "mel.npy", answers)
+    np.save(tmp_path / "short.npy", answers[:-1])
+    manifest = {
+        "manifest_version": 1,
+        "release": {"name": "wake", "version": "1"},
+        "graph": {"path": "model.onnx", "producer": {"tool": "openwakeword wheel", "version": "0.5.1"}},
+        "inputs": [{"name": "input", "dtype": "float32", "shape": [1, 1760], "meaning": "audio"}],
+        "outputs": [{"name": "output", "dtype": "float32", "shape": ["time", 1, "frames", 32], "meaning": "embedding"}],
+        "runtime": {"name": "onnxruntime", "version": ">=1.17"},
+        "validation": {"command": "checker verify bundle.json"},
+        "comparison": {
+            "reference": {"description": "onnxruntime on the buffer's calls"},
+            "cases": [],
+            "rules": [{"output": "output", "check": "max_abs", "max": 1e-3}],
+        },
+    }
+    manifest["inputs"][0]["preprocessing"] = WAKE_PREP
+    (root / "bundle.json").write_text(json.dumps(manifest, indent=2))
+    add = ["case", "add", str(root), "--name", "hall", "--raw", f"input={wav}", "--tag", "edge"]
+    assert main([*add, "--expected", f"output={tmp_path / 'short.npy'}"]) == 2
+    assert main([*add, "--expected", f"output={tmp_path / 'mel.npy'}"]) == 0
+    stored = np.load(root / "cases" / "hall" / "input.npy")
+    np.testing.assert_array_equal(stored, calls)
+    bundle = verified(root)
+    assert errors(bundle) == [] and bundle["comparisons"][0]["status"] == "pass"
