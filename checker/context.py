@@ -87,6 +87,9 @@ class Case:
     files: list[str] = field(default_factory=list)
     label: Any = None  # the application's expected answer: a class name or index, or a list (one per item)
     answers: dict[str, str] = field(default_factory=dict)  # answer name -> the stored application answer's file
+    # One call of a streamed case (an input declares `stream`): the case it was cut from, and its frame there.
+    stream_of: str | None = None
+    frame: int = 0
 
 
 @dataclass
@@ -108,6 +111,9 @@ class Context:
     index_outputs: set[str] = field(default_factory=set)
     cases: list[Case] | None = None
     faulty_cases: set[str] = field(default_factory=set)  # loaded cases with comparison.case errors (cases stage)
+    # Streamed cases as stored, their frames on a leading axis (cases stage): `cases` holds one case per frame,
+    # which the comparison runs once each; the fidelity stage rebuilds the whole stream from its raw file.
+    streams: dict[str, Case] = field(default_factory=dict)
     # Every case name of the whole set, in manifest order, when a shard keeps only some (cases stage).
     case_order: list[str] | None = None
     # graph name ("baseline" or a variant) -> case name -> output name -> array
@@ -134,6 +140,16 @@ class Context:
     not_run: list[NotRun] = field(default_factory=list)  # checks that could not run here (any stage may add)
     resolved: dict[str, Path] = field(default_factory=dict)  # bundle-relative path -> real path (Context.resolve)
     real_steps: dict[str, str] = field(default_factory=dict)  # the same for each folder on the way (resolve_under)
+
+    def rebuilt_cases(self) -> list[Case]:
+        """The cases as their raw files rebuild them: a streamed case whole, where its first frame kept here."""
+        out = []
+        for case in self.cases or []:
+            if case.stream_of is None:
+                out.append(case)
+            elif case.frame == 0 and case.stream_of in self.streams:
+                out.append(self.streams[case.stream_of])
+        return out
 
     @property
     def data(self) -> dict[str, Any]:

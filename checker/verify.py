@@ -50,7 +50,7 @@ Stage = Callable[[Context], Iterable[Finding]]
 def fidelity_stage(ctx: Context) -> Iterable[Finding]:
     """The fidelity stage (checks/fidelity.py), imported only for a bundle with raw inputs to rebuild: the
     preprocessing it loads costs a small bundle a good part of its run."""
-    if not any(case.raw for case in ctx.cases or []):
+    if not any(case.raw for case in ctx.rebuilt_cases()):
         return ()
     from checker.checks.fidelity import fidelity_stage as stage
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import onnx
+from examplekit import quantize, write_and_lock
 from onnx import TensorProto, helper, numpy_helper
 from PIL import Image, ImageDraw
 
@@ -206,36 +206,7 @@ def case_yaml(name: str, tags: list[str]) -> str:
     )
 
 
-def quantize(src: Path, dst: Path, tensors: list[np.ndarray]) -> None:
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    class Reader(CalibrationDataReader):  # type: ignore[misc]
-        def __init__(self) -> None:
-            self.items = iter([{"pixel_values": t} for t in tensors])
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.items, None)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        staged = Path(tmp) / "model.onnx"
-        shutil.copy(src, staged)
-        out = Path(tmp) / "model.int8.onnx"
-        quantize_static(
-            str(staged),
-            str(out),
-            Reader(),
-            quant_format=QuantFormat.QDQ,
-            per_channel=True,
-            activation_type=QuantType.QUInt8,
-            weight_type=QuantType.QInt8,
-        )
-        model = onnx.load(str(out))
-        onnx.save(model, str(dst))
-
-
 def main(out: Path) -> None:
-    import onnxruntime
-
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -252,15 +223,8 @@ def main(out: Path) -> None:
         tensors.append(x)
         np.save(folder / "pixel_values.npy", x)
         np.save(folder / "logits.npy", forward(x, w))
-    quantize(out / "model.onnx", out / "model.int8.onnx", tensors)
-    cases = "\n".join(case_yaml(name, tags) for name, _, _, _, tags in CASES)
-    text = MANIFEST.format(onnx_version=onnx.__version__, ort_version=onnxruntime.__version__, cases=cases)
-    (out / "bundle.yaml").write_text(text)
-    from checker.release.lock import lock
-
-    result = lock(out)
-    if not result.ok:
-        raise SystemExit("\n".join(result.messages))
+    quantize(out / "model.onnx", out / "model.int8.onnx", "pixel_values", tensors, per_channel=True)
+    write_and_lock(out, MANIFEST, "\n".join(case_yaml(name, tags) for name, _, _, _, tags in CASES))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,9 @@ class Source:
 MODELS = {
     # Silero VAD: 16 kHz speech activity, [batch, 576] samples with a recurrent state (1.3 MB).
     "silero_vad_16k_op15.onnx": Shipped("silero-vad==6.2.3", "silero_vad/data/silero_vad_16k_op15.onnx"),
+    # openWakeWord's audio front end (1.1 MB): int16-valued float32 samples [1, samples] -> a mel spectrogram
+    # [1, 1, frames, 32], fed 1,280 new samples with 480 of history per call by the package's streaming buffer.
+    "melspectrogram.onnx": Shipped("openwakeword==0.5.1", "openwakeword/resources/models/melspectrogram.onnx"),
     # PP-OCRv4's text detector (DB, 4.7 MB): [1, 3, H, W] with H and W any multiple of 32.
     "ch_PP-OCRv4_det_infer.onnx": Shipped(
         "rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"

@@ -47,10 +47,66 @@ def cases_stage(ctx: Context) -> Iterator[Finding]:
         yield F.error(F.COMPARISON_CASE, message, **ctx.where(*keys))
     ctx.cases = loaded.cases
     yield from _duplicate_names(ctx)
+    yield from _cut_streams(ctx, views.streamed_inputs(ctx.spec))
     ruled = _ruled_outputs(ctx)
-    for case in loaded.cases:
-        yield from _match_case(ctx, case, inputs, outputs, ruled)
+    for case in ctx.cases:
+        if case.frame == 0:
+            yield from _match_case(ctx, case, inputs, outputs, ruled)
+        elif f"{case.stream_of}[0]" in ctx.faulty_cases:
+            # A stream's frames share their shapes: the first frame's problems stand for every frame.
+            ctx.faulty_cases.add(case.name)
     yield from _coverage(ctx, ruled)
+
+
+def _cut_streams(ctx: Context, streamed: set[str]) -> Iterator[Finding]:
+    """Each case that feeds a streamed input becomes one case per frame, named `case[k]`, so the graph runs once
+    per call as the application runs it (a graph that normalises over its batch gives other numbers on frames
+    batched together); the case as stored is kept whole for the fidelity stage."""
+    if not streamed:
+        return
+    out: list[Case] = []
+    for case in ctx.cases or []:
+        if not streamed & case.inputs.keys():
+            out.append(case)
+            continue
+        frames, problem = _frame_count(case, streamed)
+        if problem:
+            ctx.faulty_cases.add(case.name)
+            yield F.error(F.COMPARISON_CASE, f"case '{case.name}': {problem}", **ctx.where(*case.where), case=case.name)
+            continue
+        ctx.streams[case.name] = case
+        out += [_frame(case, k) for k in range(frames)]
+    ctx.cases = out
+
+
+def _frame_count(case: Case, streamed: set[str]) -> tuple[int, str | None]:
+    """The frames every tensor of a streamed case stores on its leading axis, or why they do not agree."""
+    arrays = {**case.inputs, **case.expected}
+    feeds = ", ".join(f"'{n}'" for n in sorted(streamed & case.inputs.keys()))
+    lead = {name: int(a.shape[0]) if a.ndim else 0 for name, a in arrays.items()}
+    if len(set(lead.values())) == 1 and min(lead.values()) > 0:
+        return min(lead.values()), None
+    sizes = ", ".join(f"'{n}' {lead[n]}" if arrays[n].ndim else f"'{n}' none (a scalar)" for n in arrays)
+    return 0, (
+        f"it feeds the streamed input {feeds}, so every tensor it stores holds one call per frame on a leading axis "
+        f"of one length; the leading axes are: {sizes}"
+    )
+
+
+def _frame(case: Case, k: int) -> Case:
+    return Case(
+        f"{case.name}[{k}]",
+        case.tags,
+        {n: a[k, ...] for n, a in case.inputs.items()},
+        {n: a[k, ...] for n, a in case.expected.items()},
+        {},  # the raw file makes the whole stream: the fidelity stage rebuilds it from the case as stored
+        case.where,
+        case.files,
+        case.label,
+        {},
+        stream_of=case.name,
+        frame=k,
+    )
 
 
 def shard_stage(ctx: Context) -> Iterable[Finding]:

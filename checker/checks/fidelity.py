@@ -29,7 +29,7 @@ def fidelity_stage(ctx: Context) -> Iterator[Finding]:
     if ctx.cases is None:
         return
     run = _Run(ctx, prepared(ctx))
-    for case in ctx.cases:
+    for case in ctx.rebuilt_cases():
         for name, rel in case.raw.items():
             yield from run.case_input(case, name, rel)
 

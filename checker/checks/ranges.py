@@ -92,7 +92,7 @@ def _unusable(ctx: Context, i: int, name: str, prep: Preprocessing, e: Preproces
     """A block the range cannot be implied from, said once: here, unless a case's raw file rebuilds the input
     (then the fidelity stage says it), or the block names a file the files stage refused."""
     inputs = prepared(ctx)
-    if has_raw(ctx.cases or [], inputs, name) or names_unusable_file(ctx, prep):
+    if has_raw(ctx.rebuilt_cases(), inputs, name) or names_unusable_file(ctx, prep):
         return
     if isinstance(e, CannotReproduce):
         ctx.not_run.append(NotRun(f"range of input '{name}'", f"cannot be implied here: {e}"))

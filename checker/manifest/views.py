@@ -122,3 +122,9 @@ def optimization_levels(runtime: Runtime | None) -> list[str]:
 def platforms(runtime: Runtime | None) -> list[Platform]:
     """`runtime.platforms`: the CPU classes the release must hold on."""
     return list(runtime.platforms or []) if runtime is not None else []
+
+
+def streamed_inputs(spec: Spec) -> set[str]:
+    """The inputs a streaming application feeds one chunk at a time (`preprocessing.stream` of an audio input):
+    a case that feeds one stores every tensor with one entry per call on a leading axis."""
+    return {e.name for e in inputs(spec) if getattr(e.preprocessing, "stream", None) is not None}

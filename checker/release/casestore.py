@@ -162,12 +162,44 @@ def _check_inputs(tree: Any, case: NewCase) -> None:
             )
 
 
+def _streamed_inputs(data: Any) -> set[str]:
+    """The inputs of the manifest being written (plain data, as `case add` edits it) that a streaming
+    application feeds one chunk at a time (`preprocessing.stream` of an audio input)."""
+    out = set()
+    for entry in data.get("inputs", []) if isinstance(data, dict) else []:
+        prep = entry.get("preprocessing") if isinstance(entry, dict) else None
+        if isinstance(prep, dict) and prep.get("kind") == "audio" and prep.get("stream") is not None:
+            out.add(str(entry.get("name")))
+    return out
+
+
 def _check_shapes(tree: Any, case: NewCase, built: list[str]) -> None:
-    """Each tensor against its declared input or output: a misfit is refused here, naming its file."""
+    """Each tensor against its declared input or output: a misfit is refused here, naming its file. A case that
+    feeds a streamed input holds one call per entry of a leading axis: each call's tensors must fit."""
     made = {name: f"the tensor made from {case.raw[name]}" for name in built if name in case.raw}
-    inputs = {**made, **case.input_files}
-    check_fit(case.name, case.inputs, declared_entries(tree, "inputs"), "input", inputs)
-    check_fit(case.name, case.expected, declared_entries(tree, "outputs"), "output", case.expected_files)
+    inputs, expected = {**made, **case.input_files}, case.expected_files
+    fed = _streamed_inputs(to_plain(tree)) & case.inputs.keys()
+    ins, outs = (_first_call(case, fed), _first_call(case, fed, expected=True)) if fed else (case.inputs, case.expected)
+    if fed:
+        inputs = {n: f"the first call of {s}" for n, s in inputs.items()}
+        expected = {n: f"the first call of {s}" for n, s in expected.items()}
+    check_fit(case.name, ins, declared_entries(tree, "inputs"), "input", inputs)
+    check_fit(case.name, outs, declared_entries(tree, "outputs"), "output", expected)
+
+
+def _first_call(case: NewCase, fed: set[str], expected: bool = False) -> dict[str, Any]:
+    """Each tensor's first call, when every tensor of the case holds the same number of calls."""
+    arrays = {**case.inputs, **case.expected}
+    lead = {n: int(a.shape[0]) if a.ndim else 0 for n, a in arrays.items()}
+    if len(set(lead.values())) != 1 or min(lead.values()) < 1:
+        calls = ", ".join(f"'{n}' {c}" for n, c in lead.items())
+        names = ", ".join(repr(n) for n in sorted(fed))
+        raise CaseError(
+            f"case '{case.name}' feeds the streamed input {names}: every tensor holds one call per entry of a "
+            f"leading axis of one length, and these have: {calls}"
+        )
+    side = case.expected if expected else case.inputs
+    return {n: a[0, ...] for n, a in side.items()}
 
 
 def _check_complete(case: NewCase) -> None:

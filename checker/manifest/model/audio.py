@@ -175,6 +175,33 @@ Steps = Annotated[
 ]
 
 
+MAX_CHUNK = 1 << 24  # samples: as the `frames` step's size
+StreamFirst = Literal["skip", "zeros"]
+
+
+class Stream(Block):
+    WORDS = S(
+        "Stream",
+        "How a streaming application calls the graph: once per chunk of `chunk` samples, on the last `history` "
+        "samples before the chunk followed by the chunk; the first chunk, which has no history, is skipped or "
+        "preceded by zeros. The steps up to the last decode, mix or resample run on the whole clip, the rest on "
+        "each frame; a case stores the frames on a leading axis.",
+    )
+
+    chunk: Annotated[int, S("Chunk", "New samples per call.", minimum=1, maximum=MAX_CHUNK)]
+    history: Annotated[
+        int, S("History", "Samples before the chunk that each call also takes.", minimum=0, maximum=MAX_CHUNK)
+    ] = 0
+    first: Annotated[
+        StreamFirst,
+        S(
+            "First",
+            "The first chunk, which has no history: skipped (as openWakeWord's buffer does) or preceded by zeros "
+            "(as Silero VAD's wrapper does).",
+        ),
+    ] = "skip"
+
+
 class Audio(Block):
     TAG = "audio"
 
@@ -186,6 +213,7 @@ class Audio(Block):
     range: Range | None = None
     window: Annotated[int | None, _samples("Window", "Samples per call.")] = None
     steps: Steps | None = None
+    stream: Stream | None = None
     tolerance: Annotated[
         NonNegative | None,
         S("Tolerance", "The largest difference allowed between the rebuilt and the stored tensor (default 1e-5)."),

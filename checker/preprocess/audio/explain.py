@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from checker.preprocess.audio.pipeline import clip_samples
 from checker.preprocess.audio.source import AudioSource
 from checker.preprocess.audio.spec import AudioSpec
 from checker.preprocess.audio.steps import (
@@ -37,6 +38,8 @@ from checker.preprocess.audio.steps import (
     Scale,
     Trim,
 )
+from checker.preprocess.audio.stream import Stream, implied
+from checker.preprocess.errors import PreprocessError
 from checker.preprocess.registry import NO_CHANGES
 from checker.preprocess.search import Alternative, explain
 
@@ -50,10 +53,15 @@ UNEXPLAINED = (
 Edit = tuple[str, AudioSpec]  # completes "the stored tensor matches the declared preprocessing ..."
 
 
-def audio_alternatives(src: AudioSource, tolerance: float) -> Iterator[Alternative]:
+def audio_alternatives(
+    src: AudioSource, tolerance: float, stored: tuple[int, ...] | None = None
+) -> Iterator[Alternative]:
     """The neighbours of the declared steps, at most MAX_NEIGHBOURS, for search.py's ranked search; each with
-    its own neighbours as the second edits a second round may try."""
+    its own neighbours as the second edits a second round may try. A streamed input's neighbours come first:
+    `first` flipped, chunk and history swapped, and those the stored number of frames implies."""
     rate = src.decoded.done_rate()
+    for description, spec in _streams(src, stored):
+        yield Alternative(description, functools.partial(_tensor, src, spec), tolerance)
 
     def second(first: Edit) -> Iterator[Alternative]:
         for count, (description, spec) in enumerate(neighbours(first[1], rate)):
@@ -71,6 +79,24 @@ def audio_alternatives(src: AudioSource, tolerance: float) -> Iterator[Alternati
         yield Alternative(description, functools.partial(_tensor, src, spec), tolerance, then=then)
 
 
+def _streams(src: AudioSource, stored: tuple[int, ...] | None) -> Iterator[Edit]:
+    stream = src.spec.stream
+    if stream is None:
+        return
+    others = [replace(stream, first="zeros" if stream.first == "skip" else "skip")]
+    if stream.history:
+        others.append(Stream(stream.history, stream.chunk, stream.first))
+    if stored is not None and len(stored) >= 2:
+        try:
+            samples = clip_samples(src.spec, src.decoded)
+        except PreprocessError:
+            samples = 0
+        others += implied(stream, samples, stored[0], stored[-1])
+    for other in dict.fromkeys(others):
+        if other != stream:
+            yield f"with {other.words()} in place of {stream.words()}", replace(src.spec, stream=other)
+
+
 def _tensor(src: AudioSource, spec: AudioSpec) -> np.ndarray:
     # A neighbour that cannot be built from this file (a layout without C before a mix) raises PreprocessError,
     # which the search skips.
@@ -80,7 +106,8 @@ def _tensor(src: AudioSource, spec: AudioSpec) -> np.ndarray:
 def explain_audio(src: AudioSource, stored: np.ndarray, tolerance: float) -> str | None:
     """The neighbour whose tensor reproduces the stored one most exactly within `tolerance`, in the manifest's
     words."""
-    search = explain(audio_alternatives(src, tolerance), stored)
+    shape = tuple(int(d) for d in stored.shape) if src.spec.stream is not None else None
+    search = explain(audio_alternatives(src, tolerance, shape), stored)
     return search.fits[0].description if search.fits else None
 
 

@@ -39,7 +39,8 @@ class AudioKind:
         return ImpliedRange(np.array([low]), np.array([high]), None, "preprocessing.range")
 
     def explain(self, source: AudioSource, target: str, stored: np.ndarray, tolerance: float) -> Search:
-        return explain(audio_alternatives(source, tolerance), stored)
+        shape = tuple(int(d) for d in stored.shape) if source.spec.stream is not None else None
+        return explain(audio_alternatives(source, tolerance, shape), stored)
 
 
 KIND = AudioKind()

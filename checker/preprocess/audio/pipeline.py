@@ -39,6 +39,7 @@ from checker.preprocess.audio.steps import (
     Scale,
     Trim,
 )
+from checker.preprocess.audio.stream import Stream, frame
 from checker.preprocess.errors import MissingExtra, PreprocessError
 from checker.preprocess.layout import cast, numpy_dtype
 
@@ -84,15 +85,60 @@ def audio_layout(layout: Any, shape: Any, spec: AudioSpec) -> str:
 
 def build_audio(spec: AudioSpec, decoder: Decoder, layout: str, dtype: str) -> Result:
     """The tensor the steps make from the decoded file; `layout` is the input's arrangement ("" when a
-    `layout` step arranges it)."""
-    signal: Signal | None = None
-    for step in spec.steps:
-        signal = _apply(step, signal, decoder)
+    `layout` step arranges it). A streamed input's tensor holds one call's tensor per frame on a leading axis."""
+    if spec.stream is not None:
+        return _streamed(spec, spec.stream, decoder, layout, dtype)
+    signal = _run(spec.steps, None, decoder)
     assert signal is not None  # parse_steps begins every list with its decode
+    tensor = _finish(signal, layout, dtype)
+    return Result(tensor, signal.rate, signal.channels, signal.file_rate, signal.resampled)
+
+
+def _run(steps: tuple[AudioStep, ...], signal: Signal | None, decoder: Decoder) -> Signal | None:
+    for step in steps:
+        signal = _apply(step, signal, decoder)
+    return signal
+
+
+def _finish(signal: Signal, layout: str, dtype: str) -> np.ndarray:
     if not signal.arranged:
         signal.x = arrange(signal, layout or signal.axes)
-    tensor = cast(signal.x, numpy_dtype(dtype))
-    return Result(tensor, signal.rate, signal.channels, signal.file_rate, signal.resampled)
+    return cast(signal.x, numpy_dtype(dtype))
+
+
+# The steps that read the whole signal: an application decodes, mixes and resamples its stream as it arrives,
+# before it cuts the stream into calls.
+WHOLE_SIGNAL = (Decode, Mix, Resample)
+
+
+def clip_samples(spec: AudioSpec, decoder: Decoder) -> int:
+    """Samples in the signal a stream is cut from: after the steps that read the whole signal."""
+    cut = next((i for i, s in enumerate(spec.steps) if not isinstance(s, WHOLE_SIGNAL)), len(spec.steps))
+    clip = _run(spec.steps[:cut], None, decoder)
+    assert clip is not None
+    return int(clip.x.shape[_axis(clip, "T")])
+
+
+def _streamed(spec: AudioSpec, stream: Stream, decoder: Decoder, layout: str, dtype: str) -> Result:
+    cut = next((i for i, s in enumerate(spec.steps) if not isinstance(s, WHOLE_SIGNAL)), len(spec.steps))
+    clip = _run(spec.steps[:cut], None, decoder)
+    assert clip is not None
+    t = _axis(clip, "T")
+    starts = stream.starts(clip.x.shape[t])
+    if not starts:
+        raise PreprocessError(
+            f"{stream.words()}: the signal has {clip.x.shape[t]} samples, fewer than one call's "
+            f"({stream.chunk if stream.first == 'zeros' else stream.length} samples)"
+        )
+    _bound(clip.x.size // max(clip.x.shape[t], 1) * stream.length * len(starts))
+    frames = []
+    for start in starts:
+        signal = replace(clip, x=frame(clip.x, t, start, stream.length))
+        done = _run(spec.steps[cut:], signal, decoder)
+        assert done is not None
+        frames.append(_finish(done, layout, dtype))
+    _bound(frames[0].size * len(frames))
+    return Result(np.stack(frames), clip.rate, clip.channels, clip.file_rate, clip.resampled)
 
 
 # A kernel runs one step type: the step, the signal so far (None before decode) and the file's decoder.

@@ -8,7 +8,9 @@ from typing import Any
 
 from checker.manifest.model import audio as m
 from checker.preprocess.audio.steps import AudioStep, steps_of
+from checker.preprocess.audio.stream import Stream
 from checker.preprocess.checked import checked
+from checker.preprocess.errors import PreprocessError
 from checker.preprocess.fields import finite_pair
 
 
@@ -22,6 +24,7 @@ class AudioSpec:
     tolerance: float | None = None
     range: tuple[float, float] | None = None  # `range`: the bounds the tensor's values lie in
     rebuilt: bool = True  # False without `steps`: the raw files are kept for a reader, not rebuilt
+    stream: Stream | None = None  # the application calls the graph once per chunk (stream.py)
 
     @property
     def tolerance_value(self) -> float:
@@ -35,4 +38,8 @@ class AudioSpec:
             return cls.from_manifest(checked(m.Audio, {"kind": "audio", **prep}, "preprocessing"))
         steps = () if prep.steps is None else steps_of(prep.steps)
         rebuilt = prep.steps is not None
-        return cls(steps, prep.sample_rate, prep.channels, prep.tolerance, finite_pair(prep.range), rebuilt)
+        stream = Stream.from_model(prep.stream) if prep.stream is not None else None
+        if stream is not None and not rebuilt:
+            raise PreprocessError("`stream` says how the steps' signal is cut into calls; declare the `steps` too")
+        pair = finite_pair(prep.range)
+        return cls(steps, prep.sample_rate, prep.channels, prep.tolerance, pair, rebuilt, stream)
