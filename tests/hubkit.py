@@ -1,0 +1,144 @@
+"""Folders in the layouts `checker init DIR` reads, built offline from real parts: graphs made with onnx.helper,
+variants made by onnxruntime's own converters as transformers.js's conversion script calls them (dynamic int8,
+float16, 4-bit MatMulNBits), a tokenizer made by the `tokenizers` library, and photos made by Pillow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
+from PIL import Image
+
+LABELS = ["cat", "dog", "bird", "fish"]
+SIDE = 8
+
+
+def image_classifier() -> onnx.ModelProto:
+    """pixel_values [batch, 3, 8, 8] -> logits [batch, 4]: two MatMuls (for the int8 and 4-bit converters)."""
+    rng = np.random.default_rng(11)
+    weights = {
+        "w1": (rng.standard_normal((3 * SIDE * SIDE, 32)) * 0.2).astype(np.float32),
+        "b1": (rng.standard_normal(32) * 0.1).astype(np.float32),
+        "w2": (rng.standard_normal((32, len(LABELS))) * 0.5).astype(np.float32),
+        "b2": (rng.standard_normal(len(LABELS)) * 0.1).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Flatten", ["pixel_values"], ["flat"], "flatten"),
+        helper.make_node("MatMul", ["flat", "w1"], ["h0"], "fc1"),
+        helper.make_node("Add", ["h0", "b1"], ["h1"], "fc1_bias"),
+        helper.make_node("Relu", ["h1"], ["h2"], "relu"),
+        helper.make_node("MatMul", ["h2", "w2"], ["l0"], "fc2"),
+        helper.make_node("Add", ["l0", "b2"], ["logits"], "fc2_bias"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "classifier",
+        [helper.make_tensor_value_info("pixel_values", TensorProto.FLOAT, ["batch", 3, SIDE, SIDE])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", len(LABELS)])],
+        [numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model.producer_name, model.producer_version = "pytorch", "2.5.1"
+    return model
+
+
+def save_chunked(model: onnx.ModelProto, path: Path, chunks: int) -> list[str]:
+    """Save with the weights in `chunks` external files named as transformers.js names them (model.onnx_data,
+    model.onnx_data_1, ...), one initializer after another spread over them."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    names = [path.name + "_data" + (f"_{i}" if i else "") for i in range(chunks)]
+    handles = {name: (path.parent / name).open("wb") for name in names}
+    try:
+        for i, tensor in enumerate(model.graph.initializer):
+            name = names[i % chunks]
+            raw = numpy_helper.to_array(tensor).tobytes()
+            offset = handles[name].tell()
+            handles[name].write(raw)
+            external_data_helper.set_external_data(tensor, name, offset, len(raw))
+            tensor.data_location = TensorProto.EXTERNAL
+            tensor.ClearField("raw_data")
+            tensor.ClearField("float_data")
+    finally:
+        for handle in handles.values():
+            handle.close()
+    onnx.save(model, str(path))
+    return names
+
+
+def variants(model: onnx.ModelProto, folder: Path) -> None:
+    """model_quantized.onnx (dynamic int8), model_fp16.onnx and model_q4.onnx (MatMulNBits, block 16)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    plain = folder / "plain.onnx"
+    onnx.save(model, str(plain))
+    quantize_dynamic(str(plain), str(folder / "model_quantized.onnx"), weight_type=QuantType.QUInt8)
+    plain.unlink()
+    half = convert_float_to_float16(onnx.ModelProto.FromString(model.SerializeToString()), keep_io_types=True)
+    sort_nodes(half.graph)  # as transformers.js's float16 script does after adding the Casts at the inputs
+    onnx.save(half, str(folder / "model_fp16.onnx"))
+    quantizer = MatMulNBitsQuantizer(onnx.ModelProto.FromString(model.SerializeToString()), block_size=16)
+    quantizer.process()
+    onnx.save(quantizer.model.model, str(folder / "model_q4.onnx"))
+
+
+def sort_nodes(graph: onnx.GraphProto) -> None:
+    """The nodes in an order where each runs after the nodes its inputs come from."""
+    ready = {i.name for i in graph.input} | {t.name for t in graph.initializer} | {""}
+    pending, done = list(graph.node), []
+    while pending:
+        node = next(n for n in pending if all(i in ready for i in n.input))
+        pending.remove(node)
+        done.append(node)
+        ready.update(node.output)
+    del graph.node[:]
+    graph.node.extend(done)
+
+
+def photos(folder: Path, count: int = 4) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(5)
+    for i in range(count):
+        size = (20 + 6 * i, 16 + 4 * i)
+        pixels = rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(folder / f"photo{i}.png")
+    return folder
+
+
+def transformers_js_image(folder: Path, chunks: int = 2, dtype: str = "q8") -> Path:
+    """A Hugging Face repository in transformers.js's layout: onnx/model.onnx (weights in `chunks` external
+    files, declared in config.json's transformers.js_config) and one file per dtype beside it."""
+    onnx_dir = folder / "onnx"
+    onnx_dir.mkdir(parents=True)
+    model = image_classifier()
+    variants(model, onnx_dir)
+    save_chunked(model, onnx_dir / "model.onnx", chunks)
+    config = {
+        "architectures": ["ViTForImageClassification"],
+        "model_type": "vit",
+        "id2label": {str(i): name for i, name in enumerate(LABELS)},
+        "label2id": {name: i for i, name in enumerate(LABELS)},
+        "transformers.js_config": {
+            "dtype": dtype,
+            "device": "wasm",
+            "use_external_data_format": {"model.onnx": chunks},
+        },
+    }
+    (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    processor = {
+        "image_processor_type": "ViTImageProcessor",
+        "do_resize": True,
+        "size": {"height": SIDE, "width": SIDE},
+        "resample": 2,
+        "do_rescale": True,
+        "rescale_factor": 1 / 255,
+        "do_normalize": True,
+        "image_mean": [0.5, 0.5, 0.5],
+        "image_std": [0.5, 0.5, 0.5],
+    }
+    (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2), encoding="utf-8")
+    return folder

@@ -1,0 +1,98 @@
+"""`checker init DIR` on a Hugging Face repository in transformers.js's layout, built offline (hubkit.py): the
+baseline and every dtype file become a bundle that verifies, each variant judged against the baseline on cases
+made from raw photos; a chunk of the declared external-data map that is missing, or one that is not declared, is
+named before any graph is read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from releasekit import Cli, ids, verify_json
+from ruamel.yaml import YAML
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import hubkit
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder and its photos, made once a session (the converters are the slow part); tests copy it."""
+    root = tmp_path_factory.mktemp("hub")
+    hubkit.transformers_js_image(root / "repo")
+    hubkit.photos(root / "photos")
+    return root
+
+
+@pytest.fixture
+def repo(built: Path, tmp_path: Path) -> Path:
+    shutil.copytree(built / "repo", tmp_path / "repo")
+    return tmp_path / "repo"
+
+
+def _read(path: Path) -> dict:
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+
+
+def test_a_transformers_js_folder_becomes_a_bundle_whose_variants_are_judged(repo: Path, built: Path, cli: Cli) -> None:
+    code, out, err = cli("init", repo, "--raw", built / "photos")
+    assert code == 0, err
+    assert "found a Hugging Face repository in transformers.js's layout" in out
+    assert "transformers.js_config's default: dtype q8, device wasm (judged first)" in out
+    manifest = _read(repo / "bundle.yaml")
+    assert manifest["graph"]["path"] == "onnx/model.onnx"
+    assert [e["path"] for e in manifest["graph"]["external_data"]] == ["onnx/model.onnx_data", "onnx/model.onnx_data_1"]
+    assert manifest["inputs"][0]["preprocessing"] == {"kind": "image", "config": "preprocessor_config.json"}
+    assert manifest["outputs"][0]["labels"] == {"path": "labels.txt", "axis": -1}
+    assert (repo / "labels.txt").read_text().split() == hubkit.LABELS
+    assert manifest["answers"] == [
+        {"name": "top", "kind": "classes", "from": "logits", "steps": [{"apply": "softmax"}]}
+    ]
+    comparison = manifest["comparison"]
+    assert comparison["reference"]["description"] == "baseline graph, made by checker init"
+    assert [c["name"] for c in comparison["cases"]] == ["photo0", "photo1", "photo2", "photo3"]
+    variants = {v["name"]: v for v in manifest["variants"]}
+    assert list(variants) == ["q8", "fp16", "q4"]  # the default dtype first, then transformers.js's order
+    assert variants["q8"]["transform"]["tool"] == "onnxruntime.quantization.quantize_dynamic"
+    assert variants["fp16"]["transform"]["tool"] == "onnxruntime.transformers.float16.convert_float_to_float16"
+    q4 = variants["q4"]["transform"]
+    assert q4["tool"].endswith("MatMulNBitsQuantizer") and q4["settings"]["block_size"] == 16
+    assert all(v["derived_from"] == "baseline" and v["rules"] and v["drift_rules"] for v in variants.values())
+
+    status, bundle = verify_json(cli, repo)
+    assert status == 0, ids(bundle, "error")
+    judged = {(c["graph"], c["against"]) for c in bundle["comparisons"]}
+    for name in ("q8", "fp16", "q4"):
+        assert (name, "baseline") in judged and (name, "reference") in judged
+
+
+def test_a_missing_chunk_is_named_before_any_graph_is_read(repo: Path, built: Path, cli: Cli) -> None:
+    (repo / "onnx" / "model.onnx_data_1").unlink()
+    code, _out, err = cli("init", repo, "--raw", built / "photos")
+    assert code == 2
+    assert "graph.external_data: onnx/model.onnx_data_1 is missing" in err
+    assert "declares 2 for onnx/model.onnx" in err
+    assert "Traceback" not in err and not (repo / "bundle.yaml").exists()
+
+
+def test_a_chunk_the_map_does_not_declare_is_named(repo: Path, cli: Cli) -> None:
+    config = json.loads((repo / "config.json").read_text())
+    config["transformers.js_config"]["use_external_data_format"] = True  # one chunk: model.onnx_data
+    (repo / "config.json").write_text(json.dumps(config))
+    code, _out, err = cli("init", repo)
+    assert code == 2
+    assert "graph.external_data: onnx/model.onnx_data_1 is not a declared chunk" in err
+
+
+def test_a_config_that_is_not_json_is_named_with_its_line(repo: Path, cli: Cli) -> None:
+    (repo / "config.json").write_text('{\n  "id2label": {\n')
+    code, _out, err = cli("init", repo)
+    assert code == 2 and "config.json:3: not JSON" in err and "Traceback" not in err
+
+
+def test_a_folder_of_no_known_layout_is_refused(tmp_path: Path, cli: Cli) -> None:
+    code, _out, err = cli("init", tmp_path)
+    assert code == 2 and "no layout checker init knows" in err
