@@ -142,3 +142,35 @@ def transformers_js_image(folder: Path, chunks: int = 2, dtype: str = "q8") -> P
     }
     (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2), encoding="utf-8")
     return folder
+
+
+def ultralytics_metadata(names: dict[int, str], imgsz: list[int], task: str = "detect") -> dict[str, str]:
+    """The metadata Ultralytics' exporter writes into an ONNX graph: every value as `str()` of the Python value,
+    so the lists and the class map are Python literals ("[640, 640]", "{0: 'person'}")."""
+    values = {
+        "description": "Ultralytics YOLOv8n model trained on coco8.yaml",
+        "author": "Ultralytics",
+        "date": "2026-01-05T10:00:00.000000",
+        "version": "8.3.40",
+        "license": "AGPL-3.0 License (https://ultralytics.com/license)",
+        "docs": "https://docs.ultralytics.com",
+        "stride": 32,
+        "task": task,
+        "batch": 1,
+        "imgsz": imgsz,
+        "names": names,
+        "args": {"batch": 1, "half": False, "int8": False, "dynamic": False, "nms": False},
+    }
+    return {k: str(v) for k, v in values.items()}
+
+
+def ultralytics_export(folder: Path, detector: onnx.ModelProto, names: list[str]) -> Path:
+    """A folder as `yolo export format=onnx` leaves it: one graph whose metadata says what it is."""
+    folder.mkdir(parents=True, exist_ok=True)
+    size = [d.dim_value for d in detector.graph.input[0].type.tensor_type.shape.dim][2:]
+    del detector.metadata_props[:]
+    for key, value in ultralytics_metadata(dict(enumerate(names)), size).items():
+        detector.metadata_props.add(key=key, value=value)
+    detector.producer_name, detector.producer_version = "pytorch", "2.5.1"
+    onnx.save(detector, str(folder / "yolov8n.onnx"))
+    return folder

@@ -112,7 +112,13 @@ def _answers(tree: Any, folder: ModelFolder, result: FolderResult) -> None:
     from checker.release.tree import block_seq
 
     entries = block_seq()
+    outputs = {str(o.get("name")): o for o in tree.get("outputs") or []}
     for proposal in proposed:
+        shown = outputs.get(str(proposal.answer.get("from")))
+        if proposal.answer["kind"] == "detections" and shown is not None and shown.get("meaning") == "other":
+            shown["meaning"] = "boxes"
+            drop_note(shown, "meaning")
+            note(shown, "meaning", "the detections answer's rows", indent=ITEM_INDENT)
         entry = block({k: _flowed(v) for k, v in proposal.answer.items()})
         note(entry, "kind", f"proposed: {proposal.why}", indent=ITEM_INDENT)
         entries.append(entry)

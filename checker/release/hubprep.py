@@ -108,14 +108,15 @@ def _letterbox(folder: ModelFolder) -> Prep:
     metadata = read_graph(folder.baseline).metadata
     height, width = image_size(metadata)
     steps = [
-        {"decode": {"mode": "RGB"}},
-        {"resize": {"fit": [height, width], "filter": "bilinear"}},
+        {"decode": {"mode": "RGB", "library": "opencv"}},
+        {"resize": {"fit": [height, width], "rounding": "half_even", "filter": "linear", "library": "opencv"}},
         {"pad": {"to": [height, width], "value": LETTERBOX_GREY}},
         {"scale": 1 / 255},
         {"layout": "NCHW"},
     ]
     why = (
-        f"Ultralytics' letterbox to imgsz {[height, width]} (stride {metadata.get('stride', '?')}), centred, grey "
-        f"{LETTERBOX_GREY}, RGB scaled to 0-1"
+        f"Ultralytics' letterbox to imgsz {[height, width]} (stride {metadata.get('stride', '?')}): read and "
+        f"resized by OpenCV (cv2.INTER_LINEAR, sides rounded by Python's round), centred, grey {LETTERBOX_GREY}, "
+        "RGB scaled to 0-1"
     )
     return Prep({"kind": "image", "steps": steps}, why)

@@ -10,12 +10,15 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from releasekit import Cli, ids, verify_json
 from ruamel.yaml import YAML
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "answers"))
 import hubkit
+from answerkit import CLASSES, detector
 
 
 @pytest.fixture(scope="session")
@@ -96,3 +99,58 @@ def test_a_config_that_is_not_json_is_named_with_its_line(repo: Path, cli: Cli) 
 def test_a_folder_of_no_known_layout_is_refused(tmp_path: Path, cli: Cli) -> None:
     code, _out, err = cli("init", tmp_path)
     assert code == 2 and "no layout checker init knows" in err
+
+
+def test_an_ultralytics_export_becomes_a_letterbox_and_a_yolo_answer(built: Path, tmp_path: Path, cli: Cli) -> None:
+    folder = hubkit.ultralytics_export(tmp_path / "yolo", detector(), CLASSES)
+    code, out, err = cli("init", folder, "--raw", built / "photos")
+    assert code == 0, err
+    assert "found an Ultralytics export: yolov8n.onnx's metadata holds names, imgsz, stride, task" in out
+    manifest = _read(folder / "bundle.yaml")
+    (image,) = manifest["inputs"]
+    assert image["preprocessing"] == {
+        "kind": "image",
+        "steps": [
+            {"decode": {"mode": "RGB", "library": "opencv"}},
+            {"resize": {"fit": [32, 32], "rounding": "half_even", "filter": "linear", "library": "opencv"}},
+            {"pad": {"to": [32, 32], "value": 114}},
+            {"scale": 1 / 255},
+            {"layout": "NCHW"},
+        ],
+    }
+    (answer,) = manifest["answers"]
+    assert answer["kind"] == "detections" and answer["labels"] == {"metadata_key": "names"}
+    assert answer["decode"] == {
+        "layout": "yolo", "box_format": "cxcywh", "min_score": 0.25, "nms": {"iou": 0.7}, "to_raw": "images"
+    }  # fmt: skip
+    assert {"answer": "objects", "check": "detections"} in manifest["comparison"]["rules"]
+    status, bundle = verify_json(cli, folder)
+    assert status == 0, ids(bundle, "error")
+    assert "answers.invalid" not in ids(bundle)
+
+
+def _ultralytics_letterbox(path: Path, size: tuple[int, int]) -> np.ndarray:
+    """What Ultralytics' predict makes of an image file (ultralytics/data/augment.py LetterBox, then BGR to RGB,
+    CHW and 1/255), written out with OpenCV as it is there."""
+    import cv2
+
+    image = cv2.imread(str(path))
+    h, w = image.shape[:2]
+    r = min(size[0] / h, size[1] / w)
+    new = int(round(w * r)), int(round(h * r))
+    dw, dh = (size[1] - new[0]) / 2, (size[0] - new[1]) / 2
+    if (w, h) != new:
+        image = cv2.resize(image, new, interpolation=cv2.INTER_LINEAR)
+    top, bottom = int(round(dh - 0.1)), int(round(dh + 0.1))
+    left, right = int(round(dw - 0.1)), int(round(dw + 0.1))
+    image = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(114, 114, 114))
+    return (image[..., ::-1].transpose(2, 0, 1)[None].astype(np.float32) / 255).astype(np.float32)
+
+
+def test_the_letterbox_makes_the_tensor_ultralytics_predict_makes(built: Path, tmp_path: Path, cli: Cli) -> None:
+    folder = hubkit.ultralytics_export(tmp_path / "yolo", detector(), CLASSES)
+    code, _out, err = cli("init", folder, "--raw", built / "photos")
+    assert code == 0, err
+    for case in _read(folder / "bundle.yaml")["comparison"]["cases"]:
+        made = np.load(folder / case["inputs"]["images"])
+        np.testing.assert_allclose(made, _ultralytics_letterbox(folder / case["raw"]["images"], (32, 32)), atol=1e-6)
