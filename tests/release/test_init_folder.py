@@ -137,12 +137,12 @@ def _ultralytics_letterbox(path: Path, size: tuple[int, int]) -> np.ndarray:
     image = cv2.imread(str(path))
     h, w = image.shape[:2]
     r = min(size[0] / h, size[1] / w)
-    new = int(round(w * r)), int(round(h * r))
+    new = round(w * r), round(h * r)
     dw, dh = (size[1] - new[0]) / 2, (size[0] - new[1]) / 2
     if (w, h) != new:
         image = cv2.resize(image, new, interpolation=cv2.INTER_LINEAR)
-    top, bottom = int(round(dh - 0.1)), int(round(dh + 0.1))
-    left, right = int(round(dw - 0.1)), int(round(dw + 0.1))
+    top, bottom = round(dh - 0.1), round(dh + 0.1)
+    left, right = round(dw - 0.1), round(dw + 0.1)
     image = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(114, 114, 114))
     return (image[..., ::-1].transpose(2, 0, 1)[None].astype(np.float32) / 255).astype(np.float32)
 
