@@ -174,3 +174,85 @@ def ultralytics_export(folder: Path, detector: onnx.ModelProto, names: list[str]
     detector.producer_name, detector.producer_version = "pytorch", "2.5.1"
     onnx.save(detector, str(folder / "yolov8n.onnx"))
     return folder
+
+
+WORDS = "the a cat dog sat on mat ran fast slow red blue house car tree sky".split()
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+HIDDEN = 8
+
+
+def tokenizer_file(path: Path) -> int:
+    """A word-level BERT-style tokenizer.json made by the tokenizers library; the vocabulary's size."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    vocab = {w: i for i, w in enumerate(SPECIALS + WORDS)}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
+    tokenizer.save(str(path))
+    return len(vocab)
+
+
+def text_encoder(vocab: int) -> onnx.ModelProto:
+    """input_ids, attention_mask, token_type_ids [batch, sequence] -> last_hidden_state [batch, sequence, 8]: an
+    embedding lookup, a MatMul (for the int8 converter) and a type embedding."""
+    rng = np.random.default_rng(21)
+    init = [
+        numpy_helper.from_array(rng.normal(0, 1, (vocab, HIDDEN)).astype(np.float32), "words"),
+        numpy_helper.from_array(rng.normal(0, 0.1, (2, HIDDEN)).astype(np.float32), "types"),
+        numpy_helper.from_array((rng.normal(0, 0.4, (HIDDEN, HIDDEN))).astype(np.float32), "dense"),
+    ]
+    nodes = [
+        helper.make_node("Gather", ["words", "input_ids"], ["embedded"], "word_embeddings"),
+        helper.make_node("Gather", ["types", "token_type_ids"], ["typed"], "type_embeddings"),
+        helper.make_node("Add", ["embedded", "typed"], ["summed"], "embeddings"),
+        helper.make_node("MatMul", ["summed", "dense"], ["projected"], "dense"),
+        helper.make_node("Tanh", ["projected"], ["last_hidden_state"], "activation"),
+    ]
+    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+           for n in ("input_ids", "attention_mask", "token_type_ids")]  # fmt: skip
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", HIDDEN])
+    graph = helper.make_graph(nodes, "encoder", ids, [out], init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model.producer_name, model.producer_version = "pytorch", "2.5.1"
+    return model
+
+
+def sentence_encoder(folder: Path, pooling: str = "mean", normalize: bool = True, max_length: int = 16) -> Path:
+    """A sentence-transformers repository in transformers.js's layout: modules.json, 1_Pooling/config.json (one
+    pooling mode on), a Normalize module or not, the tokenizer with its tokenizer_config.json, and a q8 file."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    (folder / "onnx").mkdir(parents=True)
+    vocab = tokenizer_file(folder / "tokenizer.json")
+    config = {"model_max_length": max_length, "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    model = text_encoder(vocab)
+    onnx.save(model, str(folder / "onnx" / "model.onnx"))
+    quantize_dynamic(
+        str(folder / "onnx" / "model.onnx"), str(folder / "onnx" / "model_quantized.onnx"), weight_type=QuantType.QInt8
+    )
+    (folder / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "model_type": "bert"}))
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
+    if normalize:
+        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
+    (folder / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
+    modes = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens", "lasttoken")
+    on = {"cls": "cls_token", "mean": "mean_tokens", "max": "max_tokens"}[pooling]
+    pool = {"word_embedding_dimension": HIDDEN, **{f"pooling_mode_{m}": m == on for m in modes}}
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pool, indent=2), encoding="utf-8")
+    return folder
+
+
+def texts(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["the cat sat on the mat", "a red car ran fast", "blue sky", "the dog and the zebra ran slow on a mat"]
+    for i, line in enumerate(lines):
+        (folder / f"text{i}.txt").write_text(line + "\n", encoding="utf-8")
+    return folder

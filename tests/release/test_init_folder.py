@@ -154,3 +154,31 @@ def test_the_letterbox_makes_the_tensor_ultralytics_predict_makes(built: Path, t
     for case in _read(folder / "bundle.yaml")["comparison"]["cases"]:
         made = np.load(folder / case["inputs"]["images"])
         np.testing.assert_allclose(made, _ultralytics_letterbox(folder / case["raw"]["images"], (32, 32)), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("pooling", "normalize", "steps"),
+    [
+        ("mean", True, [{"pool": {"mode": "mean", "axis": 1, "mask": "attention_mask"}}, {"normalize": "l2"}]),
+        ("cls", False, [{"pool": {"mode": "first", "axis": 1, "mask": "attention_mask"}}]),
+    ],
+)
+def test_a_sentence_encoder_gets_the_pooling_and_normalisation_its_files_declare(
+    tmp_path: Path, cli: Cli, pooling: str, normalize: bool, steps: list
+) -> None:
+    folder = hubkit.sentence_encoder(tmp_path / "encoder", pooling, normalize)
+    code, out, err = cli("init", folder, "--raw", hubkit.texts(tmp_path / "texts"))
+    assert code == 0, err
+    manifest = _read(folder / "bundle.yaml")
+    (answer,) = manifest["answers"]
+    assert answer == {"name": "sentence", "kind": "embedding", "from": "last_hidden_state", "steps": steps}
+    preps = {i["name"]: i["preprocessing"] for i in manifest["inputs"]}
+    assert preps == {
+        "input_ids": {"kind": "text", "tokenizer": "tokenizer.json", "max_length": 16, "truncation": True},
+        "attention_mask": {"kind": "derived", "from": "input_ids", "field": "attention_mask"},
+        "token_type_ids": {"kind": "derived", "from": "input_ids", "field": "type_ids"},
+    }
+    assert [v["name"] for v in manifest["variants"]] == ["q8"]
+    assert {"answer": "sentence", "check": "embedding", "min_cosine": 0.9999} in manifest["comparison"]["rules"]
+    status, bundle = verify_json(cli, folder)
+    assert status == 0, ids(bundle, "error")
