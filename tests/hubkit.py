@@ -176,7 +176,24 @@ def ultralytics_export(folder: Path, detector: onnx.ModelProto, names: list[str]
     return folder
 
 
-WORDS = "the a cat dog sat on mat ran fast slow red blue house car tree sky".split()
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "on",
+    "mat",
+    "ran",
+    "fast",
+    "slow",
+    "red",
+    "blue",
+    "house",
+    "car",
+    "tree",
+    "sky",
+]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
 HIDDEN = 8
 

@@ -167,7 +167,7 @@ def test_a_sentence_encoder_gets_the_pooling_and_normalisation_its_files_declare
     tmp_path: Path, cli: Cli, pooling: str, normalize: bool, steps: list
 ) -> None:
     folder = hubkit.sentence_encoder(tmp_path / "encoder", pooling, normalize)
-    code, out, err = cli("init", folder, "--raw", hubkit.texts(tmp_path / "texts"))
+    code, _out, err = cli("init", folder, "--raw", hubkit.texts(tmp_path / "texts"))
     assert code == 0, err
     manifest = _read(folder / "bundle.yaml")
     (answer,) = manifest["answers"]
