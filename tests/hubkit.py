@@ -109,24 +109,14 @@ def photos(folder: Path, count: int = 4) -> Path:
     return folder
 
 
-def transformers_js_image(folder: Path, chunks: int = 2, dtype: str = "q8") -> Path:
-    """A Hugging Face repository in transformers.js's layout: onnx/model.onnx (weights in `chunks` external
-    files, declared in config.json's transformers.js_config) and one file per dtype beside it."""
-    onnx_dir = folder / "onnx"
-    onnx_dir.mkdir(parents=True)
-    model = image_classifier()
-    variants(model, onnx_dir)
-    save_chunked(model, onnx_dir / "model.onnx", chunks)
+def image_files(folder: Path, extra: dict[str, object]) -> None:
+    """config.json (the class map, the architecture, `extra`) and a ViT image processor's preprocessor_config.json."""
     config = {
         "architectures": ["ViTForImageClassification"],
         "model_type": "vit",
         "id2label": {str(i): name for i, name in enumerate(LABELS)},
         "label2id": {name: i for i, name in enumerate(LABELS)},
-        "transformers.js_config": {
-            "dtype": dtype,
-            "device": "wasm",
-            "use_external_data_format": {"model.onnx": chunks},
-        },
+        **extra,
     }
     (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     processor = {
@@ -141,6 +131,18 @@ def transformers_js_image(folder: Path, chunks: int = 2, dtype: str = "q8") -> P
         "image_std": [0.5, 0.5, 0.5],
     }
     (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2), encoding="utf-8")
+
+
+def transformers_js_image(folder: Path, chunks: int = 2, dtype: str = "q8") -> Path:
+    """A Hugging Face repository in transformers.js's layout: onnx/model.onnx (weights in `chunks` external
+    files, declared in config.json's transformers.js_config) and one file per dtype beside it."""
+    onnx_dir = folder / "onnx"
+    onnx_dir.mkdir(parents=True)
+    model = image_classifier()
+    variants(model, onnx_dir)
+    save_chunked(model, onnx_dir / "model.onnx", chunks)
+    js = {"dtype": dtype, "device": "wasm", "use_external_data_format": {"model.onnx": chunks}}
+    image_files(folder, {"transformers.js_config": js})
     return folder
 
 
@@ -272,4 +274,16 @@ def texts(folder: Path) -> Path:
     lines = ["the cat sat on the mat", "a red car ran fast", "blue sky", "the dog and the zebra ran slow on a mat"]
     for i, line in enumerate(lines):
         (folder / f"text{i}.txt").write_text(line + "\n", encoding="utf-8")
+    return folder
+
+
+def optimum_image(folder: Path) -> Path:
+    """A folder as `optimum-cli export onnx` leaves an image classifier (model.onnx, config.json and the image
+    processor's preprocessor_config.json), with `optimum-cli onnxruntime quantize`'s model_quantized.onnx."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(image_classifier(), str(folder / "model.onnx"))
+    quantize_dynamic(str(folder / "model.onnx"), str(folder / "model_quantized.onnx"), weight_type=QuantType.QInt8)
+    image_files(folder, {})
     return folder

@@ -75,7 +75,7 @@ def recognise(root: Path) -> ModelFolder:
         return folder
     if (root / "model.onnx").is_file() and config:
         folder = ModelFolder(root, OPTIMUM, root / "model.onnx", config=config)
-        folder.said.append("an Optimum export: model.onnx beside config.json")
+        _dtypes(folder)
         return folder
     graphs = sorted(p for p in root.glob("*.onnx") if p.is_file())
     if len(graphs) == 1 and set(ULTRALYTICS_KEYS) <= _metadata_keys(graphs[0]):
@@ -113,22 +113,26 @@ def _js_config(folder: ModelFolder) -> dict[str, Any]:
 
 
 def _dtypes(folder: ModelFolder) -> None:
-    """Every dtype file beside onnx/model.onnx, the one transformers.js_config names as the default first."""
+    """Every dtype file beside the baseline (an Optimum quantizer writes model_quantized.onnx beside model.onnx),
+    the one transformers.js_config names as the default first."""
     js = _js_config(folder)
     dtype, device = js.get("dtype"), js.get("device")
     folder.default_dtype = dtype if isinstance(dtype, str) else None
     folder.default_device = device if isinstance(device, str) else None
+    here = folder.baseline.parent
     found = [
-        DtypeFile(name, folder.root / "onnx" / f"model{suffix}.onnx")
+        DtypeFile(name, here / f"model{suffix}.onnx")
         for name, suffix in DTYPE_SUFFIXES.items()
-        if suffix and (folder.root / "onnx" / f"model{suffix}.onnx").is_file()
+        if suffix and (here / f"model{suffix}.onnx").is_file()
     ]
     found.sort(key=lambda d: d.dtype != folder.default_dtype)
     folder.variants = found
-    folder.said.append(
+    said = (
         "a Hugging Face repository in transformers.js's layout: onnx/model.onnx"
-        + (f" and {', '.join(d.path.name for d in found)}" if found else "")
+        if folder.layout == TRANSFORMERS_JS
+        else "an Optimum export: model.onnx beside config.json"
     )
+    folder.said.append(said + (f" and {', '.join(d.path.name for d in found)}" if found else ""))
     if folder.default_dtype is not None or folder.default_device is not None:
         folder.said.append(
             f"transformers.js_config's default: dtype {folder.default_dtype or 'unset'}, device "

@@ -182,3 +182,20 @@ def test_a_sentence_encoder_gets_the_pooling_and_normalisation_its_files_declare
     assert {"answer": "sentence", "check": "embedding", "min_cosine": 0.9999} in manifest["comparison"]["rules"]
     status, bundle = verify_json(cli, folder)
     assert status == 0, ids(bundle, "error")
+
+
+def test_an_optimum_export_becomes_a_bundle_with_its_quantized_graph_as_a_variant(
+    built: Path, tmp_path: Path, cli: Cli
+) -> None:
+    folder = hubkit.optimum_image(tmp_path / "optimum")
+    code, out, err = cli("init", folder, "--raw", built / "photos")
+    assert code == 0, err
+    assert "found an Optimum export: model.onnx beside config.json and model_quantized.onnx" in out
+    manifest = _read(folder / "bundle.yaml")
+    assert manifest["inputs"][0]["preprocessing"] == {"kind": "image", "config": "preprocessor_config.json"}
+    assert manifest["outputs"][0]["labels"] == {"path": "labels.txt", "axis": -1}
+    assert manifest["answers"][0]["kind"] == "classes"
+    (variant,) = manifest["variants"]
+    assert variant["name"] == "q8" and variant["transform"]["settings"]["weight_type"] == "QInt8"
+    status, bundle = verify_json(cli, folder)
+    assert status == 0, ids(bundle, "error")
