@@ -59,7 +59,7 @@ def init_folder(
     _fill(tree, folder, result)
     write_tree(tree, init.manifest)
     if raw is not None:
-        result.cases = _cases(init.manifest, folder, raw)
+        result.cases = _cases(init.manifest, folder, raw, force)
         result.filled += ["comparison.reference", "comparison.cases", "comparison.rules"]
     else:
         result.todo.append("no cases: give raw inputs with --raw DIR (or add them with `checker case add`)")
@@ -151,7 +151,7 @@ def _raw_input(tree: Any, path: Path) -> str | None:
     return None
 
 
-def _cases(manifest: Path, folder: ModelFolder, raw: Path) -> list[str]:
+def _cases(manifest: Path, folder: ModelFolder, raw: Path, replace: bool) -> list[str]:
     """One case per raw input: its tensors made by the declared preprocessing, its expected outputs by the
     baseline graph; the manifest's reference says so, and the rules hold the baseline to itself."""
     import onnxruntime as ort
@@ -175,7 +175,7 @@ def _cases(manifest: Path, folder: ModelFolder, raw: Path) -> list[str]:
         inputs = {k: v for k, v in rebuild_file(manifest, manifest.parent, feeds, path, npz=True).items()}
         outputs = session.run(None, {k: v for k, v in inputs.items() if k in wanted})
         expected = {o.name: v for o, v in zip(session.get_outputs(), outputs)}
-        add_case(manifest, NewCase(name, inputs, expected, {feeds: path}), reference=REFERENCE)
+        add_case(manifest, NewCase(name, inputs, expected, {feeds: path}), replace=replace, reference=REFERENCE)
         names.append(name)
     tree = read_tree(manifest)
     _baseline_rules(tree)

@@ -64,6 +64,9 @@ def test_a_transformers_js_folder_becomes_a_bundle_whose_variants_are_judged(rep
     q4 = variants["q4"]["transform"]
     assert q4["tool"].endswith("MatMulNBitsQuantizer") and q4["settings"]["block_size"] == 16
     assert all(v["derived_from"] == "baseline" and v["rules"] and v["drift_rules"] for v in variants.values())
+    for variant in variants.values():  # what the application shows, against what the baseline makes it show
+        (top,) = [r for r in variant["drift_rules"] if r.get("answer") == "top"]
+        assert top["check"] == "classes" and 0.5 <= top["min_agreement"] <= 1
 
     status, bundle = verify_json(cli, repo)
     assert status == 0, ids(bundle, "error")
@@ -178,7 +181,10 @@ def test_a_sentence_encoder_gets_the_pooling_and_normalisation_its_files_declare
         "attention_mask": {"kind": "derived", "from": "input_ids", "field": "attention_mask"},
         "token_type_ids": {"kind": "derived", "from": "input_ids", "field": "type_ids"},
     }
-    assert [v["name"] for v in manifest["variants"]] == ["q8"]
+    (q8,) = manifest["variants"]
+    assert q8["name"] == "q8"
+    (drift,) = [r for r in q8["drift_rules"] if r.get("answer") == "sentence"]
+    assert drift["check"] == "embedding" and 0.5 <= drift["min_cosine"] < 1
     assert {"answer": "sentence", "check": "embedding", "min_cosine": 0.9999} in manifest["comparison"]["rules"]
     status, bundle = verify_json(cli, folder)
     assert status == 0, ids(bundle, "error")
