@@ -9,14 +9,17 @@ with the baseline graph's outputs as their reference, and every dtype file recor
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker.errors import UsageError
-from checker.release.hubfolder import ModelFolder, id2label, recognise
+from checker.manifest.schema import SCHEMA_FILE
+from checker.release.casestore import CASES_DIR
+from checker.release.hubfolder import ModelFolder, id2label, inside, recognise
 from checker.release.init import InitResult, init_bundle
-from checker.release.tree import block, drop_note, flow_map, flow_seq, note, read_tree, write_tree
+from checker.release.tree import DEFAULT_NAME, block, drop_note, flow_map, flow_seq, note, read_tree, write_tree
 
 REFERENCE = "baseline graph, made by checker init"
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
@@ -53,7 +56,19 @@ def init_folder(
     if raw is not None and not raw.is_dir():
         raise UsageError(f"--raw {raw}: no such folder")
     folder = recognise(root)  # the chunk map is checked here, before any graph is read
+    made = [
+        p for p in (root / DEFAULT_NAME, root / SCHEMA_FILE, root / LABELS_FILE, root / CASES_DIR) if not p.exists()
+    ]
     init = init_bundle(folder.baseline, root, name=name, version=version, force=force, device=device)
+    try:
+        return _complete(folder, init, raw, force)
+    except BaseException:
+        for path in made:  # a bundle that could not be completed is not left half-written
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        raise
+
+
+def _complete(folder: ModelFolder, init: InitResult, raw: Path | None, force: bool) -> FolderResult:
     result = FolderResult(folder.layout, folder.said, init)
     tree = read_tree(init.manifest)
     _fill(tree, folder, result)
@@ -98,7 +113,7 @@ def _labels(tree: Any, folder: ModelFolder, result: FolderResult) -> None:
     for index, entry in enumerate(tree.get("outputs") or []):
         shape = entry.get("shape") or []
         if entry.get("meaning") in ("logits", "probabilities", "scores") and shape and shape[-1] == len(labels):
-            (folder.root / LABELS_FILE).write_text("\n".join(labels) + "\n", encoding="utf-8")
+            inside(folder.root, LABELS_FILE).write_text("\n".join(labels) + "\n", encoding="utf-8")
             entry["labels"] = flow_map({"path": LABELS_FILE, "axis": -1})
             drop_note(entry, "meaning")
             note(entry, "labels", f"from config.json's id2label ({len(labels)} classes)", indent=ITEM_INDENT)

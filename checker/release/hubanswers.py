@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from checker.release.answersguess import Proposal
-from checker.release.hubfolder import ULTRALYTICS, FolderError, ModelFolder, read_json
+from checker.release.hubfolder import ULTRALYTICS, FolderError, ModelFolder, inside, read_json
 
 ULTRALYTICS_SCORE = 0.25
 ULTRALYTICS_IOU = 0.7
@@ -76,7 +76,8 @@ def _sentence_encoder(folder: ModelFolder, outputs: list[Mapping[str, Any]], inp
     pooling = next((m for m in modules if str(m.get("type", "")).endswith("Pooling")), None)
     if pooling is None:
         return None
-    path = folder.root / str(pooling.get("path") or "1_Pooling") / "config.json"
+    rel = f"{pooling.get('path') or '1_Pooling'}/config.json"
+    path = inside(folder.root, rel)
     if not path.is_file():
         raise FolderError(f"{folder.root / 'modules.json'} names a Pooling module at {path}, which is not there")
     config = read_json(path)
@@ -94,7 +95,6 @@ def _sentence_encoder(folder: ModelFolder, outputs: list[Mapping[str, Any]], inp
     if normalised:
         steps.append({"normalize": "l2"})
     answer = {"name": "sentence", "kind": "embedding", "from": str(token["name"]), "steps": steps}
-    rel = path.relative_to(folder.root).as_posix()
     why = f"{rel}: {mode} pooling" + (", then modules.json's Normalize (L2)" if normalised else ", not normalised")
     return Proposal(answer, why)
 
@@ -102,7 +102,7 @@ def _sentence_encoder(folder: ModelFolder, outputs: list[Mapping[str, Any]], inp
 def _modules(folder: ModelFolder) -> list[Mapping[str, Any]]:
     import json
 
-    path = folder.root / "modules.json"
+    path = inside(folder.root, "modules.json")
     if path.stat().st_size > 1 << 20:
         raise FolderError(f"{path}: larger than 1 MiB; not read")
     try:

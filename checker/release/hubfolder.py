@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import Error, UsageError
 from checker.findings import GRAPH_EXTERNAL_DATA
 
 MAX_JSON_BYTES = 8 << 20  # a config or tokenizer_config is kilobytes; a larger one is not read
 MAX_CHUNKS = 1000
+MAX_LABELS = 100_000
 TRANSFORMERS_JS = "transformers.js"
 OPTIMUM = "optimum"
 ULTRALYTICS = "ultralytics"
@@ -59,15 +61,23 @@ class ModelFolder:
     said: list[str] = field(default_factory=list)  # what the folder says of itself, for the summary
 
     def file(self, name: str) -> Path | None:
-        path = self.root / name
+        """A file of the folder; one that leads outside it (a link, `..`) is refused, not read."""
+        path = inside(self.root, name)
         return path if path.is_file() else None
+
+
+def inside(root: Path, rel: str) -> Path:
+    try:
+        return resolve_inside(root, rel)
+    except BundlePathError as exc:
+        raise FolderError(f"{root / rel}: {exc}") from exc
 
 
 def recognise(root: Path) -> ModelFolder:
     """The folder's layout, its baseline and dtype files; FolderError when it is none of the three."""
     if not root.is_dir():
         raise UsageError(f"{root}: no such folder")
-    config = read_json(root / "config.json") if (root / "config.json").is_file() else {}
+    config = read_json(inside(root, "config.json")) if (root / "config.json").is_file() else {}
     if (root / "onnx" / "model.onnx").is_file():
         folder = ModelFolder(root, TRANSFORMERS_JS, root / "onnx" / "model.onnx", config=config)
         _dtypes(folder)
@@ -88,10 +98,10 @@ def recognise(root: Path) -> ModelFolder:
     )
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path, limit: int = MAX_JSON_BYTES) -> dict[str, Any]:
     """A JSON object from a file of the folder; FolderError names the file and line of what is wrong."""
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise FolderError(f"{path}: larger than {MAX_JSON_BYTES} bytes; not read")
+    if path.stat().st_size > limit:
+        raise FolderError(f"{path}: larger than {limit} bytes; not read")
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -211,6 +221,8 @@ def id2label(config: dict[str, Any]) -> list[str] | None:
         by_index = {int(k): str(v) for k, v in found.items()}
     except (TypeError, ValueError):
         return None
-    if sorted(by_index) != list(range(len(by_index))):
+    if sorted(by_index) != list(range(len(by_index))) or len(by_index) > MAX_LABELS:
         return None
+    if any("\n" in v or "\r" in v for v in by_index.values()):
+        raise FolderError("config.json's id2label holds a name with a line break; labels.txt holds one per line")
     return [by_index[i] for i in range(len(by_index))]

@@ -10,10 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.release.hubfolder import ULTRALYTICS, FolderError, ModelFolder, read_json
+from checker.release.hubfolder import ULTRALYTICS, FolderError, ModelFolder, inside, read_json
 
 DERIVED = {"attention_mask": "attention_mask", "token_type_ids": "type_ids"}
 MAX_TEXT_LENGTH = 1 << 20  # tokenizer_config's "no limit" is 1e30: that is no max_length to declare
+MAX_TOKENIZER_BYTES = 100 << 20  # a multilingual tokenizer.json is tens of megabytes (as text/tokenize.py)
 LETTERBOX_GREY = 114
 
 
@@ -41,8 +42,8 @@ def preprocessing(folder: ModelFolder, entry: Mapping[str, Any], inputs: Sequenc
 
 def _text(folder: ModelFolder) -> Prep:
     """The tokenizer as the application calls it: the saved truncation and padding, else the model's length."""
-    tokenizer = read_json(folder.root / "tokenizer.json")
-    config = read_json(folder.root / "tokenizer_config.json") if folder.file("tokenizer_config.json") else {}
+    tokenizer = read_json(inside(folder.root, "tokenizer.json"), MAX_TOKENIZER_BYTES)
+    config = read_json(inside(folder.root, "tokenizer_config.json")) if folder.file("tokenizer_config.json") else {}
     block: dict[str, Any] = {"kind": "text", "tokenizer": "tokenizer.json"}
     said = ["tokenizer.json"]
     template = _template(folder)
@@ -73,7 +74,7 @@ def _template(folder: ModelFolder) -> str | None:
     """sentence-transformers' default prompt ("query: "), prepended to the text as it encodes."""
     if folder.file("config_sentence_transformers.json") is None:
         return None
-    config = read_json(folder.root / "config_sentence_transformers.json")
+    config = read_json(inside(folder.root, "config_sentence_transformers.json"))
     prompts, default = config.get("prompts"), config.get("default_prompt_name")
     if not isinstance(prompts, dict) or not isinstance(default, str):
         return None

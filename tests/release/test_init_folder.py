@@ -205,3 +205,28 @@ def test_an_optimum_export_becomes_a_bundle_with_its_quantized_graph_as_a_varian
     assert variant["name"] == "q8" and variant["transform"]["settings"]["weight_type"] == "QInt8"
     status, bundle = verify_json(cli, folder)
     assert status == 0, ids(bundle, "error")
+
+
+def test_files_the_folder_names_outside_itself_are_not_read(tmp_path: Path, cli: Cli) -> None:
+    folder = hubkit.sentence_encoder(tmp_path / "encoder")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "config.json").write_text('{"pooling_mode_max_tokens": true}')
+    modules = json.loads((folder / "modules.json").read_text())
+    modules[1]["path"] = "../elsewhere"
+    (folder / "modules.json").write_text(json.dumps(modules))
+    code, _out, err = cli("init", folder)
+    assert code == 2 and "../elsewhere/config.json" in err and "Traceback" not in err
+    assert not (folder / "bundle.yaml").exists() and not (folder / "cases").exists()  # not left half-written
+    (folder / "modules.json").unlink()
+    (folder / "tokenizer_config.json").unlink()
+    (folder / "tokenizer_config.json").symlink_to(tmp_path / "elsewhere" / "config.json")
+    code, _out, err = cli("init", folder)
+    assert code == 2 and "tokenizer_config.json" in err and "Traceback" not in err
+
+
+def test_a_class_name_with_a_line_break_is_refused(repo: Path, cli: Cli) -> None:
+    config = json.loads((repo / "config.json").read_text())
+    config["id2label"]["1"] = "dog\nwolf"
+    (repo / "config.json").write_text(json.dumps(config))
+    code, _out, err = cli("init", repo)
+    assert code == 2 and "id2label holds a name with a line break" in err
