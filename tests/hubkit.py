@@ -287,3 +287,31 @@ def optimum_image(folder: Path) -> Path:
     quantize_dynamic(str(folder / "model.onnx"), str(folder / "model_quantized.onnx"), weight_type=QuantType.QInt8)
     image_files(folder, {})
     return folder
+
+
+def token_classifier(folder: Path) -> Path:
+    """A token classifier in transformers.js's layout: input_ids, attention_mask -> logits [batch, sequence, 3]
+    (an embedding lookup and a MatMul head), config.json's id2label, the tokenizer and its configuration."""
+    (folder / "onnx").mkdir(parents=True)
+    vocab = tokenizer_file(folder / "tokenizer.json")
+    rng = np.random.default_rng(1)
+    init = [
+        numpy_helper.from_array(rng.normal(0, 1, (vocab, HIDDEN)).astype(np.float32), "words"),
+        numpy_helper.from_array(rng.normal(0, 1, (HIDDEN, 3)).astype(np.float32), "head"),
+    ]
+    nodes = [
+        helper.make_node("Gather", ["words", "input_ids"], ["embedded"], "word_embeddings"),
+        helper.make_node("MatMul", ["embedded", "head"], ["logits"], "classifier"),
+    ]
+    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+           for n in ("input_ids", "attention_mask")]  # fmt: skip
+    out = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "sequence", 3])
+    model = helper.make_model(
+        helper.make_graph(nodes, "tokens", ids, [out], init), opset_imports=[helper.make_opsetid("", 17)], ir_version=8
+    )
+    model.producer_name, model.producer_version = "pytorch", "2.5.1"
+    onnx.save(model, str(folder / "onnx" / "model.onnx"))
+    config = {"architectures": ["BertForTokenClassification"], "id2label": {"0": "O", "1": "B-PER", "2": "I-PER"}}
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 16}), encoding="utf-8")
+    return folder

@@ -230,3 +230,17 @@ def test_a_class_name_with_a_line_break_is_refused(repo: Path, cli: Cli) -> None
     (repo / "config.json").write_text(json.dumps(config))
     code, _out, err = cli("init", repo)
     assert code == 2 and "id2label holds a name with a line break" in err
+
+
+def test_a_token_classifier_gets_the_class_of_each_token(tmp_path: Path, cli: Cli) -> None:
+    folder = hubkit.token_classifier(tmp_path / "ner")
+    code, _out, err = cli("init", folder, "--raw", hubkit.texts(tmp_path / "texts"))
+    assert code == 0, err
+    manifest = _read(folder / "bundle.yaml")
+    (answer,) = manifest["answers"]
+    assert answer["kind"] == "classes" and answer["steps"] == [
+        {"select": {"axis": 0, "index": 0}}, {"apply": "softmax"}
+    ]  # fmt: skip
+    assert manifest["outputs"][0]["labels"] == {"path": "labels.txt", "axis": -1}
+    status, bundle = verify_json(cli, folder)
+    assert status == 0, ids(bundle, "error")
