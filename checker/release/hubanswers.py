@@ -36,14 +36,14 @@ def answers_for(folder: ModelFolder, tree: Mapping[str, Any]) -> list[Proposal]:
     if logits is None:
         return []
     if any(a.endswith(("ForImageClassification", "ForSequenceClassification")) for a in names):
-        answer = {"name": "top", "kind": "classes", "from": "logits", "steps": [{"apply": "softmax"}]}
-        return [Proposal(answer, f"config.json's architectures {names}: the top class after softmax")]
+        top: dict[str, Any] = {"name": "top", "kind": "classes", "from": "logits", "steps": [{"apply": "softmax"}]}
+        return [Proposal(top, f"config.json's architectures {names}: the top class after softmax")]
     if any(a.endswith("ForTokenClassification") for a in names):
         # One text per case: its tokens are the items (special tokens included, which an application may drop).
         steps: list[Any] = [{"select": {"axis": 0, "index": 0}}, {"apply": "softmax"}]
-        answer: dict[str, Any] = {"name": "tokens", "kind": "classes", "from": "logits", "steps": steps}
+        tokens = {"name": "tokens", "kind": "classes", "from": "logits", "steps": steps}
         why = f"config.json's architectures {names}: the class of each token of the case's text, after softmax"
-        return [Proposal(answer, why)]
+        return [Proposal(tokens, why)]
     return []
 
 
