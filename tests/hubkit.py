@@ -5,6 +5,7 @@ float16, 4-bit MatMulNBits), a tokenizer made by the `tokenizers` library, and p
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -314,4 +315,41 @@ def token_classifier(folder: Path) -> Path:
     config = {"architectures": ["BertForTokenClassification"], "id2label": {"0": "O", "1": "B-PER", "2": "I-PER"}}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 16}), encoding="utf-8")
+    return folder
+
+
+def transformers_vit(folder: Path) -> Path:
+    """A tiny ViT image classifier made from its configuration by `transformers` (random weights, nothing
+    downloaded), saved as a Hugging Face repository in transformers.js's layout: config.json and
+    preprocessor_config.json written by transformers itself, onnx/model.onnx exported by torch.onnx, and the
+    dtype files made from it by onnxruntime's converters."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    config = ViTConfig(
+        image_size=SIDE, patch_size=4, num_channels=3, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, id2label=dict(enumerate(LABELS)), label2id={n: i for i, n in enumerate(LABELS)},
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = ViTForImageClassification(config).eval()
+    model.config.architectures = ["ViTForImageClassification"]
+    folder.mkdir(parents=True)
+    model.config.to_json_file(str(folder / "config.json"))
+    processor = ViTImageProcessor(size={"height": SIDE, "width": SIDE}, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+    processor.save_pretrained(str(folder))
+    (folder / "onnx").mkdir()
+    graph = folder / "onnx" / "model.onnx"
+    axes = {"pixel_values": {0: "batch_size"}, "logits": {0: "batch_size"}}
+    with warnings.catch_warnings():  # the TorchScript exporter's deprecation and its tracer's notes
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model, (torch.rand(1, 3, SIDE, SIDE),), str(graph), input_names=["pixel_values"],
+            output_names=["logits"], dynamic_axes=axes, opset_version=17, dynamo=False,
+        )  # fmt: skip
+    exported = onnx.load(str(graph))
+    sort_nodes(exported.graph)
+    variants(exported, folder / "onnx")
+    written = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    written["transformers.js_config"] = {"dtype": "fp16", "device": "webgpu"}
+    (folder / "config.json").write_text(json.dumps(written, indent=2), encoding="utf-8")
     return folder
