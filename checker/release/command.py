@@ -37,7 +37,9 @@ def _add_init(sub: Any) -> None:
         help="start a bundle: write a bundle.yaml from a graph, with placeholders for the rest",
         description="Write a bundle.yaml from what the graph says (inputs, outputs, opset, "
         "producer, external weights, metadata labels, the runtime it needs) and a TODO placeholder "
-        "for everything it cannot say; `checker verify` then lists those as missing pieces.",
+        "for everything it cannot say; `checker verify` then lists those as missing pieces. Given a model "
+        "folder, it says which layout it found and also writes what the folder's files declare, cases made from "
+        "--raw inputs and every dtype file as a variant.",
     )
     p.add_argument(
         "model",
@@ -57,7 +59,8 @@ def _add_init(sub: Any) -> None:
         "--out",
         type=Path,
         metavar="DIR",
-        help="the bundle folder (default: the model's folder); a model outside it is copied in with its external data",
+        help="the bundle folder (default: the model's folder); a model outside it is copied in with its external "
+        "data (a model folder is the bundle itself)",
     )
     p.add_argument("--name", help="release.name (default: from the folder's name)")
     p.add_argument(
