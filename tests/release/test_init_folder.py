@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from releasekit import Cli, ids, verify_json
 from ruamel.yaml import YAML
@@ -244,3 +245,23 @@ def test_a_token_classifier_gets_the_class_of_each_token(tmp_path: Path, cli: Cl
     assert manifest["outputs"][0]["labels"] == {"path": "labels.txt", "axis": -1}
     status, bundle = verify_json(cli, folder)
     assert status == 0, ids(bundle, "error")
+
+
+@pytest.mark.parametrize("declared", ["two", -1, 10**9, [2]])
+def test_a_chunk_map_that_is_no_count_is_named(repo: Path, cli: Cli, declared: object) -> None:
+    config = json.loads((repo / "config.json").read_text())
+    config["transformers.js_config"]["use_external_data_format"] = {"model.onnx": declared}
+    (repo / "config.json").write_text(json.dumps(config))
+    code, _out, err = cli("init", repo)
+    assert code == 2 and "use_external_data_format for model.onnx is" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("imgsz", ["[32]", "[0, 32]", "__import__('os')", "[99999, 32]"])
+def test_an_ultralytics_image_size_that_is_no_size_is_named(tmp_path: Path, cli: Cli, imgsz: str) -> None:
+    folder = hubkit.ultralytics_export(tmp_path / "yolo", detector(), CLASSES)
+    model = onnx.load(str(folder / "yolov8n.onnx"))
+    next(p for p in model.metadata_props if p.key == "imgsz").value = imgsz
+    onnx.save(model, str(folder / "yolov8n.onnx"))
+    code, _out, err = cli("init", folder)
+    assert code == 2 and "the graph's metadata imgsz is" in err and "Traceback" not in err
+    assert not (folder / "bundle.yaml").exists()
