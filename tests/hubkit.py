@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -352,4 +353,62 @@ def transformers_vit(folder: Path) -> Path:
     written = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     written["transformers.js_config"] = {"dtype": "fp16", "device": "webgpu"}
     (folder / "config.json").write_text(json.dumps(written, indent=2), encoding="utf-8")
+    return folder
+
+
+def transformers_sentence_encoder(folder: Path) -> Path:
+    """A tiny BERT sentence encoder made from its configuration by `transformers`, with a WordPiece tokenizer
+    saved by transformers (tokenizer.json and tokenizer_config.json), sentence-transformers' modules.json and
+    1_Pooling/config.json (mean pooling, then Normalize), the graph exported by torch.onnx and a q8 file."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder.mkdir(parents=True)
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join([*SPECIALS, "[MASK]", *WORDS]) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab_file=str(vocab), model_max_length=32).save_pretrained(str(folder))
+    vocab.unlink()  # the tokenizer.json holds it
+    config = BertConfig(
+        vocab_size=len(SPECIALS) + 1 + len(WORDS), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = BertModel(config).eval()
+    model.config.architectures = ["BertModel"]
+    model.config.to_json_file(str(folder / "config.json"))
+    (folder / "onnx").mkdir()
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    ones = torch.ones(1, 5, dtype=torch.int64)
+    example = (ones, ones, torch.zeros_like(ones))
+
+    class Named(torch.nn.Module):  # the inputs by name, as Optimum's export wraps a model
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return out.last_hidden_state
+
+    axes = {n: {0: "batch_size", 1: "sequence_length"} for n in [*names, "last_hidden_state"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            Named(), example, str(folder / "onnx" / "model.onnx"), input_names=names,
+            output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
+        )  # fmt: skip
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        str(folder / "onnx" / "model.onnx"), str(folder / "onnx" / "model_quantized.onnx"), weight_type=QuantType.QUInt8
+    )
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+    ]
+    (folder / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
+    (folder / "1_Pooling").mkdir()
+    pool = {"word_embedding_dimension": 16, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True}
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pool, indent=2), encoding="utf-8")
     return folder

@@ -43,3 +43,18 @@ def test_a_folder_transformers_wrote_becomes_a_bundle_whose_variants_are_judged(
     assert status == 0, ids(bundle, "error")
     judged = {(c["graph"], c["against"]) for c in bundle["comparisons"]}
     assert {("fp16", "baseline"), ("q8", "baseline"), ("q4", "baseline")} <= judged
+
+
+def test_a_sentence_encoder_transformers_wrote_gets_its_pooling_and_tokenizer(tmp_path: Path, cli: Cli) -> None:
+    folder = hubkit.transformers_sentence_encoder(tmp_path / "encoder")
+    code, _out, err = cli("init", folder, "--raw", hubkit.texts(tmp_path / "texts"))
+    assert code == 0, err
+    manifest = YAML(typ="safe").load((folder / "bundle.yaml").read_text(encoding="utf-8"))
+    (answer,) = manifest["answers"]
+    assert answer["steps"] == [{"pool": {"mode": "mean", "axis": 1, "mask": "attention_mask"}}, {"normalize": "l2"}]
+    preps = {i["name"]: i["preprocessing"] for i in manifest["inputs"]}
+    assert preps["input_ids"] == {"kind": "text", "tokenizer": "tokenizer.json", "max_length": 32, "truncation": True}
+    assert preps["token_type_ids"] == {"kind": "derived", "from": "input_ids", "field": "type_ids"}
+    status, bundle = verify_json(cli, folder)
+    assert status == 0, ids(bundle, "error")
+    assert "inputs.tokenizer_settings" not in ids(bundle)
