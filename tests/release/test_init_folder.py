@@ -265,3 +265,30 @@ def test_an_ultralytics_image_size_that_is_no_size_is_named(tmp_path: Path, cli:
     code, _out, err = cli("init", folder)
     assert code == 2 and "the graph's metadata imgsz is" in err and "Traceback" not in err
     assert not (folder / "bundle.yaml").exists()
+
+
+def test_a_real_ultralytics_export_becomes_a_bundle_that_verifies(built: Path, tmp_path: Path, cli: Cli) -> None:
+    """NudeNet's detector as its wheel ships it: a YOLOv8n graph written by Ultralytics 8.2.46's own exporter, with
+    the metadata that exporter writes (names, imgsz [320, 320], stride, task, batch)."""
+    from fetch_models import cached
+
+    model = cached("nudenet-320n.onnx")
+    if model is None:
+        pytest.skip("nudenet-320n.onnx is not in the model cache; fetch it with: python tests/fetch_models.py")
+    folder = tmp_path / "nudenet"
+    folder.mkdir()
+    shutil.copy(model, folder / "320n.onnx")
+    code, out, err = cli("init", folder, "--raw", built / "photos")
+    assert code == 0, err
+    assert "found an Ultralytics export: 320n.onnx's metadata holds names, imgsz, stride, task" in out
+    manifest = _read(folder / "bundle.yaml")
+    (image,) = manifest["inputs"]
+    steps = image["preprocessing"]["steps"]
+    assert {"resize": {"fit": [320, 320], "rounding": "half_even", "filter": "linear", "library": "opencv"}} in steps
+    assert {"pad": {"to": [320, 320], "value": 114}} in steps
+    (answer,) = manifest["answers"]
+    assert answer["labels"] == {"metadata_key": "names"}
+    assert answer["decode"]["layout"] == "yolo" and answer["decode"]["nms"] == {"iou": 0.7}
+    status, bundle = verify_json(cli, folder)
+    assert status == 0, ids(bundle, "error")
+    assert "answers.invalid" not in ids(bundle)
