@@ -41,7 +41,7 @@ def _detector(facts: GraphFacts) -> Proposal | None:
         else:
             continue
         found = (width if steps else rows) - 4  # type: ignore[operator]
-        decode: dict[str, Any] = {"layout": "yolo", "box_format": "cxcywh", "min_score": 0.25, "nms": {"iou": 0.45}}
+        decode: dict[str, Any] = {"layout": "yolo", "box_format": "cxcywh", "min_score": 0.25, "nms": {"iou": 0.7}}
         if images:
             decode["to_raw"] = images[0]
         answer: dict[str, Any] = {"name": "objects", "kind": "detections", "from": spec.name, "steps": steps,
@@ -51,9 +51,8 @@ def _detector(facts: GraphFacts) -> Proposal | None:
         axes = "[batch, 4 + classes, anchors]" if steps else "[batch, anchors, 4 + classes]"
         said = [f"'{spec.name}' is {axes}: 4 box values and {found} class scores"]
         said.append("per anchor" + (f" (Ultralytics {facts.metadata.get('task')})" if detect else ""))
-        return Proposal(
-            answer, " ".join(said) + "; the threshold and NMS are Ultralytics' defaults: set the application's"
-        )
+        defaults = "; the threshold and NMS are Ultralytics' predict defaults (0.25, IoU 0.7): set the application's"
+        return Proposal(answer, " ".join(said) + defaults)
     return None
 
 

@@ -37,14 +37,30 @@ def _add_init(sub: Any) -> None:
         help="start a bundle: write a bundle.yaml from a graph, with placeholders for the rest",
         description="Write a bundle.yaml from what the graph says (inputs, outputs, opset, "
         "producer, external weights, metadata labels, the runtime it needs) and a TODO placeholder "
-        "for everything it cannot say; `checker verify` then lists those as missing pieces.",
+        "for everything it cannot say; `checker verify` then lists those as missing pieces. Given a model "
+        "folder, it says which layout it found and also writes what the folder's files declare, cases made from "
+        "--raw inputs and every dtype file as a variant.",
     )
-    p.add_argument("model", type=Path, metavar="MODEL.onnx")
+    p.add_argument(
+        "model",
+        type=Path,
+        metavar="MODEL.onnx|DIR",
+        help="a graph, or a model folder: a Hugging Face repository in transformers.js's layout, an Optimum "
+        "export or an Ultralytics export (its preprocessing, labels, answers and every dtype file as a variant)",
+    )
+    p.add_argument(
+        "--raw",
+        type=Path,
+        metavar="DIR",
+        help="with a model folder: raw inputs (images, .txt texts, audio) made into cases, each preprocessed as "
+        "declared, its reference outputs made by the baseline graph",
+    )
     p.add_argument(
         "--out",
         type=Path,
         metavar="DIR",
-        help="the bundle folder (default: the model's folder); a model outside it is copied in with its external data",
+        help="the bundle folder (default: the model's folder); a model outside it is copied in with its external "
+        "data (a model folder is the bundle itself)",
     )
     p.add_argument("--name", help="release.name (default: from the folder's name)")
     p.add_argument(
@@ -214,10 +230,33 @@ def _add_pack(sub: Any) -> None:
 def cmd_init(args: argparse.Namespace) -> int:
     from checker.release.init import init_bundle
 
+    if args.model.is_dir():
+        return _init_folder(args)
+    if args.raw is not None:
+        raise UsageError("--raw reads a model folder's raw inputs: give the folder (checker init DIR --raw RAW)")
     result = init_bundle(
         args.model, args.out, name=args.name, version=args.release_version, force=args.force, device=args.target
     )
     sys.stdout.write(init_summary(result))
+    return 0
+
+
+def _init_folder(args: argparse.Namespace) -> int:
+    from checker.release.fromfolder import init_folder
+
+    if args.out is not None:
+        raise UsageError("--out: a model folder becomes a bundle where it is (copy the folder first to keep it)")
+    result = init_folder(
+        args.model, args.raw, name=args.name, version=args.release_version, force=args.force, device=args.target
+    )
+    lines = [f"found {s}" if i == 0 else f"  {s}" for i, s in enumerate(result.said)]
+    lines.append(f"wrote {result.init.manifest}")
+    lines += [f"  from the folder's files: {f}" for f in result.filled]
+    if result.cases:
+        lines.append(f"cases made from the raw inputs, referenced by the baseline graph: {', '.join(result.cases)}")
+    lines += [f"variant {v}" for v in result.variants]
+    lines += [f"to do: {t}" for t in result.todo]
+    sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 

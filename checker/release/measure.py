@@ -78,6 +78,10 @@ def prepare(
     found: list[Finding] = []
     for stage in (files_stage, graph_stage, cases_stage):
         found += list(stage(ctx))
+    if provisional.get("answers"):  # the declared answers, for drift rules on them (release/proposal.py)
+        from checker.checks.answers import answers_stage
+
+        found += list(answers_stage(ctx))
     if ctx.graph is None or not ctx.cases or str(variant["name"]) in ctx.bad_graphs:
         raise MeasureError(_reasons("the variant cannot be measured on the bundle's cases", found))
     return Prepared(ctx, found)

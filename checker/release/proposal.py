@@ -14,7 +14,7 @@ hidden in a threshold: the rule keeps its strict threshold and states the share 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,17 @@ DRIFT_FLOOR = 0.001  # a score drift below this is measured noise, not a propert
 COSINE_FLOOR = 1e-6  # the smallest distance from 1 a cosine threshold is given
 UNRELATED_COSINE = 0.5  # below it the outputs do not resemble each other: no threshold says anything
 RATE_STEP = 0.05
-_LOOSE = {"topk": ("min_agreement", 0.0), "score_drift": ("max", 1e300), "cosine": ("min", -1.0)}
+_LOOSE: dict[str, dict[str, Any]] = {
+    "topk": {"min_agreement": 0.0},
+    "score_drift": {"max": 1e300},
+    "cosine": {"min": -1.0},
+    "classes": {"min_agreement": 0.0},
+    "embedding": {"min_cosine": -1.0},
+    "detections": {"min_recall": 0.0, "min_precision": 0.0},
+}
+# The answers whose drift from the baseline's a variant is proposed a rule on, and its figure's sense.
+ANSWER_CHECKS = ("classes", "embedding", "detections")
+DETECTIONS_IOU = 0.5
 
 
 @dataclass(frozen=True)
@@ -40,10 +50,7 @@ class Planned:
 
     def measuring(self) -> dict[str, Any]:
         """The rule with a threshold every case meets: the run measures every case and fails none."""
-        rule = dict(self.rule)
-        if self.rule["check"] in _LOOSE:
-            key, value = _LOOSE[self.rule["check"]]
-            rule[key] = value
+        rule = {**self.rule, **_LOOSE.get(self.rule["check"], {})}
         rule["min_pass_rate"] = 0.0
         return rule
 
@@ -55,9 +62,15 @@ class Proposed:
     note: str
 
 
-def plan(outputs: Sequence[Output], expected: set[str], graph_outputs: set[str]) -> list[Planned]:
+def plan(
+    outputs: Sequence[Output],
+    expected: set[str],
+    graph_outputs: set[str],
+    answers: Sequence[Mapping[str, Any]] = (),
+) -> list[Planned]:
     """The rules for each declared output the variant's graph has; those against the reference only for
-    outputs every case gives an expected value of."""
+    outputs every case gives an expected value of. Each answer the graph's outputs make (of a kind with a
+    measured figure) gets a drift rule too: what the application shows, against what the baseline makes it show."""
     planned: list[Planned] = []
     for entry in outputs:
         name = entry.name
@@ -79,6 +92,13 @@ def plan(outputs: Sequence[Output], expected: set[str], graph_outputs: set[str])
         elif name in expected:
             planned.append(Planned("rules", {**head, "check": "cosine"}))
         planned.append(Planned("drift_rules", {**head, "check": "cosine"}))
+    for answer in answers:
+        source = answer.get("from")
+        sources = [source] if isinstance(source, str) else source if isinstance(source, list) else []
+        kind = answer.get("kind")
+        if kind in ANSWER_CHECKS and sources and all(str(s) in graph_outputs for s in sources):
+            extra = {"iou": DETECTIONS_IOU} if kind == "detections" else {}
+            planned.append(Planned("drift_rules", {"answer": str(answer.get("name")), "check": kind, **extra}))
     return planned
 
 
@@ -86,7 +106,9 @@ def propose(planned: Planned, figures: Sequence[Figure]) -> Proposed:
     """The rule with its threshold set from the figures (every case, on every place measured)."""
     check = planned.rule["check"]
     if not figures:
-        return Proposed(planned.group, None, f"'{planned.rule['output']}' gave no figure on any case to propose from")
+        return Proposed(planned.group, None, f"{_subject(planned.rule)} gave no figure on any case to propose from")
+    if check in ANSWER_CHECKS:
+        return _answer(planned, figures)
     if check == "topk":
         return _topk(planned, figures)
     if check == "exact":
@@ -94,6 +116,30 @@ def propose(planned: Planned, figures: Sequence[Figure]) -> Proposed:
     if check == "cosine":
         return _cosine(planned, figures)
     return _drift(planned, figures)
+
+
+def _subject(rule: Mapping[str, Any]) -> str:
+    return f"answer '{rule['answer']}'" if "answer" in rule else f"'{rule['output']}'"
+
+
+def _answer(planned: Planned, figures: Sequence[Figure]) -> Proposed:
+    """A share or a cosine, 1 when the answer is the baseline's: held at the worst case's distance from 1 with
+    headroom, or not proposed when it falls below half (the answers no longer resemble each other)."""
+    worst = min(figures, key=lambda f: f.value)
+    check = planned.rule["check"]
+    keys = {"classes": ("min_agreement",), "embedding": ("min_cosine",), "detections": ("min_recall", "min_precision")}
+    if worst.value >= 1.0:
+        bound = 1.0
+    elif check == "embedding":
+        bound = _decimal(1.0 - max(decade_up((1.0 - worst.value) * (1 + MARGIN)), COSINE_FLOOR))
+    else:
+        bound = _decimal(1.0 - nice_up((1.0 - worst.value) * (1 + MARGIN)))
+    if bound < UNRELATED_COSINE:
+        note = f"answer '{planned.rule['answer']}' differs from the baseline's on {worst.case} ({worst.value:.3g})"
+        return Proposed(planned.group, None, note + ": no rule holds")
+    if bound == 1.0 and check == "detections":
+        return Proposed(planned.group, dict(planned.rule), _from_worst(worst))  # recall and precision 1: the defaults
+    return Proposed(planned.group, {**planned.rule, **dict.fromkeys(keys[check], bound)}, _from_worst(worst, 8))
 
 
 def _drift(planned: Planned, figures: Sequence[Figure]) -> Proposed:

@@ -51,7 +51,7 @@ def test_a_detector_with_ultralytics_metadata_gets_a_detections_answer(tmp_path:
     (answer,) = _read(tmp_path / "bundle.yaml")["answers"]
     assert answer == {
         "name": "objects", "kind": "detections", "from": "output0", "steps": [{"transpose": [0, 2, 1]}],
-        "decode": {"layout": "yolo", "box_format": "cxcywh", "min_score": 0.25, "nms": {"iou": 0.45},
+        "decode": {"layout": "yolo", "box_format": "cxcywh", "min_score": 0.25, "nms": {"iou": 0.7},
                    "to_raw": "images"},
         "labels": {"metadata_key": "names"},
     }  # fmt: skip
