@@ -379,7 +379,7 @@ def _variant(run: Run, i: int, variant: dict[str, Any]) -> Generator[Finding, No
     if all(c.status == "pass" for c in judged):
         return "pass"
     if path is not None and not run.elsewhere:  # a path is always there once a session is open on it
-        yield from _diagnosis(run, name, model, path, judged)
+        yield from _diagnosis(run, (i, variant), model, path, judged)
         yield from _collapse(run, name, model, path, judged)
     return "fail"
 
@@ -511,8 +511,12 @@ def _keep_boundaries(judged: Comparison, entries: list[Entry], boundaries: Bound
             result.boundaries = {"export": pair[0].cases, "transform": pair[1].cases}
 
 
-def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
-    """Where the failed variant's tensors leave the baseline's, on its worst case."""
+def _diagnosis(
+    run: Run, numbered: tuple[int, dict[str, Any]], model: Any, path: Path, judged: list[Comparison]
+) -> Iterator[Finding]:
+    """Where the failed variant's tensors leave the baseline's, on its worst case; and its first fix, measured."""
+    index, entry = numbered
+    name = str(entry.get("name"))
     case = next((c for c in run.cases if c.name == diagnosed_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:
         return
@@ -529,13 +533,20 @@ def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Compari
     for comparison in judged:
         if comparison.status == "fail":
             comparison.diagnosis = summary
+    nodes = result.nodes_to_exclude()
+    from checker.checks import measuredfix  # only a failed variant needs it
+
+    measured = measuredfix.unmeasured(run.ctx, entry, judged)
+    if measured is None:
+        measured = measuredfix.measure(run.ctx, index, entry, (run.baseline_path, path), nodes, run.runtime)
     # The variant and case let `checker report merge` keep the one diagnosis the whole set makes.
     yield F.info(
         F.VARIANT_DIAGNOSIS,
         f"diagnosis: {result.summary()}",
-        nodes_to_exclude=result.nodes_to_exclude(),
+        nodes_to_exclude=nodes,
         variant=name,
         case=case.name,
+        measured=measured,
     )
 
 

@@ -144,19 +144,20 @@ def drifting(tmp_path_factory: pytest.TempPathFactory) -> Report:
     return verified([good_and_miscalibrated_bundle(root)], root / "r.json")
 
 
-def test_a_diagnosed_variants_fix_says_it_was_not_measured_and_how_to_measure_it(drifting: Report) -> None:
+def test_a_diagnosed_variants_first_fix_is_the_measured_one_not_the_diagnosis_nodes(drifting: Report) -> None:
     bundle = drifting.bundles[0]
     diagnosis = next(f for f in bundle.findings if f.id == "variant.diagnosis")
     nodes = diagnosis.details["nodes_to_exclude"]
     assert nodes and diagnosis.details["variant"] == "int8-bad"
     failed = next(f for f in bundle.findings if f.id == "comparison.rule")
     said = remedy(failed, bundle.path, bundle.findings)
-    assert f"nodes_to_exclude={nodes!r}" in said.replace('"', "'")
-    # Excluding the nodes was never tried: the visible line says so, and gives the command that measures it.
-    assert said.startswith("not measured: `checker diagnose ") and "--variant int8-bad --requantize`" in said
+    # Excluding the nodes was never measured to help: the re-run of the recorded transform was, and it passes.
+    assert "nodes_to_exclude" not in said
+    assert said.startswith("the shipped graph is not what its record makes: re-running the recorded transform")
     md = render(drifting)
     fix = next(line for line in md.splitlines() if "**Fix:**" in line)
-    assert fix.split("**Fix:** ")[1].startswith("not measured: `checker diagnose ") and "--requantize" in fix
+    assert fix.split("**Fix:** ")[1].startswith("the shipped graph is not what its record makes")
+    assert "logits score_drift from 0.2283 to " in fix and "(max 0.05), passes." in fix
 
 
 def test_a_failing_rule_is_shown_beside_its_bundle_not_in_a_pieces_fold(drifting: Report) -> None:
