@@ -11,6 +11,7 @@ from checker.render.answered import change_lines, subject
 from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
+from checker.render.roots import consequences, root_name
 from checker.render.runtimes import runtime_table
 from checker.render.slices import rule_scope
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult, writable
@@ -194,16 +195,26 @@ _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def _findings(bundle: BundleReport, findings: list[Finding], paint: Painter) -> list[str]:
+    """Each finding with its fix; the findings that follow from a root listed under it, without a fix of their
+    own (one mistake, one fix), as the Markdown report folds them."""
+    follows = consequences(findings)
+    under = {id(f) for fs in follows.values() for f in fs}
     out = []
-    for f in sorted(findings, key=lambda f: _ORDER[f.severity]):
-        file = f.file or None
-        shown = repo_path(bundle.path, file) or file if file else None
-        where = f"{shown}:{f.line}" if shown and f.line else shown or ""
+    for f in sorted((f for f in findings if id(f) not in under), key=lambda f: _ORDER[f.severity]):
         sev = paint(f"{f.severity.value:7}", f.severity.value)
-        out.append(f"  {sev} {f.id:24} {where + '  ' if where else ''}{f.message}")
+        out.append(f"  {sev} {f.id:24} {_where(bundle, f)}{f.message}")
         if f.severity in SHOWN_FIRST:  # the fix reads the findings listed with it, as they were listed
             out.append(f"          fix: {printable(remedy(f, bundle.path or '', findings))}")
+        for after in follows.get(root_name(f) or "", []):
+            out.append(f"          follows from it: {after.id} {_where(bundle, after)}{after.message}")
     return out
+
+
+def _where(bundle: BundleReport, finding: Finding) -> str:
+    file = finding.file or None
+    shown = repo_path(bundle.path, file) or file if file else None
+    where = f"{shown}:{finding.line}" if shown and finding.line else shown or ""
+    return where + "  " if where else ""
 
 
 def _fmt(value: JsonValue, digits: int = 4) -> str:

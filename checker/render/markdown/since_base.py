@@ -5,7 +5,8 @@ bundles removed since.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 
 from checker.manifest.pieces import piece_label
 from checker.render.escape import text
@@ -13,7 +14,7 @@ from checker.render.markdown.charts import change_chart
 from checker.render.markdown.detail import View
 from checker.render.markdown.words import count, number
 from checker.reports.model import BundleReport
-from checker.reports.parts.changes import BundleChange, Changes, Compared, RuleChange
+from checker.reports.parts.changes import PASSES_ONLY, BundleChange, Changes, Compared, RuleChange
 from checker.reports.parts.values import JsonValue
 
 
@@ -24,20 +25,50 @@ def changes_by_bundle(changes: Changes | None) -> dict[str, BundleChange]:
 LOOSENED_SHOWN = 3  # loosenings named on the line under the verdict; the rest are counted
 
 
-def loosened_first(view: View) -> Iterator[str]:
+def loosened_first(view: View, bundles: Sequence[BundleReport] = ()) -> Iterator[str]:
     """The question a release reviewer asks first, answered under the verdict: was a check weakened to get
-    green? Each loosening with its old and new value (`int8 logits score_drift max 0.005 → 0.05 (loosened)`)."""
+    green? Each loosening with its old and new value (`int8 logits score_drift max 0.005 → 0.05 (loosened)`),
+    linked to the line of the manifest that says it (the rule's, or the setting's) when links are on."""
     several = len(view.changes) > 1
+    manifests = {b.path: b.manifest_file for b in bundles}
     said = [
-        (f"{entry.path or entry.name}: " if several else "") + item  # the path: names repeat
+        (f"{entry.path or entry.name}: " if several else "") + _linked(item, entry, manifests.get(entry.path), view)
         for entry in view.changes.values()
         for item in entry.loosened
     ]
     if not said:
         return
-    shown = "; ".join(text(s, 200) for s in said[:LOOSENED_SHOWN])
+    shown = "; ".join(said[:LOOSENED_SHOWN])
     more = f"; and {len(said) - LOOSENED_SHOWN} more" if len(said) > LOOSENED_SHOWN else ""
     yield f"**⚠️ Checks loosened since the base:** {shown}{more}"
+
+
+_HEAD_LINE = re.compile(r"\(loosened, line (\d+)\)")
+
+
+def loosening_line(item: str, entry: BundleChange) -> int | None:
+    """The head manifest's line of a loosening: the one its setting's sentence names, or its rule's (a removed
+    rule or setting is at the base's line, which the head's file does not hold)."""
+    found = _HEAD_LINE.search(item)
+    if found is not None:
+        return int(found.group(1))
+    rules = entry.compared.rules if entry.compared is not None else []
+    for rule in rules:
+        named = item.startswith(rule.name + " ") or item.startswith(f"{PASSES_ONLY} {rule.name} ")
+        if named and rule.rule != "removed" and rule.line is not None:
+            return rule.line
+    return None
+
+
+def _linked(item: str, entry: BundleChange, manifest: str | None, view: View) -> str:
+    line = loosening_line(item, entry)
+    shown = text(item, 200)
+    if line is None:
+        return shown
+    path = view.links.file_path(entry.path, manifest) if view.links is not None else None
+    if path is None or view.links is None:
+        return shown if _HEAD_LINE.search(item) else f"{shown} ({text(manifest or 'manifest', 80)} line {line})"
+    return f"[{shown}]({view.links.blob(path, line)})"
 
 
 def since_base_line(bundles: list[BundleReport], view: View) -> Iterator[str]:
