@@ -141,11 +141,10 @@ def _measured(diagnosis: Mapping[str, Any], bundle: str, graph: str) -> str:
             else f"its settings, calibrated on the bundle's {count} cases as the record names none"
         )
         return (
-            f"the shipped graph is not what its record makes: re-running the recorded transform "
-            f"({_plain(str(measured.get('tool')))}, {calibrated}) passes, measured: "
-            f"{_figures(measured)}. Quantize the variant again as recorded and ship that graph; "
-            f"`checker diagnose {_quoted(bundle or '.')} --reproduce {_quoted(graph)}` shows where the shipped graph "
-            "differs from the re-run"
+            f"the shipped graph is not what its record makes: quantize it again as recorded "
+            f"({_plain(str(measured.get('tool')))}, {calibrated}) and ship that graph, measured: "
+            f"{_figures(measured)}. `checker diagnose {_quoted(bundle or '.')} --reproduce {_quoted(graph)}` shows "
+            "where the shipped graph differs from the re-run"
         )
     if outcome == "found" and isinstance(measured, Mapping):
         return (

@@ -73,7 +73,7 @@ def test_when_the_recorded_transform_re_run_passes_the_first_fix_says_the_graph_
     bundle = verify_bundle(root, Options(gain_budget_s=0.0))
     assert statuses(bundle, "int8-bad") == {"fail"}
     fix = first_fix(bundle, "int8-bad")
-    assert fix.startswith("the shipped graph is not what its record makes: re-running the recorded transform")
+    assert fix.startswith("the shipped graph is not what its record makes: quantize it again as recorded")
     assert "logits score_drift " in fix and "(max 0.05), passes." in fix
     measured = diagnosis(bundle, "int8-bad").details["measured"]
     assert measured["outcome"] == "recorded"

@@ -181,14 +181,16 @@ def _resting() -> Report:
 WORKSPACE = "/home/runner/work/models/models"
 
 
-@pytest.mark.parametrize("name", ["bgr", "numbered", "absolute", "resting"])
+@pytest.mark.parametrize("name", ["bgr", "numbered", "absolute", "resting", "drifting"])
 def test_what_a_reviewer_reads_once_reads_whole(name: str, tmp_path: Path) -> None:
-    links = Links(LINKS.server, LINKS.repository, LINKS.sha, workspace=WORKSPACE)
+    workspace = str(tmp_path) if name == "drifting" else WORKSPACE
+    links = Links(LINKS.server, LINKS.repository, LINKS.sha, workspace=workspace)
     report = {
         "bgr": lambda: _bgr(tmp_path),
         "numbered": _numbered,
         "absolute": lambda: _numbered(f"{WORKSPACE}/models/m"),
         "resting": _resting,
+        "drifting": lambda: _drifting(tmp_path),
     }[name]()
     markdown = render(report, links=links)
     page = look(markdown, comment=True, workdir=tmp_path)
@@ -210,3 +212,17 @@ def test_what_a_reviewer_reads_once_reads_whole(name: str, tmp_path: Path) -> No
     if name == "resting":
         assert page.verdict.startswith("⚠️") and "only because a check was loosened" in page.verdict
         assert "the head's 0.3545 fails the base's rule (max 0.05)" in page.closed_text
+    if name == "drifting":  # the measured first fix, with its figure, above the fold; no runner path in it
+        assert page.first_fix_y is not None and page.first_fix_y < FOLD
+        assert "Fix: the shipped graph is not what its record makes: quantize it again as recorded" in page.closed_text
+        assert (
+            "(max 0.05), passes." in page.closed_text and "checker diagnose b --reproduce int8-bad" in page.closed_text
+        )
+        assert str(tmp_path) not in page.open_text
+
+
+def _drifting(tmp: Path) -> Report:
+    """An int8 variant calibrated on images 100 times too bright: its score drift fails on every CPU."""
+    from modelkit import good_and_miscalibrated_bundle
+
+    return verified([good_and_miscalibrated_bundle(tmp)], tmp / "r.json", "--gain-budget", "0")

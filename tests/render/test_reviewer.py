@@ -153,7 +153,7 @@ def test_a_diagnosed_variants_first_fix_is_the_measured_one_not_the_diagnosis_no
     said = remedy(failed, bundle.path, bundle.findings)
     # Excluding the nodes was never measured to help: the re-run of the recorded transform was, and it passes.
     assert "nodes_to_exclude" not in said
-    assert said.startswith("the shipped graph is not what its record makes: re-running the recorded transform")
+    assert said.startswith("the shipped graph is not what its record makes: quantize it again as recorded")
     md = render(drifting)
     fix = next(line for line in md.splitlines() if "**Fix:**" in line)
     assert fix.split("**Fix:** ")[1].startswith("the shipped graph is not what its record makes")

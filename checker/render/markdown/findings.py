@@ -40,7 +40,7 @@ def warning_list(bundle: BundleReport, view: View, collapsed: bool, counted: boo
         head = f"**⚠️ {count(len(warnings), 'warning')}**, counted as failures, each with its fix:"
         yield from _numbered(warnings, "warning", bundle, view, head)
         return
-    groups = _groups(warnings, bundle)
+    groups = _groups(warnings, bundle, view.links)
     shown = _shown(groups, "warning", view.detail)
     view.cuts.add("warnings", len(groups) - len(shown))
     fold = collapsed or len(shown) > 3
@@ -69,10 +69,11 @@ class _Group:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _groups(found: list[Finding], bundle: BundleReport) -> list[_Group]:
+def _groups(found: list[Finding], bundle: BundleReport, links: Links | None = None) -> list[_Group]:
     groups: dict[tuple[str, str, str], _Group] = {}
+    shown = _shown_path(bundle.path, links)
     for finding in found:
-        fix = _remedy(finding, bundle)
+        fix = _remedy(finding, bundle, shown)
         key = (finding.id, cause(finding), fix)
         groups.setdefault(key, _Group(fix)).findings.append(finding)
     return list(groups.values())
@@ -104,7 +105,7 @@ def _numbered(found: list[Finding], severity: str, bundle: BundleReport, view: V
     already shown for an earlier entry is named by that entry's number, not repeated."""
     follows = consequences(found)
     under_roots = {id(f) for fs in follows.values() for f in fs}
-    groups = _groups([f for f in found if id(f) not in under_roots], bundle)
+    groups = _groups([f for f in found if id(f) not in under_roots], bundle, view.links)
     shown = _shown(groups, severity, view.detail)
     view.cuts.add(f"{severity}s", len(groups) - len(shown))
     yield ""
@@ -184,11 +185,18 @@ def message_markdown(said: str, limit: int) -> str:
     return "".join(spaced(part, limit) if i % 2 == 0 else f"`{code(part)}`" for i, part in enumerate(parts))
 
 
-def _remedy(finding: Finding, bundle: BundleReport) -> str:
+def _remedy(finding: Finding, bundle: BundleReport, shown: str) -> str:
     """The remedy as Markdown: its code spans kept (remedies put no backtick inside one), the rest escaped."""
     # The bundle's findings as they are: remedies read only the few they look for (filtering the whole list
     # here, for each of thousands of findings, made a large report's rendering quadratic).
-    return message_markdown(remedy(finding, bundle.path, bundle.findings), 600)
+    return message_markdown(remedy(finding, shown, bundle.findings), 600)
+
+
+def _shown_path(path: str, links: Links | None) -> str:
+    """The bundle's path as a command in a fix names it: relative to the workspace when it lies under it (the
+    reader runs the command from the checkout, where the runner's absolute path means nothing)."""
+    workspace = (links.workspace or "").rstrip("/") if links is not None else ""
+    return path[len(workspace) + 1 :] if workspace and path.startswith(workspace + "/") else path
 
 
 _T = TypeVar("_T")
