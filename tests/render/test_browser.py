@@ -113,13 +113,14 @@ def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(case: tuple[str
     assert markup_shown(page.closed_text) == []
 
 
-def moved(graph: str, base: float, head: float) -> RuleChange:
-    return RuleChange(graph, "reference", "logits", "score_drift", base, head, head - base, None, threshold=0.005)
+def moved(graph: str, base: float, head: float, threshold: float = 0.005) -> RuleChange:
+    return RuleChange(graph, "reference", "logits", "score_drift", base, head, head - base, None, threshold=threshold)
 
 
 def test_a_base_to_head_chart_is_drawn_with_its_bars_side_by_side(tmp_path: Path) -> None:
-    """The one chart left: two rules moved, drawn by Mermaid as one bar per rule and side, and a threshold."""
-    rules = [moved(g, b, h) for g, b, h in (("int8", 0.004, 0.015), ("fp16", 0.001, 0.002))]
+    """The one chart left: two rules moved against different thresholds, drawn by Mermaid as one bar per rule and
+    side, and a threshold."""
+    rules = [moved(g, b, h, t) for g, b, h, t in (("int8", 0.004, 0.015, 0.005), ("fp16", 0.001, 0.002, 0.05))]
     entry = BundleChange("models/m", None, "changed", Verdicts(None, None), Compared(rules=rules))
     bundle = BundleReport(path="models/m", name="m", version="1")
     report = Report("0.1.0", [bundle], changes=Changes(Base(), [entry]))

@@ -223,10 +223,12 @@ def chart_lines(md: str) -> list[str]:
 
 
 def test_the_base_to_head_chart_draws_base_and_head_side_by_side() -> None:
-    md = render(change_report([moved("int8", 0.004, 0.015, 0.005), moved("fp16", 0.001, 0.002, 0.005)]))
+    md = render(change_report([moved("int8", 0.004, 0.015, 0.005), moved("fp16", 0.001, 0.002, 0.05)]))
     lines = chart_lines(md)
     labels = json.loads("[" + next(x for x in lines if "x-axis" in x).split("[", 1)[1].rsplit("]", 1)[0] + "]")
-    assert labels == [f"{side} {g} score_drift" for g in ("int8", "fp16") for side in ("base", "head")]
+    # Short categories that cannot overlap, keyed to the rules named above the chart.
+    assert labels == ["1 base", "1 head", "2 base", "2 head"]
+    assert "1: int8 score_drift; 2: fp16 score_drift" in md
     bars = [[float(v) for v in x.split("[")[1].rstrip("]").split(",")] for x in lines if x.strip().startswith("bar")]
     # Each category has its value in one series only: no bar stands behind another.
     assert all(sum(1 for series in bars if series[i] != 0) == 1 for i in range(len(labels)))
@@ -246,6 +248,12 @@ def test_an_edited_threshold_draws_the_base_against_its_own_threshold() -> None:
     bars = [[float(v) for v in x.split("[")[1].rstrip("]").split(",")] for x in chart_lines(md) if "bar [" in x]
     base_fails, head_passes = bars[1], bars[2]
     assert base_fails[0] == pytest.approx(0.0169 / 0.005) and head_passes[1] == pytest.approx(0.02 / 0.05)
+
+
+def test_rules_under_one_threshold_get_no_chart_that_restates_their_table() -> None:
+    """Against one threshold the table's figures compare as they stand: a chart would only repeat them."""
+    md = render(change_report([moved("int8", 0.004, 0.015, 0.005), moved("fp16", 0.001, 0.002, 0.005)]))
+    assert "```mermaid" not in md and "| 0.015 |" in md
 
 
 def test_rules_whose_figures_did_not_move_get_no_chart() -> None:
