@@ -66,6 +66,8 @@ def measure(
         done = requantize(ctx, request, runtime)
     except BundleError as exc:
         return {"outcome": "not_run", "reason": str(exc)}
+    except Exception as exc:  # a record's settings the quantizer refuses in its own ways (a list for a mapping)
+        return {"outcome": "not_run", "reason": f"the recorded transform could not be re-run: {exc}"}
     return _said(done, budget)
 
 

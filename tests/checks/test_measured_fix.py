@@ -122,3 +122,18 @@ def test_without_a_budget_the_fix_says_it_was_not_measured_and_how_to_measure_it
     assert measured == {"outcome": "not_run", "reason": "the search for a measured fix was turned off: --fix-budget 0"}
     fix = first_fix(bundle, "int8-bad")
     assert fix.startswith("not measured: `checker diagnose ") and "--variant int8-bad --requantize`" in fix
+
+
+def test_a_record_the_quantizer_refuses_is_said_not_raised(tmp_path: Path) -> None:
+    """A pull request's record with settings the quantizer cannot take: the fix says it was not measured, and why."""
+    root = good_and_miscalibrated_bundle(tmp_path)
+    manifest = root / "bundle.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    bad = next(v for v in data["variants"] if v["name"] == "int8-bad")
+    bad["transform"]["settings"]["extra_options"] = ["not", "a", "mapping"]
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    bundle = verify_bundle(root, Options(gain_budget_s=0.0))
+    assert not [f for f in bundle.findings if f.id == "internal.error"]
+    measured = diagnosis(bundle, "int8-bad").details["measured"]
+    assert measured["outcome"] == "not_run" and "could not be re-run" in measured["reason"]
+    assert first_fix(bundle, "int8-bad").startswith("not measured: `checker diagnose ")
