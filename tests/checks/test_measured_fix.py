@@ -137,3 +137,30 @@ def test_a_record_the_quantizer_refuses_is_said_not_raised(tmp_path: Path) -> No
     measured = diagnosis(bundle, "int8-bad").details["measured"]
     assert measured["outcome"] == "not_run" and "could not be re-run" in measured["reason"]
     assert first_fix(bundle, "int8-bad").startswith("not measured: `checker diagnose ")
+
+
+@pytest.mark.parametrize(
+    ("outcome", "ended"),
+    [("budget", "the search ran out of its 20 s of CPU time"), ("none", "no change the search tried passes")],
+)
+def test_a_search_that_found_nothing_says_so_with_the_re_runs_figure(outcome: str, ended: str) -> None:
+    from checker.findings import error, info
+    from checker.remedies import remedy
+
+    measured = {
+        "outcome": outcome,
+        "tool": "quantize_static",
+        "budget_s": 20.0,
+        "rules": [{"output": "logits", "check": "score_drift", "before": 0.35, "after": 0.35, "limit": 0.05,
+                   "direction": "max", "passed": False}],
+        "tried": ["16-bit activations", "reduce_range"],
+        "not_tried": ["per-channel weights"],
+    }  # fmt: skip
+    failed = error("comparison.rule", "int8 failed", graph="int8", worst_case="dusk")
+    ran = info("variant.diagnosis", "diagnosis: ...", variant="int8", case="dusk", nodes_to_exclude=["conv1"],
+               measured=measured)  # fmt: skip
+    said = remedy(failed, "models/m", [failed, ran])
+    assert said.startswith("not measured to pass: re-running the recorded transform gives logits score_drift 0.35 ")
+    assert f"(max 0.05), fails, and {ended} (tried: 16-bit activations; reduce_range)." in said
+    assert "`checker diagnose models/m --variant int8 --requantize` searches further" in said
+    assert "nodes_to_exclude" not in said  # never an exclusion no one measured
