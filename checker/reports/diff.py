@@ -33,7 +33,6 @@ from checker.reports.parts.changes import (
 )
 from checker.reports.parts.settings import DeclaredSetting
 from checker.reports.parts.values import JsonValue
-from checker.sentences import visible
 
 MAX_LISTED = 200  # findings or cases listed per kind and bundle; the rest are counted
 PRINT_DIGITS = 6  # the most significant digits any rendering prints a figure with (a cosine's wording)
@@ -350,13 +349,13 @@ def settings_passes_only(
     now = {(f.id, f.message) for f in head.findings}
     gone = [f for f in base.findings if f.severity is Severity.ERROR and (f.id, f.message) not in now]
     out = []
-    for said, _, kind in settings:
+    for said, line, kind in settings:
         lost = [f for f in gone if f.id in _SWITCHED_OFF.get(kind, ())]
         if lost:
-            first = lost[0]
-            more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
-            message = visible(first.message, 1, 160)[0]
-            out.append(f"{PASSES_ONLY} {said}: the base's {first.id} error{more} is gone with it ({message})")
+            # A removal is named by its kind alone (its list of places is the loosening's own sentence).
+            what = said if line is not None else f"{_WHAT.get(kind, kind)} removed"
+            errors = f"error and {len(lost) - 1} more are" if len(lost) > 1 else "error is"
+            out.append(f"{PASSES_ONLY} {what}: the base's {lost[0].id} {errors} gone with it")
     return out
 
 
