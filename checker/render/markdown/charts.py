@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from checker.render.escape import mermaid, text
+from checker.render.escape import text
 from checker.render.markdown.detail import View
 from checker.reports.parts.changes import RuleChange
 
@@ -39,13 +39,13 @@ def change_chart(rules: list[RuleChange], view: View) -> Iterator[str]:
         return
     labels: list[str] = []
     series: list[list[float]] = [[] for _ in SERIES]
-    for n, (_, before, after, base_ok, head_ok) in enumerate(points, 1):
+    for n, (before, after, base_ok, head_ok) in enumerate(points, 1):
         for side, ratio, ok in (("base", before, base_ok), ("head", after, head_ok)):
             labels.append(f"{n} {side}")
             which = (0 if side == "base" else 2) + (0 if ok else 1)
             for i, values in enumerate(series):
                 values.append(ratio if i == which else 0.0)
-    top = max(1.25, max(max(p[1], p[2]) for p in points) * 1.1)
+    top = max(1.25, max(max(p[0], p[1]) for p in points) * 1.1)
     config = {"themeVariables": {"xyChart": {"plotColorPalette": PALETTE}}}
     yield ""
     yield "<details><summary>Chart: each changed rule at the base and at the head, over its threshold</summary>"
@@ -66,8 +66,8 @@ def change_chart(rules: list[RuleChange], view: View) -> Iterator[str]:
     yield "</details>"
 
 
-def _point(rule: RuleChange) -> tuple[str, float, float, bool, bool] | None:
-    """A moved rule with an upper bound: its label, base and head figures each over its own side's threshold
+def _point(rule: RuleChange) -> tuple[float, float, bool, bool] | None:
+    """A moved rule with an upper bound: its base and head figures each over its own side's threshold
     (an edited rule's base is drawn against the base's threshold), and whether each side passed."""
     if rule.direction == "min" or rule.moved is False:
         return None
@@ -75,8 +75,7 @@ def _point(rule: RuleChange) -> tuple[str, float, float, bool, bool] | None:
     before, after = _ratio(rule.base, base_threshold), _ratio(rule.head, rule.threshold)
     if before is None or after is None:
         return None
-    label = mermaid(_name(rule), 40)
-    return label, before, after, _passes(rule.base_passed, before), _passes(rule.head_passed, after)
+    return before, after, _passes(rule.base_passed, before), _passes(rule.head_passed, after)
 
 
 def _name(rule: RuleChange) -> str:
