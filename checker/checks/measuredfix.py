@@ -23,8 +23,10 @@ from checker.compare.session import Runtime
 from checker.context import Context
 from checker.errors import BundleError
 from checker.reports.model import Comparison, RuleResult
+from checker.sentences import bounded
 
 QUANTIZERS = ("quantize_static", "quantize_dynamic")
+REASON_CHARS = 500  # an error onnxruntime.quantization raised on a pull request's record, kept in the report
 
 
 def unmeasured(ctx: Context, entry: Mapping[str, Any], judged: Sequence[Comparison]) -> dict[str, Any] | None:
@@ -65,9 +67,10 @@ def measure(
     try:
         done = requantize(ctx, request, runtime)
     except BundleError as exc:
-        return {"outcome": "not_run", "reason": str(exc)}
+        return {"outcome": "not_run", "reason": bounded(str(exc), REASON_CHARS)}
     except Exception as exc:  # a record's settings the quantizer refuses in its own ways (a list for a mapping)
-        return {"outcome": "not_run", "reason": f"the recorded transform could not be re-run: {exc}"}
+        said = f"the recorded transform could not be re-run: {exc}"
+        return {"outcome": "not_run", "reason": bounded(said, REASON_CHARS)}
     return _said(done, budget)
 
 
@@ -76,7 +79,8 @@ def _said(done: Requantized, budget: float) -> dict[str, Any]:
     recorded = done.trials[1] if len(done.trials) > 1 else None
     if recorded is None or recorded.error:
         reason = recorded.error if recorded is not None else "it did not run"
-        return {"outcome": "not_run", "tool": tool, "reason": f"the recorded transform could not be re-run: {reason}"}
+        said = bounded(f"the recorded transform could not be re-run: {reason}", REASON_CHARS)
+        return {"outcome": "not_run", "tool": tool, "reason": said}
     declared = "calibration_cases" in done.settings  # else every case, which the record does not say
     out: dict[str, Any] = {
         "tool": tool,
