@@ -246,3 +246,8 @@ def test_each_loosening_under_the_verdict_links_to_its_line() -> None:
     # Without links the rule's line is still named.
     plain = next(x for x in render(report).splitlines() if x.startswith("**⚠️ Checks loosened"))
     assert "(bundle.yaml line 98)" in plain
+    # The text report names it too.
+    from checker.render.text import render as render_text
+
+    said = next(x for x in render_text(report, colour=False).splitlines() if x.startswith("loosened since the base"))
+    assert "(bundle.yaml line 98)" in said and f"(loosened, line {tolerance.line})" in said

@@ -10,6 +10,7 @@ from checker.remedies import remedy
 from checker.render.answered import change_lines, subject
 from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
+from checker.render.loosening import with_line
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
 from checker.render.roots import consequences, root_name
 from checker.render.runtimes import runtime_table
@@ -72,7 +73,12 @@ def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     judged = [b for b in bundles if not any(b is r for r in reused)]
     ordered = [b for b in judged if status[id(b)] == "fail"] + [b for b in judged if status[id(b)] != "fail"]
     several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
-    loosened = [(f"{e.path}: " if several else "") + item for e in changes.values() for item in e.loosened]
+    manifests = {b.path: b.manifest_file for b in bundles}
+    loosened = [
+        (f"{e.path}: " if several else "") + with_line(item, e, manifests.get(e.path))
+        for e in changes.values()
+        for item in e.loosened
+    ]
     if loosened:  # what a reviewer asks first: was a check weakened to get green?
         head += "\n" + paint("loosened since the base: ", "fail") + "; ".join(loosened)
     blocks = [head, *(_bundle(b, status[id(b)], paint, changes.get(b.path)) for b in ordered)]

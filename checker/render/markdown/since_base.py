@@ -5,16 +5,16 @@ bundles removed since.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 from checker.manifest.pieces import piece_label
 from checker.render.escape import text
+from checker.render.loosening import loosening_line, with_line
 from checker.render.markdown.charts import change_chart
 from checker.render.markdown.detail import View
 from checker.render.markdown.words import count, number
 from checker.reports.model import BundleReport
-from checker.reports.parts.changes import PASSES_ONLY, BundleChange, Changes, Compared, RuleChange
+from checker.reports.parts.changes import BundleChange, Changes, Compared, RuleChange
 from checker.reports.parts.values import JsonValue
 
 
@@ -43,32 +43,14 @@ def loosened_first(view: View, bundles: Sequence[BundleReport] = ()) -> Iterator
     yield f"**⚠️ Checks loosened since the base:** {shown}{more}"
 
 
-_HEAD_LINE = re.compile(r"\(loosened, line (\d+)\)")
-
-
-def loosening_line(item: str, entry: BundleChange) -> int | None:
-    """The head manifest's line of a loosening: the one its setting's sentence names, or its rule's (a removed
-    rule or setting is at the base's line, which the head's file does not hold)."""
-    found = _HEAD_LINE.search(item)
-    if found is not None:
-        return int(found.group(1))
-    rules = entry.compared.rules if entry.compared is not None else []
-    for rule in rules:
-        named = item.startswith(rule.name + " ") or item.startswith(f"{PASSES_ONLY} {rule.name} ")
-        if named and rule.rule != "removed" and rule.line is not None:
-            return rule.line
-    return None
-
-
 def _linked(item: str, entry: BundleChange, manifest: str | None, view: View) -> str:
     line = loosening_line(item, entry)
-    shown = text(item, 200)
     if line is None:
-        return shown
+        return text(item, 200)
     path = view.links.file_path(entry.path, manifest) if view.links is not None else None
     if path is None or view.links is None:
-        return shown if _HEAD_LINE.search(item) else f"{shown} ({text(manifest or 'manifest', 80)} line {line})"
-    return f"[{shown}]({view.links.blob(path, line)})"
+        return text(with_line(item, entry, manifest), 300)
+    return f"[{text(item, 200)}]({view.links.blob(path, line)})"
 
 
 def since_base_line(bundles: list[BundleReport], view: View) -> Iterator[str]:
