@@ -69,6 +69,8 @@ class Options:
     reproductions: Path | None = None  # --reproductions DIR: where disagreements' folders go (None: the cache)
     opt_levels: list[str] = field(default_factory=list)  # --opt-levels: each judged (else runtime.optimization_levels)
     gain_budget_s: float = 1.0  # per variant: how long the paired timing may run (0: no timing)
+    # Per failing variant: the CPU seconds the search for its measured first fix may take (0: not searched).
+    fix_budget_s: float = 20.0
     sharing: int = 1  # bundles verified side by side in this run (--jobs): their timings share the cores
     reuse: Path | None = None  # --reuse STORE: a verdict store whose trusted verdicts are reused (checker.store)
     reuse_trust: Trust | None = None  # whom the store's entries must be signed by

@@ -15,6 +15,7 @@ from typing import Any
 from checker import findings as F
 from checker.sentences import bounded
 
+SHOWN_LABELS = 5  # misplaced labels a labels.order fix names
 VALUE_CHARS = 1000  # a value from a report placed in a remedy: whole, unless a report from a file holds a flood
 
 
@@ -91,6 +92,15 @@ def _labels_order(facts: Facts) -> str:
     implied = facts.details.get("implied")
     if isinstance(implied, list) and implied and all(isinstance(x, str) for x in implied):
         return "write the labels in the order the cases imply: " + _plain(", ".join(implied[:20]))
+    moved = facts.details.get("misplaced")
+    unseen = _int(facts.details.get("unseen"))
+    if isinstance(moved, list) and moved and unseen:
+        placed = [m for m in moved if isinstance(m, Mapping) and isinstance(m.get("label"), str)][:SHOWN_LABELS]
+        said = ", ".join(f"`{_plain(str(m['label']))}` at index {_int(m.get('index'))}" for m in placed)
+        return (
+            f"put {said}, as the cases show; no case picks the {unseen} other indices, so check those against the "
+            "labels the model was trained with (the file is likely shifted or reordered there too)"
+        )
     return "put each label at the index the reference output gives its class (the finding names the swapped ones)"
 
 
@@ -103,21 +113,106 @@ def _rule(facts: Facts) -> str:
     graph, worst = facts.word("graph"), facts.word("worst_case")
     if graph is not None and graph != "baseline":
         diagnosis = facts.diagnosis(graph)
-        nodes = _excluded(diagnosis) if diagnosis is not None else []
-        if nodes:  # the diagnosis named nodes; whether keeping them in float helps is measured only on request
-            return _unmeasured(nodes, diagnosis or {}, facts.bundle, graph)
-        if diagnosis is not None:  # it ran and no node stands out: the error is spread over the graph
-            search = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)} --requantize`"
-            return (
-                "the diagnosis found no node to keep in float (the error is spread over the graph): "
-                f"{search} re-runs the transform with the settings onnxruntime offers (16-bit activations, "
-                "per-channel weights, another calibration) and reports the change that passes"
-            )
+        if diagnosis is not None:
+            return _measured(diagnosis, facts.bundle, graph)
         look = f"look at the worst case '{worst}'" if worst else "look at the worst case"
         where = f"`checker diagnose {_quoted(facts.bundle or '.')} --variant {_quoted(graph)}`"
         return f"{look}; {where} names the node where the variant starts to diverge: change the conversion there"
     look = f"look at the worst case '{worst}'" if worst else "look at the worst case"
     return f"{look}: the graph or its reference outputs changed; re-export the graph or regenerate the references"
+
+
+def _search_command(bundle: str, graph: str) -> str:
+    return f"`checker diagnose {_quoted(bundle or '.')} --variant {_quoted(graph)} --requantize`"
+
+
+def _measured(diagnosis: Mapping[str, Any], bundle: str, graph: str) -> str:
+    """A diagnosed variant's first fix: what the measured search found (the figure it got, in the visible line),
+    or, when it found nothing or could not run, "not measured" and the command that measures it. A node
+    exclusion is never shown first unmeasured: it made the worst case worse where the calibration was wrong."""
+    measured = diagnosis.get("measured")
+    outcome = measured.get("outcome") if isinstance(measured, Mapping) else None
+    command = _search_command(bundle, graph)
+    if outcome == "recorded" and isinstance(measured, Mapping):
+        count = _int(measured.get("calibration_cases"))
+        calibrated = (
+            "its settings and calibration cases"
+            if measured.get("calibration_declared") is True
+            else f"its settings, calibrated on the bundle's {count} cases as the record names none"
+        )
+        return (
+            f"the shipped graph is not what its record makes: quantize it again as recorded "
+            f"({_plain(str(measured.get('tool')))}, {calibrated}) and ship that graph, measured: "
+            f"{_figures(measured)}. `checker diagnose {_quoted(bundle or '.')} --reproduce {_quoted(graph)}` shows "
+            "where the shipped graph differs from the re-run"
+        )
+    if outcome == "found" and isinstance(measured, Mapping):
+        return (
+            f"re-quantize with {_change(measured)}: measured, {_figures(measured)}. {command} lists every attempt "
+            "and the size and speed of the graph it makes"
+        )
+    nodes = _excluded(diagnosis)
+    if outcome in ("none", "budget") and isinstance(measured, Mapping):
+        tried = [_plain(str(t)) for t in measured.get("tried") or []][:6]
+        ended = (
+            f"the search ran out of its {_seconds(measured.get('budget_s'))} of CPU time"
+            if outcome == "budget"
+            else "no change the search tried passes"
+        )
+        said = f" (tried: {'; '.join(tried)})" if tried else ""
+        return (
+            f"not measured to pass: re-running the recorded transform gives {_figures(measured)}, and {ended}{said}. "
+            f"{command} searches further (`--search-budget`); else change the conversion or its calibration data"
+        )
+    why = measured.get("reason") if isinstance(measured, Mapping) else None
+    because = f"; {_plain(why)}" if isinstance(why, str) and why else ""
+    if isinstance(measured, Mapping) and measured.get("rerunnable") is False:  # no search can re-run the tool
+        case = diagnosis.get("case")
+        on = f" on case '{_plain(case)}'" if isinstance(case, str) else ""
+        where = f" at `{', '.join(nodes)}`" if nodes else ""
+        return (
+            f"not measured{because}: change the conversion where the diagnosis{on} found the variant leaving the "
+            f"baseline{where}, then verify again"
+        )
+    if nodes:
+        return _unmeasured(nodes, diagnosis, bundle, graph) + because
+    return (
+        "not measured: the diagnosis found no node to keep in float (the error is spread over the graph); "
+        f"{command} re-runs the recorded transform, then with the settings onnxruntime offers "
+        f"(16-bit activations, per-channel weights, another calibration), and names the change that passes{because}"
+    )
+
+
+def _change(measured: Mapping[str, Any]) -> str:
+    """The passing change in the transform's own words: its settings, then the nodes it keeps in float."""
+    settings = measured.get("settings")
+    said = [f"{k}={v!r}" for k, v in settings.items()] if isinstance(settings, Mapping) else []
+    nodes = measured.get("nodes_to_exclude")
+    if isinstance(nodes, list) and nodes:
+        said.append(f"nodes_to_exclude={[str(n) for n in nodes][:20]!r}")
+    return "`" + _plain(", ".join(said) or "the recorded settings") + "`"
+
+
+def _figures(measured: Mapping[str, Any]) -> str:
+    """Each rule's figure: "logits score_drift from 0.3545 to 0.0169 (max 0.05), passes"."""
+    out = []
+    for rule in (measured.get("rules") or [])[:4]:
+        if not isinstance(rule, Mapping):
+            continue
+        before, after, limit = rule.get("before"), rule.get("after"), rule.get("limit")
+        moved = f"from {_num(before)} to {_num(after)}" if before != after else _num(after)
+        bound = f" ({'max' if rule.get('direction') == 'max' else 'min'} {_num(limit)})" if limit is not None else ""
+        verdict = "passes" if rule.get("passed") else "fails"
+        out.append(f"{_plain(str(rule.get('output')))} {_plain(str(rule.get('check')))} {moved}{bound}, {verdict}")
+    return "; ".join(out) or "every rule passes"
+
+
+def _num(value: object) -> str:
+    return f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+
+
+def _seconds(value: object) -> str:
+    return f"{value:g} s" if isinstance(value, (int, float)) and not isinstance(value, bool) else "budget"
 
 
 def _exclude(nodes: list[str], diagnosis: Mapping[str, Any]) -> str:
@@ -145,8 +240,10 @@ def _unmeasured(nodes: list[str], diagnosis: Mapping[str, Any], bundle: str, gra
 
 
 def _diagnosis(facts: Facts) -> str:
-    nodes = _excluded(facts.details)
     variant = facts.word("variant")
+    if variant is not None and "measured" in facts.details:
+        return _measured(facts.details, facts.bundle, variant)
+    nodes = _excluded(facts.details)
     if nodes and variant is not None:
         return _unmeasured(nodes, facts.details, facts.bundle, variant)
     if nodes:

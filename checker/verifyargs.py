@@ -67,6 +67,14 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
         help="time each variant against the baseline for at most this long (default: 1; 0: no timing)",
     )
     p.add_argument(
+        "--fix-budget",
+        type=_non_negative_seconds,
+        default=20.0,
+        metavar="SECONDS",
+        help="CPU seconds to measure a failing quantized variant's first fix by re-running its recorded transform "
+        "and the settings onnxruntime offers (default: 20; 0: the fix is shown unmeasured)",
+    )
+    p.add_argument(
         "--jobs",
         "-j",
         type=_positive_int,
@@ -216,5 +224,6 @@ def verify_options(args: argparse.Namespace, progress: bool = False) -> Options:
         opt_levels=list(args.opt_levels),
         jobs=args.jobs,
         gain_budget_s=args.gain_budget,
+        fix_budget_s=args.fix_budget,
         **signing_options(args),
     )

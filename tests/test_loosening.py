@@ -165,3 +165,89 @@ def test_a_verified_bundle_names_its_loosened_settings_with_their_lines(tmp_path
     said = json.loads(head.read_text(encoding="utf-8"))["changes"]["bundles"][0]["loosened"]
     assert f"inputs.pixel_values.tolerance 0.03 → 0.42 (loosened, line {at + 2})" in said
     assert any(s.startswith("raw inputs (input fidelity no longer checks them) removed: case meadow") for s in said)
+
+
+def case_rule(max_: float, figures: list[float], min_pass_rate: float) -> RuleResult:
+    """A rule judged case by case: it passes when enough of its cases are within `max_`."""
+    within = sum(f <= max_ for f in figures) / len(figures)
+    cases: dict[str, float | None] = {f"case-{i}": f for i, f in enumerate(figures)}
+    worst = max(figures)
+    return RuleResult("logits", "score_drift", {"max": max_, "apply": "softmax"}, within >= min_pass_rate, within,
+                      min_pass_rate, "case-0", worst, max_, worst, cases=cases, line=98)  # fmt: skip
+
+
+def test_a_pass_that_rests_on_a_lowered_min_pass_rate_is_not_green() -> None:
+    data = base_manifest()
+    figures = [0.01, 0.2, 0.01, 0.3, 0.01]  # three of five within 0.05
+    base, head = case_rule(0.05, figures, 0.9), case_rule(0.05, figures, 0.6)
+    assert not base.passed and head.passed
+    report = changed(bundle_of(data, [base]), bundle_of(data, [head]))
+    assert report.changes is not None
+    (entry,) = report.changes.bundles
+    assert entry.passes_by_loosening == [
+        "passes only because int8 logits score_drift was loosened: 3 of 5 cases pass the base's rule (max 0.05), "
+        "which needs 90% of them"
+    ]
+    assert "✅" not in render(report).splitlines()[0]
+    # Lowered where every case passes anyway: named as a loosening, and the pass does not rest on it.
+    calm = changed(
+        bundle_of(data, [case_rule(0.05, [0.01] * 5, 0.9)]), bundle_of(data, [case_rule(0.05, [0.01] * 5, 0.6)])
+    )
+    assert calm.changes is not None and calm.changes.bundles[0].passes_by_loosening == []
+    assert "int8 logits score_drift min_pass_rate 0.9 → 0.6 (loosened)" in calm.changes.bundles[0].loosened
+
+
+@pytest.mark.parametrize(
+    ("edit", "fid", "said"),
+    [
+        (_every_raw, "inputs.fidelity", "raw inputs (input fidelity no longer checks them) removed"),
+        (lambda d: d["inputs"][0]["preprocessing"].update(tolerance=0.42), "inputs.fidelity", "tolerance 0.03 → 0.42"),
+        (lambda d: d["runtime"].pop("platforms"), "platform.kernel", "platforms (the release is no longer judged"),
+    ],
+    ids=["raw removed", "tolerance raised", "platform removed"],
+)
+def test_a_pass_that_rests_on_a_weakened_setting_is_not_green(edit: Edit, fid: str, said: str) -> None:
+    from checker.findings import error
+
+    data = base_manifest()
+    head_data = copy.deepcopy(data)
+    edit(head_data)
+    base = bundle_of(data)
+    base.add(
+        [error(fid, "case 'meadow': the stored tensor differs from the one its raw file makes", "bundle.yaml", 40)]
+    )
+    report = changed(base, bundle_of(head_data))
+    assert report.changes is not None
+    (entry,) = report.changes.bundles
+    (rests,) = entry.passes_by_loosening
+    assert rests.startswith(f"passes only because {said}") or (
+        rests.startswith("passes only because") and said in rests
+    )
+    assert rests.endswith(f": the base's {fid} error is gone with it") and len(rests) < 200  # whole under the verdict
+    assert "✅" not in render(report).splitlines()[0]
+    # The same edit where the base passed: named, and green.
+    calm = changed(bundle_of(data), bundle_of(head_data))
+    assert calm.changes is not None and calm.changes.bundles[0].passes_by_loosening == []
+
+
+def test_each_loosening_under_the_verdict_links_to_its_line() -> None:
+    from checker.render.links import Links
+
+    data = base_manifest()
+    head_data = copy.deepcopy(data)
+    head_data["inputs"][0]["preprocessing"]["tolerance"] = 0.42
+    report = changed(bundle_of(data, [rule(0.05, 0.3545)]), bundle_of(head_data, [rule(0.4, 0.3545)]))
+    links = Links("https://github.com", "octo/models", "0123456789abcdef0123456789abcdef01234567")
+    line = next(x for x in render(report, links=links).splitlines() if x.startswith("**⚠️ Checks loosened"))
+    blob = "https://github.com/octo/models/blob/0123456789abcdef0123456789abcdef01234567/models/m/bundle.yaml"
+    assert f"]({blob}#L98)" in line  # the rule's line
+    tolerance = next(s for s in bundle_of(head_data).settings if s.key.endswith("tolerance"))
+    assert f"]({blob}#L{tolerance.line})" in line  # the setting's line
+    # Without links the rule's line is still named.
+    plain = next(x for x in render(report).splitlines() if x.startswith("**⚠️ Checks loosened"))
+    assert "(bundle.yaml line 98)" in plain
+    # The text report names it too.
+    from checker.render.text import render as render_text
+
+    said = next(x for x in render_text(report, colour=False).splitlines() if x.startswith("loosened since the base"))
+    assert "(bundle.yaml line 98)" in said and f"(loosened, line {tolerance.line})" in said

@@ -382,7 +382,7 @@ def _variant(run: Run, variant: Variant) -> Generator[Finding, None, str]:
     if all(c.status == "pass" for c in judged):
         return "pass"
     if path is not None and not run.elsewhere:  # a path is always there once a session is open on it
-        yield from _diagnosis(run, name, model, path, judged)
+        yield from _diagnosis(run, variant, model, path, judged)
         yield from _collapse(run, name, model, path, judged)
     return "fail"
 
@@ -513,8 +513,9 @@ def _keep_boundaries(judged: Comparison, entries: list[Entry], boundaries: Bound
             result.boundaries = {"export": pair[0].cases, "transform": pair[1].cases}
 
 
-def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
-    """Where the failed variant's tensors leave the baseline's, on its worst case."""
+def _diagnosis(run: Run, entry: Variant, model: Any, path: Path, judged: list[Comparison]) -> Iterator[Finding]:
+    """Where the failed variant's tensors leave the baseline's, on its worst case; and its first fix, measured."""
+    name = entry.name
     case = next((c for c in run.cases if c.name == diagnosed_case(judged)), None)
     if case is None or run.baseline_path is None or run.ctx.graph is None:
         return
@@ -531,13 +532,20 @@ def _diagnosis(run: Run, name: str, model: Any, path: Path, judged: list[Compari
     for comparison in judged:
         if comparison.status == "fail":
             comparison.diagnosis = summary
+    nodes = result.nodes_to_exclude()
+    from checker.checks import measuredfix  # only a failed variant needs it
+
+    measured = measuredfix.unmeasured(run.ctx, entry, judged)
+    if measured is None:
+        measured = measuredfix.measure(run.ctx, entry, (run.baseline_path, path), nodes, run.runtime)
     # The variant and case let `checker report merge` keep the one diagnosis the whole set makes.
     yield F.info(
         F.VARIANT_DIAGNOSIS,
         f"diagnosis: {result.summary()}",
-        nodes_to_exclude=result.nodes_to_exclude(),
+        nodes_to_exclude=nodes,
         variant=name,
         case=case.name,
+        measured=measured,
     )
 
 

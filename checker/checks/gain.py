@@ -103,7 +103,7 @@ def _verdict(ctx: Context, variant: Variant, gain: Gain) -> Iterator[Finding]:
     smaller = float(size.smaller)
     faster = measured.faster if measured is not None else None
     low = measured.interval.low if measured is not None else None
-    said = [f"{smaller:.3g}x smaller ({size.variant_bytes} bytes against {size.baseline_bytes})"]
+    said = [f"{size.ratio()} ({size.variant_bytes} bytes against {size.baseline_bytes})"]
     if measured is not None:
         said.append(f"{measured.ratio()}, {measured.rounds} paired rounds)")
     caveat = f"; not a device figure: {latency.not_device_figure}" if latency.not_device_figure else ""

@@ -34,16 +34,20 @@ class Boundaries:
         return sentence(self.variant, *judged) if judged is not None else None
 
     def judged(self, entry: Entry) -> tuple[RuleResult, RuleResult] | None:
-        """The rule at the export boundary and at the transform boundary, over these cases."""
+        """The rule at the export boundary and at the transform boundary, over the cases it judges."""
         rule = entry.rule
         twin = next((e for e in self.shadow.entries if e.keys == entry.keys), None)
         if rule is None or twin is None or rule.check.task:  # a task rule is judged against the labels
             return None
-        names = [c.name for c in self.cases]
+        # A sliced rule (`tags`) is split inside its slice: the cases it judges, not every case.
+        cases = [c for c in self.cases if not rule.tags or set(c.tags) & set(rule.tags)]
+        if not cases:
+            return None
+        names = [c.name for c in cases]
         transform = judge_rule(rule, names, twin.results, None)
         export_results = {
             c.name: case_result(rule, self.baseline_outputs.get(c.name), c.expected, "not run", "no expected output")
-            for c in self.cases
+            for c in cases
         }
         export = judge_rule(rule, names, export_results, None)
         return export, transform

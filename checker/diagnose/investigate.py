@@ -210,7 +210,7 @@ def investigate(
 
 
 def _requantize(ctx: Context, variant: str, candidates: list[str], budget_s: float) -> Any:
-    from checker.diagnose.requantize import Request, requantize
+    from checker.compare.requantize import Request, requantize
 
     entry, variant_path = variant_entry(ctx, variant)
     if ctx.graph_path is None:

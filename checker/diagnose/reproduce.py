@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from checker.compare.quantizing import calibration_cases, calibration_reader, quant_kwargs, quantizer
+from checker.compare.requantize import Recorded
 from checker.context import Context
-from checker.diagnose.requantize import Recorded
 from checker.errors import BundleError
 from checker.manifest.model.variants import Variant
 

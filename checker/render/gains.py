@@ -9,7 +9,7 @@ from checker.reports.parts.gains import Gain
 def gain_sentence(gain: Gain) -> str:
     """E.g. "int8: 3.9x smaller (66,000 of 262,000 bytes); 1.8x faster (95 % 1.7 to 1.9, 48 rounds, ...)"."""
     size, latency = gain.size, gain.latency
-    parts = [f"{size.smaller:.3g}x smaller ({size.variant_bytes:,} of {size.baseline_bytes:,} bytes)"]
+    parts = [f"{size.ratio()} ({size.variant_bytes:,} of {size.baseline_bytes:,} bytes)"]
     threads = latency.threads
     shown = ", ".join(f"{k}={v}" for k, v in threads.items()) if isinstance(threads, dict) else threads
     timing = latency.timing

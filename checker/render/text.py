@@ -10,7 +10,9 @@ from checker.remedies import remedy
 from checker.render.answered import change_lines, subject
 from checker.render.gains import gain_sentences
 from checker.render.links import repo_path
+from checker.render.loosening import with_line
 from checker.render.placement import native_sentences, placement_sentences, usability_sentences
+from checker.render.roots import consequences, root_name
 from checker.render.runtimes import runtime_table
 from checker.render.slices import rule_scope
 from checker.reports.model import BundleReport, Comparison, Report, RuleResult, writable
@@ -71,7 +73,12 @@ def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     judged = [b for b in bundles if not any(b is r for r in reused)]
     ordered = [b for b in judged if status[id(b)] == "fail"] + [b for b in judged if status[id(b)] != "fail"]
     several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
-    loosened = [(f"{e.path}: " if several else "") + item for e in changes.values() for item in e.loosened]
+    manifests = {b.path: b.manifest_file for b in bundles}
+    loosened = [
+        (f"{e.path}: " if several else "") + with_line(item, e, manifests.get(e.path))
+        for e in changes.values()
+        for item in e.loosened
+    ]
     if loosened:  # what a reviewer asks first: was a check weakened to get green?
         head += "\n" + paint("loosened since the base: ", "fail") + "; ".join(loosened)
     blocks = [head, *(_bundle(b, status[id(b)], paint, changes.get(b.path)) for b in ordered)]
@@ -194,16 +201,26 @@ _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def _findings(bundle: BundleReport, findings: list[Finding], paint: Painter) -> list[str]:
+    """Each finding with its fix; the findings that follow from a root listed under it, without a fix of their
+    own (one mistake, one fix), as the Markdown report folds them."""
+    follows = consequences(findings)
+    under = {id(f) for fs in follows.values() for f in fs}
     out = []
-    for f in sorted(findings, key=lambda f: _ORDER[f.severity]):
-        file = f.file or None
-        shown = repo_path(bundle.path, file) or file if file else None
-        where = f"{shown}:{f.line}" if shown and f.line else shown or ""
+    for f in sorted((f for f in findings if id(f) not in under), key=lambda f: _ORDER[f.severity]):
         sev = paint(f"{f.severity.value:7}", f.severity.value)
-        out.append(f"  {sev} {f.id:24} {where + '  ' if where else ''}{f.message}")
+        out.append(f"  {sev} {f.id:24} {_where(bundle, f)}{f.message}")
         if f.severity in SHOWN_FIRST:  # the fix reads the findings listed with it, as they were listed
             out.append(f"          fix: {printable(remedy(f, bundle.path or '', findings))}")
+        for after in follows.get(root_name(f) or "", []):
+            out.append(f"          follows from it: {after.id} {_where(bundle, after)}{after.message}")
     return out
+
+
+def _where(bundle: BundleReport, finding: Finding) -> str:
+    file = finding.file or None
+    shown = repo_path(bundle.path, file) or file if file else None
+    where = f"{shown}:{finding.line}" if shown and finding.line else shown or ""
+    return where + "  " if where else ""
 
 
 def _fmt(value: JsonValue, digits: int = 4) -> str:

@@ -71,9 +71,13 @@ def _bundle(base_report: Report, base: BundleReport | None, head_report: Report,
     entry = BundleChange(head.path, head.name, "new", Verdicts(was, head.status(head_report.strict)))
     if base is None:
         return entry
-    rules = _rules(base, head)
+    paired = _rules(base, head)
+    rules = [change for change, _, _ in paired]
     cases = _cases(base, head)
-    loosened = loosenings(rules, cases) + [said for said, _ in setting_loosenings(base, head)]
+    passes_only = [said for change, was, now in paired if (said := _passes_only(change, was, now))]
+    settings = setting_loosenings(base, head)
+    passes_only += settings_passes_only(base, head, settings)
+    loosened = passes_only + loosenings(rules, cases) + [said for said, _, _ in settings]
     entry.compared = Compared(_pieces(base, head), rules, _findings(base, head), cases, loosened)
     entry.state = "changed" if _changed(entry, entry.compared) else "unchanged"
     return entry
@@ -122,7 +126,10 @@ RuleKey = tuple[str, str, str, str, str]
 RuleItem = tuple[RuleKey, tuple[Comparison, RuleResult]]
 
 
-def _rules(base: BundleReport, head: BundleReport) -> list[RuleChange]:
+Paired = tuple[RuleChange, RuleResult | None, RuleResult | None]  # the change, the base's rule, the head's
+
+
+def _rules(base: BundleReport, head: BundleReport) -> list[Paired]:
     """Rules paired by identity (graph, side, output, check, slice), so an edited parameter is one rule that
     changed, not one removed and one added. Among rules of one identity, a rule whose parameters are unchanged
     pairs with its own first (two rules merely written in another order changed nothing); the rest pair in the
@@ -139,12 +146,15 @@ def _rules(base: BundleReport, head: BundleReport) -> list[RuleChange]:
                     paired[h] = b
                     taken.add(b)
                     break
-    out = [
-        _rule(comparison, bases[paired[h]][1][1] if h in paired else None, rule)
+    out: list[Paired] = [
+        (_rule(comparison, was, rule), was, rule)
         for h, (_, (comparison, rule)) in enumerate(heads)
+        for was in [bases[paired[h]][1][1] if h in paired else None]
     ]
     used = set(paired.values())
-    out += [_rule(comparison, rule, None) for b, (_, (comparison, rule)) in enumerate(bases) if b not in used]
+    out += [
+        (_rule(comparison, rule, None), rule, None) for b, (_, (comparison, rule)) in enumerate(bases) if b not in used
+    ]
     return out
 
 
@@ -252,9 +262,9 @@ def _plain(value: JsonValue) -> JsonValue:
 
 def loosenings(rules: list[RuleChange], cases: Cases) -> list[str]:
     """Every way the head's rules got easier to pass than the base's, one sentence each, for every renderer:
-    an edited parameter (`int8 logits score_drift max 0.005 → 0.05 (loosened)`), a removed rule, a removed
-    case (fewer cases to pass)."""
-    out = [said for rule in rules if (said := _passes_only(rule))]
+    an edited parameter (`int8 logits score_drift max 0.005 → 0.05 (loosened)`), a removed rule, a removed case
+    (fewer cases to pass); a renderer links each to its rule's line (`RuleChange.line`)."""
+    out = []
     for rule in rules:
         if rule.rule == "removed":
             out.append(f"{rule.name} removed (loosened)")
@@ -269,14 +279,29 @@ def loosenings(rules: list[RuleChange], cases: Cases) -> list[str]:
     return out
 
 
-def _passes_only(rule: RuleChange) -> str | None:
-    """A loosened rule the head passes and the base's rule would fail: the pass rests on the loosening."""
-    head, was = rule.head, rule.base_threshold
-    if rule.effect != "loosened" or rule.rule != "edited" or rule.head_passed is not True or None in (head, was):
+def _passes_only(rule: RuleChange, old: RuleResult | None, new: RuleResult | None) -> str | None:
+    """A loosened rule the head passes and the base's rule would fail: the pass rests on the loosening. The
+    head's per-case figures are judged by the base's threshold and `min_pass_rate` (a lowered pass rate is a
+    loosening as a raised threshold is); a task rule, judged on its counts, by its figure alone."""
+    if rule.effect != "loosened" or rule.rule != "edited" or rule.head_passed is not True:
         return None
-    assert head is not None and was is not None
-    fails = head > was if rule.direction == "max" else head < was
-    if not fails:
+    if old is None or new is None:
+        return None
+    head, was = rule.head, rule.base_threshold
+    if new.statistics is None and new.cases and was is not None:
+        passing = sum(1 for f in new.cases.values() if f is not None and _within(f, was, rule.direction))
+        if passing / len(new.cases) >= old.min_pass_rate - 1e-12:
+            return None
+        if old.min_pass_rate >= 1 and head is not None:
+            return (
+                f"{PASSES_ONLY} {rule.name} was loosened: the head's {head:.4g} fails the base's rule "
+                f"({rule.direction} {_value(was)})"
+            )
+        return (
+            f"{PASSES_ONLY} {rule.name} was loosened: {passing} of {len(new.cases)} cases pass the base's "
+            f"rule ({rule.direction} {_value(was)}), which needs {_rate(old.min_pass_rate)} of them"
+        )
+    if head is None or was is None or _within(head, was, rule.direction):
         return None
     return (
         f"{PASSES_ONLY} {rule.name} was loosened: the head's {head:.4g} fails the base's rule "
@@ -284,13 +309,63 @@ def _passes_only(rule: RuleChange) -> str | None:
     )
 
 
-def setting_loosenings(base: BundleReport, head: BundleReport) -> list[tuple[str, int | None]]:
+def _within(figure: float, threshold: float, direction: str) -> bool:
+    return figure <= threshold if direction == "max" else figure >= threshold
+
+
+def _rate(rate: float) -> str:
+    return f"{rate:.0%}" if rate * 100 == round(rate * 100) else f"{rate:.4g}"
+
+
+# What each weakened setting's kind switches off: a base error of these ids gone at the head rests on it.
+_SWITCHED_OFF = {
+    "tolerance": ("inputs.fidelity",),
+    "raw": ("inputs.fidelity", "inputs.range"),
+    "label": ("comparison.rule", "labels.order"),
+    "tag": ("comparison.rule",),
+    "runtime.platforms": (
+        "platform.kernel",
+        "platform.divergence",
+        "platform.fallback",
+        "comparison.sentinel",
+        "comparison.envelope",
+        "comparison.rule",
+    ),
+    "runtime.optimization_levels": ("runtime.opt_level",),
+    "runtime.execution_providers": ("runtime.fallback", "runtime.provider", "runtime.usability"),
+    "runtime.fallback": ("runtime.fallback", "platform.fallback"),
+    "expect": ("variant.no_gain",),
+}
+
+
+def settings_passes_only(
+    base: BundleReport, head: BundleReport, settings: list[tuple[str, int | None, str]]
+) -> list[str]:
+    """A head that passes where the base failed, with a base error gone that the weakened setting switched off
+    (a fidelity error gone with the `raw:` inputs, a platform's error gone with the platform): the pass rests
+    on the loosening, so it is said as "passes only because"."""
+    if head.status() != "pass" or base.status() != "fail":
+        return []
+    now = {(f.id, f.message) for f in head.findings}
+    gone = [f for f in base.findings if f.severity is Severity.ERROR and (f.id, f.message) not in now]
+    out = []
+    for said, line, kind in settings:
+        lost = [f for f in gone if f.id in _SWITCHED_OFF.get(kind, ())]
+        if lost:
+            # A removal is named by its kind alone (its list of places is the loosening's own sentence).
+            what = said if line is not None else f"{_WHAT.get(kind, kind)} removed"
+            errors = f"error and {len(lost) - 1} more are" if len(lost) > 1 else "error is"
+            out.append(f"{PASSES_ONLY} {what}: the base's {lost[0].id} {errors} gone with it")
+    return out
+
+
+def setting_loosenings(base: BundleReport, head: BundleReport) -> list[tuple[str, int | None, str]]:
     """Every manifest setting beside the rules (manifest.strength) that the head weakens, one sentence each with
     where it is: the head's line for a value made weaker, the base's for a setting removed. Many removals of one
     kind (every `raw:` deleted) are one sentence that counts them."""
     old = {s.key: s for s in base.settings}
     new = {s.key: s for s in head.settings}
-    out: list[tuple[str, int | None]] = []
+    out: list[tuple[str, int | None, str]] = []  # the sentence, the head's line, the setting's kind
     removed: dict[str, list[DeclaredSetting]] = {}
     for key, was in old.items():
         now = new.get(key)
@@ -299,12 +374,21 @@ def setting_loosenings(base: BundleReport, head: BundleReport) -> list[tuple[str
                 removed.setdefault(_kind(key), []).append(was)
             continue
         if weaker(was.way, was.value, now.value):
-            out.append((f"{key} {_value(was.value)} → {_value(now.value)} (loosened{_at(now.line)})", now.line))
+            said = f"{key} {_value(was.value)} → {_value(now.value)} (loosened{_at(now.line)})"
+            out.append((said, now.line, _weakened_kind(key)))
     for kind, gone in removed.items():
         shown = ", ".join(_named(s.key) for s in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
         first = gone[0].line
-        out.append((f"{_WHAT.get(kind, kind)} removed: {shown} (loosened{_at(first, 'the base')})", None))
+        out.append((f"{_WHAT.get(kind, kind)} removed: {shown} (loosened{_at(first, 'the base')})", None, kind))
     return out
+
+
+def _weakened_kind(key: str) -> str:
+    """A value's kind for _SWITCHED_OFF: "inputs.x.tolerance" -> tolerance, "variant v expect.smaller" -> expect."""
+    last = key.split(" ")[-1]
+    if key.startswith("runtime."):
+        return key.split(" ")[0]
+    return "expect" if last.startswith("expect.") else last.rsplit(".", 1)[-1]
 
 
 # A removed setting's kind (its key's words without the case's name) and what removing it switches off.

@@ -53,6 +53,7 @@ OTHER_OPTIONS = (
     "reuse",  # the store itself, and whom its entries must be signed by
     "reuse_trust",
     "reproductions",  # where a disagreement's reproduction folder is written
+    "fix_budget_s",  # how far a failing variant's fix is measured: what its fix says, never a verdict
     "device_outputs",  # refused with --reuse: a device's outputs are judged as sent, which no key names
 )
 _ASSIGNMENT = re.compile(r"^([A-Za-z_]+)\s*=\s*['\"]([^'\"]*)['\"]\s*$", re.MULTILINE)

@@ -231,3 +231,40 @@ def test_the_schema_refuses_an_axis_with_index_values_and_unknown_values(example
     write_manifest(example, data)
     report = verify_bundle(example, Options(gain_budget_s=0.0)).to_dict()
     assert _found(report, F.MANIFEST_SCHEMA)
+
+
+def test_a_rotated_file_gets_no_order_the_cases_cannot_show(example: Path) -> None:
+    """Rotated by one, the file's two classes the cases pick are misplaced; an order closed by a guess (the one
+    label left over put at the one index freed) would itself misplace 8 of the 10 names, so none is suggested."""
+    from checker.remedies import remedy
+
+    right = _labels(example)
+    _label_cases(example, right)
+    rotated = right[1:] + right[:1]
+    _write_labels(example, rotated)
+    guess = implied_order(rotated, misplaced(rotated, _evidence(right)))
+    assert guess is not None and sum(a != b for a, b in zip(guess, right)) == 8  # what was suggested before
+    report = verify_bundle(example, Options(gain_budget_s=0.0, fix_budget_s=0.0))
+    (found,) = [f for f in report.findings if f.id == F.LABELS_ORDER]
+    assert found.details["implied"] is None and found.details["unseen"] == 8
+    assert "no case picks the 8 other index(es), so the cases imply no whole order" in found.message
+    said = remedy(found, report.path, report.findings)
+    assert said.startswith("put `cat` at index 0, `eel` at index 9, as the cases show;")
+    assert "8 other indices" in said and ", ".join(guess) not in said
+
+
+def test_an_order_is_suggested_only_when_the_cases_hold_it() -> None:
+    from checker.checks.labelorder import checked
+
+    file = ["dog", "fox", "cat", "owl"]
+    seen = evidence((0, "cat", 1), (1, "dog", 1), (2, "fox", 1), (3, "owl", 4))
+    assert checked(file, implied_order(file, misplaced(file, seen)), seen) == LABELS  # every index shown
+    one_side = evidence((0, "cat", 3))
+    swapped = ["dog", "cat", "fox", "owl"]
+    assert checked(swapped, implied_order(swapped, misplaced(swapped, one_side)), one_side) == LABELS
+    assert checked(LABELS, ["dog", "cat", "fox", "owl"], one_side) is None  # it would misplace a case's class
+
+
+def _evidence(right: list[str]) -> Evidence:
+    """The example's cases: class 0 (`cat`) and class 9 (`eel`), as their references pick them."""
+    return evidence((0, right[0], 4), (9, right[9], 4))

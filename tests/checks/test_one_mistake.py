@@ -75,3 +75,14 @@ def test_a_wrong_rank_case_tensor_is_one_error_at_its_case_with_the_consequences
     follows = md[md.index("**Follows from it:**") :].split("</details>")[0]
     assert all(f"**{f.id}**" in follows for f in rest)
     assert "re-export" not in md.split("<details>")[0]  # no fix of a rule that only failed on the broken case
+    # The text report folds them the same way: listed under their case's error, with no fix of their own.
+    from checker.render.text import render as render_text
+
+    text = render_text(Report("0.1.0", [report]), colour=False)
+    fixes = [line for line in text.splitlines() if line.strip().startswith("fix:")]
+    follows_lines = [line for line in text.splitlines() if line.strip().startswith("follows from it:")]
+    assert len(follows_lines) == len(rest) and all(any(f.id in x for x in follows_lines) for f in rest)
+    error_lines = [line for line in text.splitlines() if line.strip().startswith("error ")]
+    assert len(error_lines) == 1 and F.COMPARISON_CASE in error_lines[0]
+    assert len(fixes) == len([f for f in report.findings if f.severity.value in ("error", "warning")]) - len(rest)
+    assert "re-export" not in text

@@ -6,6 +6,7 @@ a hundred 256x256 matrix products the baseline does not, a factor far beyond any
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +187,9 @@ def test_a_slower_variant_gains_nothing_and_misses_its_expected_speed(tmp_path: 
     assert latency.get("not_device_figure") == why
     read = Report.from_dict({"checker_version": "0", "bundles": [report]})
     shown = text.render(read)
-    assert "  gain  slow: 0.9" in shown and "paired rounds, threads: intra_op_num_threads=1" in shown
+    # A larger variant is called larger, never "0.96x smaller".
+    assert re.search(r"  gain  slow: 1\.\d+x larger \(", shown) and "slow: 0." not in shown
+    assert "paired rounds, threads: intra_op_num_threads=1" in shown
     assert "#### Gain over the baseline" in markdown.render(read)
 
 

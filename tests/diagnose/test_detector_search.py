@@ -12,8 +12,8 @@ import pytest
 from detectorkit import OUTPUT, detector_path, write_detector_bundle
 
 from checker.cli import main
+from checker.compare.fixsearch import MAX_RANKED
 from checker.diagnose.command import render_text
-from checker.diagnose.search import MAX_RANKED
 
 LIMIT = 0.005  # the map's mean error: 8-bit activations make it 0.006-0.03 on every case, 16-bit about 0.003
 # The search's time budget is a speed limit, and a verdict must not depend on speed: each re-quantization takes

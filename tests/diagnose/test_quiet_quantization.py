@@ -32,7 +32,7 @@ def test_the_quantizer_the_checker_runs_logs_nothing(tmp_path: Path) -> None:
     unused_initializer_model(tmp_path / "m.onnx")
     code = f"""
 import numpy as np
-from checker.diagnose.requantize import calibration_reader, quantizer
+from checker.compare.requantize import calibration_reader, quantizer
 from checker.context import Case
 function = quantizer("onnxruntime.quantization.quantize_static")
 case = Case("ones", [], {{"x": np.ones((1, 4), np.float32)}}, {{}}, {{}}, ())

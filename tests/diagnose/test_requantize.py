@@ -134,7 +134,7 @@ def test_a_search_cut_short_says_what_it_did_not_try(
 
 
 def test_the_search_goes_smallest_first_and_ranks_nodes_by_what_they_measure() -> None:
-    from checker.diagnose.search import search, setting_changes
+    from checker.compare.fixsearch import search, setting_changes
     from checker.reports.model import RuleResult
 
     def rule(figure: float) -> RuleResult:

@@ -113,13 +113,14 @@ def test_the_reviewer_sees_the_verdict_and_the_first_fix_at_once(case: tuple[str
     assert markup_shown(page.closed_text) == []
 
 
-def moved(graph: str, base: float, head: float) -> RuleChange:
-    return RuleChange(graph, "reference", "logits", "score_drift", base, head, head - base, None, threshold=0.005)
+def moved(graph: str, base: float, head: float, threshold: float = 0.005) -> RuleChange:
+    return RuleChange(graph, "reference", "logits", "score_drift", base, head, head - base, None, threshold=threshold)
 
 
 def test_a_base_to_head_chart_is_drawn_with_its_bars_side_by_side(tmp_path: Path) -> None:
-    """The one chart left: two rules moved, drawn by Mermaid as one bar per rule and side, and a threshold."""
-    rules = [moved(g, b, h) for g, b, h in (("int8", 0.004, 0.015), ("fp16", 0.001, 0.002))]
+    """The one chart left: two rules moved against different thresholds, drawn by Mermaid as one bar per rule and
+    side, and a threshold."""
+    rules = [moved(g, b, h, t) for g, b, h, t in (("int8", 0.004, 0.015, 0.005), ("fp16", 0.001, 0.002, 0.05))]
     entry = BundleChange("models/m", None, "changed", Verdicts(None, None), Compared(rules=rules))
     bundle = BundleReport(path="models/m", name="m", version="1")
     report = Report("0.1.0", [bundle], changes=Changes(Base(), [entry]))
@@ -181,14 +182,16 @@ def _resting() -> Report:
 WORKSPACE = "/home/runner/work/models/models"
 
 
-@pytest.mark.parametrize("name", ["bgr", "numbered", "absolute", "resting"])
+@pytest.mark.parametrize("name", ["bgr", "numbered", "absolute", "resting", "drifting"])
 def test_what_a_reviewer_reads_once_reads_whole(name: str, tmp_path: Path) -> None:
-    links = Links(LINKS.server, LINKS.repository, LINKS.sha, workspace=WORKSPACE)
+    workspace = str(tmp_path) if name == "drifting" else WORKSPACE
+    links = Links(LINKS.server, LINKS.repository, LINKS.sha, workspace=workspace)
     report = {
         "bgr": lambda: _bgr(tmp_path),
         "numbered": _numbered,
         "absolute": lambda: _numbered(f"{WORKSPACE}/models/m"),
         "resting": _resting,
+        "drifting": lambda: _drifting(tmp_path),
     }[name]()
     markdown = render(report, links=links)
     page = look(markdown, comment=True, workdir=tmp_path)
@@ -210,3 +213,17 @@ def test_what_a_reviewer_reads_once_reads_whole(name: str, tmp_path: Path) -> No
     if name == "resting":
         assert page.verdict.startswith("⚠️") and "only because a check was loosened" in page.verdict
         assert "the head's 0.3545 fails the base's rule (max 0.05)" in page.closed_text
+    if name == "drifting":  # the measured first fix, with its figure, above the fold; no runner path in it
+        assert page.first_fix_y is not None and page.first_fix_y < FOLD
+        assert "Fix: the shipped graph is not what its record makes: quantize it again as recorded" in page.closed_text
+        assert (
+            "(max 0.05), passes." in page.closed_text and "checker diagnose b --reproduce int8-bad" in page.closed_text
+        )
+        assert str(tmp_path) not in page.open_text
+
+
+def _drifting(tmp: Path) -> Report:
+    """An int8 variant calibrated on images 100 times too bright: its score drift fails on every CPU."""
+    from modelkit import good_and_miscalibrated_bundle
+
+    return verified([good_and_miscalibrated_bundle(tmp)], tmp / "r.json", "--gain-budget", "0")

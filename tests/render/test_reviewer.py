@@ -144,19 +144,20 @@ def drifting(tmp_path_factory: pytest.TempPathFactory) -> Report:
     return verified([good_and_miscalibrated_bundle(root)], root / "r.json")
 
 
-def test_a_diagnosed_variants_fix_says_it_was_not_measured_and_how_to_measure_it(drifting: Report) -> None:
+def test_a_diagnosed_variants_first_fix_is_the_measured_one_not_the_diagnosis_nodes(drifting: Report) -> None:
     bundle = drifting.bundles[0]
     diagnosis = next(f for f in bundle.findings if f.id == "variant.diagnosis")
     nodes = diagnosis.details["nodes_to_exclude"]
     assert nodes and diagnosis.details["variant"] == "int8-bad"
     failed = next(f for f in bundle.findings if f.id == "comparison.rule")
     said = remedy(failed, bundle.path, bundle.findings)
-    assert f"nodes_to_exclude={nodes!r}" in said.replace('"', "'")
-    # Excluding the nodes was never tried: the visible line says so, and gives the command that measures it.
-    assert said.startswith("not measured: `checker diagnose ") and "--variant int8-bad --requantize`" in said
+    # Excluding the nodes was never measured to help: the re-run of the recorded transform was, and it passes.
+    assert "nodes_to_exclude" not in said
+    assert said.startswith("the shipped graph is not what its record makes: quantize it again as recorded")
     md = render(drifting)
     fix = next(line for line in md.splitlines() if "**Fix:**" in line)
-    assert fix.split("**Fix:** ")[1].startswith("not measured: `checker diagnose ") and "--requantize" in fix
+    assert fix.split("**Fix:** ")[1].startswith("the shipped graph is not what its record makes")
+    assert "logits score_drift from 0.2283 to " in fix and "(max 0.05), passes." in fix
 
 
 def test_a_failing_rule_is_shown_beside_its_bundle_not_in_a_pieces_fold(drifting: Report) -> None:
@@ -222,10 +223,12 @@ def chart_lines(md: str) -> list[str]:
 
 
 def test_the_base_to_head_chart_draws_base_and_head_side_by_side() -> None:
-    md = render(change_report([moved("int8", 0.004, 0.015, 0.005), moved("fp16", 0.001, 0.002, 0.005)]))
+    md = render(change_report([moved("int8", 0.004, 0.015, 0.005), moved("fp16", 0.001, 0.002, 0.05)]))
     lines = chart_lines(md)
     labels = json.loads("[" + next(x for x in lines if "x-axis" in x).split("[", 1)[1].rsplit("]", 1)[0] + "]")
-    assert labels == [f"{side} {g} score_drift" for g in ("int8", "fp16") for side in ("base", "head")]
+    # Short categories that cannot overlap, keyed to the rules named above the chart.
+    assert labels == ["1 base", "1 head", "2 base", "2 head"]
+    assert "1: int8 score_drift; 2: fp16 score_drift" in md
     bars = [[float(v) for v in x.split("[")[1].rstrip("]").split(",")] for x in lines if x.strip().startswith("bar")]
     # Each category has its value in one series only: no bar stands behind another.
     assert all(sum(1 for series in bars if series[i] != 0) == 1 for i in range(len(labels)))
@@ -245,6 +248,12 @@ def test_an_edited_threshold_draws_the_base_against_its_own_threshold() -> None:
     bars = [[float(v) for v in x.split("[")[1].rstrip("]").split(",")] for x in chart_lines(md) if "bar [" in x]
     base_fails, head_passes = bars[1], bars[2]
     assert base_fails[0] == pytest.approx(0.0169 / 0.005) and head_passes[1] == pytest.approx(0.02 / 0.05)
+
+
+def test_rules_under_one_threshold_get_no_chart_that_restates_their_table() -> None:
+    """Against one threshold the table's figures compare as they stand: a chart would only repeat them."""
+    md = render(change_report([moved("int8", 0.004, 0.015, 0.005), moved("fp16", 0.001, 0.002, 0.005)]))
+    assert "```mermaid" not in md and "| 0.015 |" in md
 
 
 def test_rules_whose_figures_did_not_move_get_no_chart() -> None:

@@ -93,6 +93,13 @@ def test_a_slower_variant_is_called_slower() -> None:
     assert "1.8x faster (95 % 1.7 to 1.9" in gain_sentence(Gain("int8", Size(4, 1, 4.0), Latency("default", quick)))
 
 
+def test_a_larger_variant_is_called_larger() -> None:
+    quick = PairedTiming(1.8, Interval(1.7, 1.9, "sign test on the median"), rounds=48)
+    said = gain_sentence(Gain("fp32-padded", Size(1000, 2000, 0.5), Latency("default", quick)))
+    assert said.startswith("fp32-padded: 2x larger (2,000 of 1,000 bytes)") and "smaller" not in said
+    assert Size(4000, 1000, 4.0).ratio() == "4x smaller" and Size(1000, 1000, 1.0).ratio() == "1x smaller"
+
+
 def test_pieces_no_check_reached_are_not_checked_not_missing(tmp_path: Path) -> None:
     root = tmp_path / "b"
     shutil.copytree(EXAMPLE, root)

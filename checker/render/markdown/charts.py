@@ -1,6 +1,10 @@
 """The one Mermaid chart: each changed rule's figure at the base and at the head, over its threshold.
 
-A chart is drawn only where it says more than its table: two or more rules moved since the base. Mermaid's
+A chart is drawn only where it shows what its table cannot: two or more rules moved since the base, measured
+against different thresholds, so that how near each came to its own line needs a division per row of the table
+(against one threshold the table's figures compare as they stand, and a chart would restate them). Its
+categories are short ("1 base", "1 head"), keyed to the rules listed above the chart, so that no two labels
+overlap however long a rule's name is. Mermaid's
 xychart draws every `bar` series at the same x and width, so a second series would hide the first; here
 each rule has two categories side by side ("base" and "head"), and each category has a value in exactly one
 series: the series say base or head, pass or fail, by their colour. The threshold (1) is a line across all of
@@ -13,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from checker.render.escape import mermaid
+from checker.render.escape import text
 from checker.render.markdown.detail import View
 from checker.reports.parts.changes import RuleChange
 
@@ -24,24 +28,29 @@ MAX_RULES = 8
 
 
 def change_chart(rules: list[RuleChange], view: View) -> Iterator[str]:
-    points = [p for r in rules if (p := _point(r)) is not None][:MAX_RULES]
+    pairs = [(r, p) for r in rules if (p := _point(r)) is not None][:MAX_RULES]
+    points = [p for _, p in pairs]
     if len(points) < 2:  # one rule: its row in the table says it all
+        return
+    if len({t for r, _ in pairs for t in _thresholds(r)}) < 2:  # one threshold: the table's figures compare as is
         return
     if not view.detail.charts:
         view.cuts.add("charts")
         return
     labels: list[str] = []
     series: list[list[float]] = [[] for _ in SERIES]
-    for label, before, after, base_ok, head_ok in points:
+    for n, (before, after, base_ok, head_ok) in enumerate(points, 1):
         for side, ratio, ok in (("base", before, base_ok), ("head", after, head_ok)):
-            labels.append(f"{side} {label}")
+            labels.append(f"{n} {side}")
             which = (0 if side == "base" else 2) + (0 if ok else 1)
             for i, values in enumerate(series):
                 values.append(ratio if i == which else 0.0)
-    top = max(1.25, max(max(p[1], p[2]) for p in points) * 1.1)
+    top = max(1.25, max(max(p[0], p[1]) for p in points) * 1.1)
     config = {"themeVariables": {"xyChart": {"plotColorPalette": PALETTE}}}
     yield ""
     yield "<details><summary>Chart: each changed rule at the base and at the head, over its threshold</summary>"
+    yield ""
+    yield "; ".join(f"{n}: {text(_name(rule), 60)}" for n, (rule, _) in enumerate(pairs, 1))
     yield ""
     yield "```mermaid"
     yield f"%%{{init: {json.dumps(config)}}}%%"
@@ -57,8 +66,8 @@ def change_chart(rules: list[RuleChange], view: View) -> Iterator[str]:
     yield "</details>"
 
 
-def _point(rule: RuleChange) -> tuple[str, float, float, bool, bool] | None:
-    """A moved rule with an upper bound: its label, base and head figures each over its own side's threshold
+def _point(rule: RuleChange) -> tuple[float, float, bool, bool] | None:
+    """A moved rule with an upper bound: its base and head figures each over its own side's threshold
     (an edited rule's base is drawn against the base's threshold), and whether each side passed."""
     if rule.direction == "min" or rule.moved is False:
         return None
@@ -66,9 +75,16 @@ def _point(rule: RuleChange) -> tuple[str, float, float, bool, bool] | None:
     before, after = _ratio(rule.base, base_threshold), _ratio(rule.head, rule.threshold)
     if before is None or after is None:
         return None
+    return before, after, _passes(rule.base_passed, before), _passes(rule.head_passed, after)
+
+
+def _name(rule: RuleChange) -> str:
     side = " vs baseline" if rule.against == "baseline" else ""
-    label = mermaid(f"{rule.graph}{side} {rule.check}", 40)
-    return label, before, after, _passes(rule.base_passed, before), _passes(rule.head_passed, after)
+    return f"{rule.graph}{side} {rule.check}"
+
+
+def _thresholds(rule: RuleChange) -> set[float]:
+    return {t for t in (rule.threshold, rule.base_threshold) if t is not None}
 
 
 def _passes(passed: bool | None, ratio: float) -> bool:

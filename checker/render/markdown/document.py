@@ -52,7 +52,7 @@ def document(
     reused = [b for b in bundles if b.reused is not None and view.status(b) != "fail"]
     judged = [b for b in bundles if not any(b is r for r in reused)]
     failing = [b for b in judged if view.status(b) == "fail"]
-    parts = [_headline(report, bundles, view), *loosened_first(view)]
+    parts = [_headline(report, bundles, view), *loosened_first(view, bundles)]
     if failing:
         for i, bundle in enumerate(failing):
             if detail.full_bundles is not None and i >= detail.full_bundles:

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from checker.findings import COMPARISON_CASE, Finding, Severity
+from checker.findings import Finding, Severity
 from checker.remedies import remedy
 from checker.render.escape import text
 from checker.render.links import Links, repo_path
 from checker.render.markdown.detail import Detail, View
 from checker.render.markdown.words import code, count, spaced
+from checker.render.roots import consequences, root_name
 from checker.reports.model import BundleReport
 from checker.sentences import bounded, visible
 
@@ -39,7 +40,7 @@ def warning_list(bundle: BundleReport, view: View, collapsed: bool, counted: boo
         head = f"**⚠️ {count(len(warnings), 'warning')}**, counted as failures, each with its fix:"
         yield from _numbered(warnings, "warning", bundle, view, head)
         return
-    groups = _groups(warnings, bundle)
+    groups = _groups(warnings, bundle, view.links)
     shown = _shown(groups, "warning", view.detail)
     view.cuts.add("warnings", len(groups) - len(shown))
     fold = collapsed or len(shown) > 3
@@ -68,10 +69,11 @@ class _Group:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _groups(found: list[Finding], bundle: BundleReport) -> list[_Group]:
+def _groups(found: list[Finding], bundle: BundleReport, links: Links | None = None) -> list[_Group]:
     groups: dict[tuple[str, str, str], _Group] = {}
+    shown = _shown_path(bundle.path, links)
     for finding in found:
-        fix = _remedy(finding, bundle)
+        fix = _remedy(finding, bundle, shown)
         key = (finding.id, cause(finding), fix)
         groups.setdefault(key, _Group(fix)).findings.append(finding)
     return list(groups.values())
@@ -101,14 +103,9 @@ def _numbered(found: list[Finding], severity: str, bundle: BundleReport, view: V
     of each is at most two complete sentences; the rest is in a fold under it. Each paragraph of an item is
     indented by its number's width ("10. " is four characters), so that the list holds at any length; a fix
     already shown for an earlier entry is named by that entry's number, not repeated."""
-    roots = _root_names(found)
-    follows: dict[str, list[Finding]] = {}
-    for finding in found:
-        root = finding.details.get("consequence_of")
-        if isinstance(root, str) and root in roots:
-            follows.setdefault(root, []).append(finding)
+    follows = consequences(found)
     under_roots = {id(f) for fs in follows.values() for f in fs}
-    groups = _groups([f for f in found if id(f) not in under_roots], bundle)
+    groups = _groups([f for f in found if id(f) not in under_roots], bundle, view.links)
     shown = _shown(groups, severity, view.detail)
     view.cuts.add(f"{severity}s", len(groups) - len(shown))
     yield ""
@@ -128,10 +125,10 @@ def _numbered(found: list[Finding], severity: str, bundle: BundleReport, view: V
             fixed[fix] = i
             yield f"{pad}**Fix:** {fix}"
         yield ""
-        after = follows.get(_root_name(group.findings[0]) or "", [])
-        consequences = [f"**Follows from it:** {_consequences(after, bundle, view)}"] if after else []
+        after = follows.get(root_name(group.findings[0]) or "", [])
+        following = [f"**Follows from it:** {_consequences_line(after, bundle, view)}"] if after else []
         folded = [part for part in (said_rest, fix_rest and f"**Fix, continued:** {fix_rest}") if part]
-        folded += consequences
+        folded += following
         if folded:
             yield f"{pad}<details><summary>More</summary>"
             yield ""
@@ -144,16 +141,7 @@ def _numbered(found: list[Finding], severity: str, bundle: BundleReport, view: V
         yield f"_{len(groups) - len(shown)} more {severity}s are in the JSON report._"
 
 
-def _root_name(finding: Finding) -> str | None:
-    case = finding.details.get("case")
-    return f"case '{case}'" if finding.id == COMPARISON_CASE and isinstance(case, str) else None
-
-
-def _root_names(found: list[Finding]) -> set[str]:
-    return {name for f in found if (name := _root_name(f)) is not None}
-
-
-def _consequences(after: list[Finding], bundle: BundleReport, view: View) -> str:
+def _consequences_line(after: list[Finding], bundle: BundleReport, view: View) -> str:
     """The findings that follow from a root, each by its id, place and first sentence, in one paragraph."""
     return "; ".join(_finding_line(f, bundle, view)[0] for f in after[:_LISTED]) + (
         f"; and {len(after) - _LISTED} more" if len(after) > _LISTED else ""
@@ -197,11 +185,18 @@ def message_markdown(said: str, limit: int) -> str:
     return "".join(spaced(part, limit) if i % 2 == 0 else f"`{code(part)}`" for i, part in enumerate(parts))
 
 
-def _remedy(finding: Finding, bundle: BundleReport) -> str:
+def _remedy(finding: Finding, bundle: BundleReport, shown: str) -> str:
     """The remedy as Markdown: its code spans kept (remedies put no backtick inside one), the rest escaped."""
     # The bundle's findings as they are: remedies read only the few they look for (filtering the whole list
     # here, for each of thousands of findings, made a large report's rendering quadratic).
-    return message_markdown(remedy(finding, bundle.path, bundle.findings), 600)
+    return message_markdown(remedy(finding, shown, bundle.findings), 600)
+
+
+def _shown_path(path: str, links: Links | None) -> str:
+    """The bundle's path as a command in a fix names it: relative to the workspace when it lies under it (the
+    reader runs the command from the checkout, where the runner's absolute path means nothing)."""
+    workspace = (links.workspace or "").rstrip("/") if links is not None else ""
+    return path[len(workspace) + 1 :] if workspace and path.startswith(workspace + "/") else path
 
 
 _T = TypeVar("_T")

@@ -5,10 +5,11 @@ bundles removed since.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from checker.manifest.pieces import piece_label
 from checker.render.escape import text
+from checker.render.loosening import loosening_line, with_line
 from checker.render.markdown.charts import change_chart
 from checker.render.markdown.detail import View
 from checker.render.markdown.words import count, number
@@ -24,20 +25,32 @@ def changes_by_bundle(changes: Changes | None) -> dict[str, BundleChange]:
 LOOSENED_SHOWN = 3  # loosenings named on the line under the verdict; the rest are counted
 
 
-def loosened_first(view: View) -> Iterator[str]:
+def loosened_first(view: View, bundles: Sequence[BundleReport] = ()) -> Iterator[str]:
     """The question a release reviewer asks first, answered under the verdict: was a check weakened to get
-    green? Each loosening with its old and new value (`int8 logits score_drift max 0.005 → 0.05 (loosened)`)."""
+    green? Each loosening with its old and new value (`int8 logits score_drift max 0.005 → 0.05 (loosened)`),
+    linked to the line of the manifest that says it (the rule's, or the setting's) when links are on."""
     several = len(view.changes) > 1
+    manifests = {b.path: b.manifest_file for b in bundles}
     said = [
-        (f"{entry.path or entry.name}: " if several else "") + item  # the path: names repeat
+        (f"{entry.path or entry.name}: " if several else "") + _linked(item, entry, manifests.get(entry.path), view)
         for entry in view.changes.values()
         for item in entry.loosened
     ]
     if not said:
         return
-    shown = "; ".join(text(s, 200) for s in said[:LOOSENED_SHOWN])
+    shown = "; ".join(said[:LOOSENED_SHOWN])
     more = f"; and {len(said) - LOOSENED_SHOWN} more" if len(said) > LOOSENED_SHOWN else ""
     yield f"**⚠️ Checks loosened since the base:** {shown}{more}"
+
+
+def _linked(item: str, entry: BundleChange, manifest: str | None, view: View) -> str:
+    line = loosening_line(item, entry)
+    if line is None:
+        return text(item, 200)
+    path = view.links.file_path(entry.path, manifest) if view.links is not None else None
+    if path is None or view.links is None:
+        return text(with_line(item, entry, manifest), 300)
+    return f"[{text(item, 200)}]({view.links.blob(path, line)})"
 
 
 def since_base_line(bundles: list[BundleReport], view: View) -> Iterator[str]:

@@ -18,6 +18,13 @@ class Size:
     variant_bytes: int
     smaller: float  # baseline_bytes / variant_bytes
 
+    def ratio(self) -> str:
+        """The size in the direction that is true: "2x larger" for a variant bigger than its baseline, never
+        "0.5x smaller"."""
+        if self.smaller >= 1.0 or self.smaller <= 0.0:
+            return f"{self.smaller:.3g}x smaller"
+        return f"{1.0 / self.smaller:.3g}x larger"
+
     def to_dict(self) -> dict[str, Any]:
         return {"baseline_bytes": self.baseline_bytes, "variant_bytes": self.variant_bytes, "smaller": self.smaller}
 

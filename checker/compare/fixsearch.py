@@ -74,14 +74,18 @@ def search(
     settings: list[tuple[str, dict[str, Any]]],
     budget_s: float,
     clock: Callable[[], float] = time.monotonic,
+    settings_first: bool = False,
 ) -> Outcome:
-    """Run the steps smallest first until one passes every rule or the budget ends."""
+    """Run the steps smallest first until one passes every rule or the budget ends; with `settings_first`, the
+    settings before the nodes (a short budget reaches the few settings that mend a calibration spread over every
+    node, where keeping one node in float changed nothing)."""
     deadline = clock() + budget_s
     outcome = Outcome()
     gains: dict[str, float] = {}
     ranked = list(candidates[:MAX_RANKED])
-    queue: list[tuple[str, Step | None]] = [(f"keeping {n} in float", (f"excluding {n}", [n], {})) for n in ranked]
-    queue += [(label, (label, [], change)) for label, change in settings]
+    singles: list[tuple[str, Step | None]] = [(f"keeping {n} in float", (f"excluding {n}", [n], {})) for n in ranked]
+    changes: list[tuple[str, Step | None]] = [(label, (label, [], change)) for label, change in settings]
+    queue = changes + singles if settings_first else singles + changes
     queue.append(("the best-ranked nodes kept in float together, one more at a time", None))
     while queue:
         name, step = queue.pop(0)

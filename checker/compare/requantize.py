@@ -1,4 +1,5 @@
-"""`checker diagnose --requantize`: advice that is measured before it is given.
+"""Advice that is measured before it is given: `checker diagnose --requantize`, and a failing variant's first fix
+in `checker verify` (checks/comparison.py, within a CPU-time budget).
 
 The variant's recorded transform (the onnxruntime.quantization function its `transform.tool` names, with its
 `settings`) is run again on the baseline graph, calibrated on the bundle's cases (or the ones
@@ -18,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from checker.compare.fixsearch import Step, search, setting_changes
 from checker.compare.quantizing import calibration_cases, calibration_reader, quant_kwargs, quantizer
 from checker.compare.ruleset import RuleSet, entries, judge_set
 from checker.compare.session import CaseRunError, Runtime, SessionError, open_session, run_case
 from checker.context import Case, Context
-from checker.diagnose.search import Step, search, setting_changes
 from checker.errors import BundleError
 from checker.manifest import views
 from checker.manifest.model.variants import Variant
@@ -117,9 +118,10 @@ class _Judge:
             trial.error = f"onnxruntime cannot load it: {exc}"
             return trial
         ref, drift = entries(views.output_rules(self.variant.rules)), entries(views.drift_rules(self.variant))
+        base = self.baseline
         sets = [
-            RuleSet(trial.label, "reference", ref, lambda c: c.expected, "no expected outputs"),
-            RuleSet(trial.label, "baseline", drift, lambda c: self.baseline.get(c.name), "no baseline outputs"),
+            RuleSet(trial.label, "reference", ref, lambda c: c.expected, "no expected outputs", self.ctx.labels),
+            RuleSet(trial.label, "baseline", drift, lambda c: base.get(c.name), "no baseline outputs", self.ctx.labels),
         ]
         for case in self.ctx.cases or []:
             try:
@@ -200,6 +202,8 @@ class Request:
     candidates: list[str]
     cases: list[Case] | None = None  # the cases to time a found change on
     budget_s: float = 300.0  # the search stops here, saying what it did not try
+    clock: Callable[[], float] = time.monotonic  # what the budget counts: wall time, or CPU time inside verify
+    settings_first: bool = False  # the settings onnxruntime offers tried before the nodes (inside verify)
 
 
 def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
@@ -255,7 +259,13 @@ def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
         if not (recorded.error or all(r.passed for r in recorded.rules)):
             candidates = [n for n in request.candidates if n not in recorded_excluded]
             outcome = search(
-                attempt, recorded, candidates, setting_changes(function.__name__, settings), request.budget_s
+                attempt,
+                recorded,
+                candidates,
+                setting_changes(function.__name__, settings),
+                request.budget_s,
+                request.clock,
+                request.settings_first,
             )
             result.trials += outcome.steps
             result.not_tried, result.stopped = outcome.not_tried, outcome.stopped
