@@ -17,6 +17,8 @@ from modelkit import case, classifier, good_and_miscalibrated_bundle, images, qu
 from checker.compare.quantizing import requantize_to
 from checker.context import Options
 from checker.findings import Finding
+from checker.manifest.model.build import build
+from checker.manifest.model.variants import Transform
 from checker.reports.model import BundleReport, Report
 from checker.verify import verify_bundle
 
@@ -49,7 +51,8 @@ def apply(root: Path, variant: str, changed: dict[str, Any]) -> None:
     entry = next(v for v in data["variants"] if v["name"] == variant)
     entry["transform"]["settings"].update(changed)
     ctx_cases = verify_cases(root)
-    requantize_to(entry["transform"], ctx_cases, root / "model.onnx", root / entry["graph"]["path"], {})
+    transform = build(Transform, entry["transform"])
+    requantize_to(transform, ctx_cases, root / "model.onnx", root / entry["graph"]["path"], {})
     manifest.write_text(json.dumps(data), encoding="utf-8")
 
 
