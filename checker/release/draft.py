@@ -17,7 +17,7 @@ from checker.readers.graphinfo import TensorSpec
 from checker.readers.support import oldest_loading
 from checker.release.graphfacts import GraphFacts, GraphReadError
 from checker.release.guess import Guess, input_guess, named_shape, output_guess
-from checker.release.tree import TODO, block, block_seq, flow_map, flow_seq, note, one_line, schema_comment
+from checker.release.tree import TODO, block, block_seq, flow_map, flow_seq, flowed, note, one_line, schema_comment
 
 LABELLED = ("logits", "probabilities", "scores")
 INPUT_MEANINGS = "image | text | audio | tabular | state | tensor"
@@ -79,19 +79,11 @@ def _answers(doc: Any, facts: GraphFacts, draft: Draft) -> None:
         return
     entries = []
     for proposal in proposals:
-        entry = block({k: _flowed(v) for k, v in proposal.answer.items()})
+        entry = block({k: flowed(v) for k, v in proposal.answer.items()})
         note(entry, "kind", f"proposed: {proposal.why}", indent=ITEM_INDENT)
         entries.append(entry)
         draft.guesses.append(f"answers '{proposal.answer['name']}': {proposal.answer['kind']}")
     doc["answers"] = block_seq(entries)
-
-
-def _flowed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return flow_map({k: _flowed(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return flow_seq([_flowed(v) for v in value])
-    return value
 
 
 def _head(graph: str) -> str:

@@ -19,7 +19,7 @@ from checker.manifest.schema import SCHEMA_FILE
 from checker.release.casestore import CASES_DIR
 from checker.release.hubfolder import ModelFolder, id2label, inside, recognise
 from checker.release.init import InitResult, init_bundle
-from checker.release.tree import DEFAULT_NAME, block, drop_note, flow_map, flow_seq, note, read_tree, write_tree
+from checker.release.tree import DEFAULT_NAME, block, drop_note, flow_map, flow_seq, flowed, note, read_tree, write_tree
 
 REFERENCE = "baseline graph, made by checker init"
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
@@ -136,7 +136,7 @@ def _answers(tree: Any, folder: ModelFolder, result: FolderResult) -> None:
             shown["meaning"] = "boxes"
             drop_note(shown, "meaning")
             note(shown, "meaning", "the detections answer's rows", indent=ITEM_INDENT)
-        entry = block({k: _flowed(v) for k, v in proposal.answer.items()})
+        entry = block({k: flowed(v) for k, v in proposal.answer.items()})
         note(entry, "kind", f"proposed: {proposal.why}", indent=ITEM_INDENT)
         entries.append(entry)
     if "answers" in tree:
@@ -144,14 +144,6 @@ def _answers(tree: Any, folder: ModelFolder, result: FolderResult) -> None:
     else:  # where `checker init` writes it: after the outputs it reads
         tree.insert(list(tree).index("outputs") + 1, "answers", entries)
     result.filled.append("answers")
-
-
-def _flowed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return flow_map({k: _flowed(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return flow_seq([_flowed(v) for v in value])
-    return value
 
 
 def _raw_input(tree: Any, path: Path) -> str | None:

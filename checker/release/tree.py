@@ -81,6 +81,15 @@ def flow_seq(items: Iterable[Any]) -> Any:
     return node
 
 
+def flowed(value: Any) -> Any:
+    """Plain data with every mapping and list inside it in flow style: a proposed block, one line per key."""
+    if isinstance(value, dict):
+        return flow_map({k: flowed(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return flow_seq([flowed(v) for v in value])
+    return value
+
+
 def block_seq(items: Iterable[Any] = ()) -> Any:
     from ruamel.yaml.comments import CommentedSeq
 
