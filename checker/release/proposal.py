@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker.manifest.model.answers import Answer
 from checker.manifest.model.tensors import Output
 from checker.release.measure import Figure
 
@@ -66,7 +67,7 @@ def plan(
     outputs: Sequence[Output],
     expected: set[str],
     graph_outputs: set[str],
-    answers: Sequence[Mapping[str, Any]] = (),
+    answers: Sequence[Answer] = (),
 ) -> list[Planned]:
     """The rules for each declared output the variant's graph has; those against the reference only for
     outputs every case gives an expected value of. Each answer the graph's outputs make (of a kind with a
@@ -93,12 +94,10 @@ def plan(
             planned.append(Planned("rules", {**head, "check": "cosine"}))
         planned.append(Planned("drift_rules", {**head, "check": "cosine"}))
     for answer in answers:
-        source = answer.get("from")
-        sources = [source] if isinstance(source, str) else source if isinstance(source, list) else []
-        kind = answer.get("kind")
-        if kind in ANSWER_CHECKS and sources and all(str(s) in graph_outputs for s in sources):
-            extra = {"iou": DETECTIONS_IOU} if kind == "detections" else {}
-            planned.append(Planned("drift_rules", {"answer": str(answer.get("name")), "check": kind, **extra}))
+        sources = [answer.from_] if isinstance(answer.from_, str) else list(answer.from_)
+        if answer.kind in ANSWER_CHECKS and all(s in graph_outputs for s in sources):
+            extra = {"iou": DETECTIONS_IOU} if answer.kind == "detections" else {}
+            planned.append(Planned("drift_rules", {"answer": answer.name, "check": answer.kind, **extra}))
     return planned
 
 

@@ -280,8 +280,7 @@ def _propose(
         return [], [], ["no rules are proposed: the bundle has no cases yet (`checker case add`, then --replace)"]
     prepared = prepare(root, data, file, entry, spec.platforms)
     expected = _expected_everywhere(prepared)
-    answers = [a for a in data.get("answers") or [] if isinstance(a, Mapping)]
-    planned = plan(views.outputs(typed), expected, outputs, answers)
+    planned = plan(views.outputs(typed), expected, outputs, typed.answers or ())
     if not planned:
         return [], [], ["no rules are proposed: no declared output is one the variant's graph has"]
     groups: dict[str, list[Planned]] = {"rules": [], "drift_rules": []}

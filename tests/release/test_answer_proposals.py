@@ -3,6 +3,8 @@ baseline's answer with headroom, the defaults kept where every case agrees, none
 
 from __future__ import annotations
 
+from checker.manifest.model.answers import Answers
+from checker.manifest.model.build import build
 from checker.release.measure import Figure
 from checker.release.proposal import Planned, plan, propose
 
@@ -13,12 +15,12 @@ def _figures(*values: float) -> list[Figure]:
 
 def test_each_answer_the_variants_outputs_make_gets_a_drift_rule() -> None:
     answers = [
-        {"name": "objects", "kind": "detections", "from": "output0"},
+        {"name": "objects", "kind": "detections", "from": "output0", "decode": {"layout": "yolo"}},
         {"name": "top", "kind": "classes", "from": "logits"},
-        {"name": "said", "kind": "text", "from": "logits"},  # no measured share to propose from
+        {"name": "said", "kind": "text", "from": "logits", "decode": {"ctc": {}}},  # no measured share to propose from
         {"name": "other", "kind": "classes", "from": "missing"},
     ]
-    planned = plan([], set(), {"output0", "logits"}, answers)
+    planned = plan([], set(), {"output0", "logits"}, build(Answers, answers))
     assert [p.rule for p in planned] == [
         {"answer": "objects", "check": "detections", "iou": 0.5},
         {"answer": "top", "check": "classes"},
