@@ -225,6 +225,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else argv
+        if list(argv) == ["--version"]:  # no command's parser to build: they import what --version never needs
+            sys.stdout.write(version_text() + "\n")
+            return EXIT_PASS
         parser = build_parser(argv)
         args = parser.parse_args(argv)
         if args.version:

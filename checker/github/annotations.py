@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from checker.findings import Severity
-from checker.reports.model import Report
+
+if TYPE_CHECKING:
+    from checker.reports.model import Report  # `checker --help` imports this module, the report only when used
 
 PER_STEP = 10
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning"}

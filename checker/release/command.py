@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from checker import __version__
 from checker.errors import UsageError
-from checker.reports.model import Report, not_run_line
 from checker.signing.options import add_signer_options, signer_from
 
 if TYPE_CHECKING:
@@ -404,6 +403,8 @@ def cmd_pack(args: argparse.Namespace) -> int:
         sys.stdout.write(_failed_report(result, args.strict))
         why = "it fails verification (the findings above)"
         if result.report.status(args.strict) == "pass":
+            from checker.reports.model import not_run_line  # the report's words, loaded by a refused pack only
+
             why = f"not every check ran here ({not_run_line(result.report.not_run)})"
         sys.stderr.write(f"checker: {args.path} was not packed: {why}\n")
         return 1
@@ -415,6 +416,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
 def _failed_report(result: PackResult, strict: bool) -> str:
     from checker.readers.environment import environment
     from checker.render import render
+    from checker.reports.model import Report
 
     report = Report(checker_version=__version__, bundles=[result.report], strict=strict, environment=environment())
     return render("text", report)
