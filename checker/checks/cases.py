@@ -14,6 +14,7 @@ from checker.manifest.model.rules import RuleBase
 from checker.manifest.model.tensors import Output
 from checker.readers.casefiles import load_cases
 from checker.readers.graphinfo import TensorSpec, graph_inputs, graph_outputs
+from checker.readers.tensors import stream_calls
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,12 +82,10 @@ def _cut_streams(ctx: Context, streamed: set[str]) -> Iterator[Finding]:
 
 def _frame_count(case: Case, streamed: set[str]) -> tuple[int, str | None]:
     """The frames every tensor of a streamed case stores on its leading axis, or why they do not agree."""
-    arrays = {**case.inputs, **case.expected}
+    frames, sizes = stream_calls({**case.inputs, **case.expected})
+    if frames is not None:
+        return frames, None
     feeds = ", ".join(f"'{n}'" for n in sorted(streamed & case.inputs.keys()))
-    lead = {name: int(a.shape[0]) if a.ndim else 0 for name, a in arrays.items()}
-    if len(set(lead.values())) == 1 and min(lead.values()) > 0:
-        return min(lead.values()), None
-    sizes = ", ".join(f"'{n}' {lead[n]}" if arrays[n].ndim else f"'{n}' none (a scalar)" for n in arrays)
     return 0, (
         f"it feeds the streamed input {feeds}, so every tensor it stores holds one call per frame on a leading axis "
         f"of one length; the leading axes are: {sizes}"

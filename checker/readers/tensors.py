@@ -251,3 +251,12 @@ def _to_array(tensor: Any) -> np.ndarray:
     strings = np.empty(len(tensor.string_data), dtype=object)
     strings[:] = [s.decode("utf-8") for s in tensor.string_data]
     return strings.reshape(tuple(tensor.dims))
+
+
+def stream_calls(arrays: dict[str, np.ndarray]) -> tuple[int | None, str]:
+    """The number of calls a streamed case's tensors hold on their one shared leading axis (None when the axes
+    differ, or one is a scalar), and each tensor's leading axis in words for a message that says so."""
+    lead = {name: int(a.shape[0]) if a.ndim else 0 for name, a in arrays.items()}
+    sizes = ", ".join(f"'{n}' {size}" if arrays[n].ndim else f"'{n}' none (a scalar)" for n, size in lead.items())
+    shared = set(lead.values())
+    return (shared.pop() if len(shared) == 1 and min(lead.values()) > 0 else None), sizes

@@ -18,6 +18,7 @@ from checker.errors import Error, UsageError
 from checker.manifest.load import to_plain
 from checker.platforms.features import produced_on
 from checker.preprocess.running import rebuild_file
+from checker.readers.tensors import stream_calls
 from checker.release.casefit import check_fit, declared_entries
 from checker.release.tree import (
     DEFAULT_NAME,
@@ -179,27 +180,25 @@ def _check_shapes(tree: Any, case: NewCase, built: list[str]) -> None:
     made = {name: f"the tensor made from {case.raw[name]}" for name in built if name in case.raw}
     inputs, expected = {**made, **case.input_files}, case.expected_files
     fed = _streamed_inputs(to_plain(tree)) & case.inputs.keys()
-    ins, outs = (_first_call(case, fed), _first_call(case, fed, expected=True)) if fed else (case.inputs, case.expected)
+    ins, outs = case.inputs, case.expected
     if fed:
+        _check_calls(case, fed)
+        ins, outs = {n: a[0, ...] for n, a in ins.items()}, {n: a[0, ...] for n, a in outs.items()}
         inputs = {n: f"the first call of {s}" for n, s in inputs.items()}
         expected = {n: f"the first call of {s}" for n, s in expected.items()}
     check_fit(case.name, ins, declared_entries(tree, "inputs"), "input", inputs)
     check_fit(case.name, outs, declared_entries(tree, "outputs"), "output", expected)
 
 
-def _first_call(case: NewCase, fed: set[str], expected: bool = False) -> dict[str, Any]:
-    """Each tensor's first call, when every tensor of the case holds the same number of calls."""
-    arrays = {**case.inputs, **case.expected}
-    lead = {n: int(a.shape[0]) if a.ndim else 0 for n, a in arrays.items()}
-    if len(set(lead.values())) != 1 or min(lead.values()) < 1:
-        calls = ", ".join(f"'{n}' {c}" for n, c in lead.items())
+def _check_calls(case: NewCase, fed: set[str]) -> None:
+    """Every tensor of a case that feeds a streamed input holds the same number of calls."""
+    calls, sizes = stream_calls({**case.inputs, **case.expected})
+    if calls is None:
         names = ", ".join(repr(n) for n in sorted(fed))
         raise CaseError(
             f"case '{case.name}' feeds the streamed input {names}: every tensor holds one call per entry of a "
-            f"leading axis of one length, and these have: {calls}"
+            f"leading axis of one length, and these have: {sizes}"
         )
-    side = case.expected if expected else case.inputs
-    return {n: a[0, ...] for n, a in side.items()}
 
 
 def _check_complete(case: NewCase) -> None:
