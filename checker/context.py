@@ -143,10 +143,15 @@ class Context:
     resolved: dict[str, Path] = field(default_factory=dict)  # bundle-relative path -> real path (Context.resolve)
     real_steps: dict[str, str] = field(default_factory=dict)  # the same for each folder on the way (resolve_under)
 
+    @property
+    def loaded_cases(self) -> list[Case]:
+        """The cases loaded: none before the cases stage, or when it could load none (`cases` is None then)."""
+        return self.cases if self.cases is not None else []
+
     def rebuilt_cases(self) -> list[Case]:
         """The cases as their raw files rebuild them: a streamed case whole, where its first frame kept here."""
         out = []
-        for case in self.cases or []:
+        for case in self.loaded_cases:
             if case.stream_of is None:
                 out.append(case)
             elif case.frame == 0 and case.stream_of in self.streams:

@@ -26,6 +26,7 @@ from checker.answers.kind import (
 )
 from checker.answers.nms import nms
 from checker.answers.tensors import apply_function
+from checker.manifest import views
 from checker.manifest.model.answers import (
     MAX_DETECTIONS,
     Apply,
@@ -450,7 +451,7 @@ def edits(answer: DetectionsAnswer, env: Env) -> Iterator[Edit]:
     for offset in (d.class_offset + 1, d.class_offset - 1):
         if offset >= 0:
             yield Edit(_with(answer, class_offset=offset), f"class_offset {offset} for {d.class_offset}")
-    sigmoid = any(isinstance(s, Apply) and s.function == "sigmoid" for s in answer.steps or [])
+    sigmoid = any(isinstance(s, Apply) and s.function == "sigmoid" for s in views.answer_steps(answer))
     once_more = "the scores through one more sigmoid (a sigmoid applied twice"
     once_more += ")" if sigmoid else ", or one the declaration lacks)"
     yield Edit(answer, once_more, Tweak(score="sigmoid"))

@@ -18,6 +18,7 @@ from checker.answers.items import Decision, Item
 from checker.answers.kind import Edit, Env
 from checker.answers.make import kind_of, make
 from checker.answers.tensors import step_changes, words
+from checker.manifest import views
 from checker.manifest.model.answers import Apply, Normalize, Pool
 
 MAX_EDITS = 400  # declarations tried per answer
@@ -82,7 +83,7 @@ def candidates(answer: Any, env: Env) -> Iterator[Edit]:
     """The decoder's edits first (box format, geometry, class offset, thresholds), then each step's, then a step
     the application runs and the declaration lacks."""
     yield from kind_of(answer).edits(answer, env)
-    steps = list(answer.steps or [])
+    steps = views.answer_steps(answer)
     masks = [name for name in env.inputs if "mask" in name.lower()]
     for i, step in enumerate(steps):
         for change in step_changes(step):

@@ -12,6 +12,7 @@ from checker.answers.items import Item
 from checker.answers.kind import Env, Kind
 from checker.answers.kinds import KINDS
 from checker.answers.tensors import run_steps
+from checker.manifest import views
 from checker.preprocess.errors import CannotReproduce, PreprocessError
 
 
@@ -37,7 +38,7 @@ def make(answer: Any, outputs: Mapping[str, np.ndarray], env: Env, tweak: Any = 
             raise AnswerError(f"answer '{answer.name}': output '{name}' holds {x.dtype}, not numbers")
     try:
         with np.errstate(all="ignore"):
-            stepped = run_steps(answer.steps or [], tensors, names[0], env.inputs)
+            stepped = run_steps(views.answer_steps(answer), tensors, names[0], env.inputs)
             return kind_of(answer).decode(answer, [stepped[n] for n in names], env, tweak)
     except CannotReproduce:
         raise  # a library missing here (tokenizers, Pillow): the answer is not run, which is not its fault

@@ -46,7 +46,7 @@ def answers_stage(ctx: Context) -> Iterator[Finding]:
     _libraries(ctx, book)
     yield from _labels(ctx, book, envs)
     invalid: list[Finding] = []
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         invalid.extend(_reference(ctx, book, case))
     yield from _with_edits(ctx, book, invalid)
     yield from _near_threshold(ctx, book)
@@ -59,7 +59,7 @@ def _outputs(ctx: Context, book: Book) -> Iterator[Finding]:
     names = (
         [s.name for s in graph_outputs(ctx.graph)]
         if ctx.graph is not None
-        else [o.name for o in ctx.spec.outputs or []]
+        else [o.name for o in views.outputs(ctx.spec)]
     )
     for d in book.answers.values():
         missing = [s for s in sources(d.answer) if s not in names]
@@ -130,7 +130,7 @@ def _with_edits(ctx: Context, book: Book, invalid: list[Finding]) -> Iterator[Fi
 def _stored(ctx: Context, book: Book, declared: Declared) -> list[fidelity.Stored]:
     """The cases' stored answers of one answer that read (the fidelity stage reports those that do not)."""
     out = []
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         rel = case.answers.get(declared.name)
         path = ctx.path(rel) if rel is not None else None
         if rel is None or path is None:
@@ -193,7 +193,7 @@ def _near_threshold(ctx: Context, book: Book) -> Iterator[Finding]:
 
 def _fidelity(ctx: Context, book: Book) -> Iterator[Finding]:
     stored: dict[str, list[fidelity.Stored]] = {}
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         for name, rel in case.answers.items():
             declared = book.answers.get(name)
             keys = (*case.where, "expected_answers", name)
@@ -254,7 +254,7 @@ def _judged_fidelity(ctx: Context, declared: Declared, stored: list[fidelity.Sto
 
 def _shown(ctx: Context, book: Book) -> list[CaseAnswers]:
     out = []
-    for case in (ctx.cases or [])[:MAX_REPORTED_CASES]:
+    for case in ctx.loaded_cases[:MAX_REPORTED_CASES]:
         made = book.reference.get(case.name, {})
         if made:
             out.append(CaseAnswers(case.name, {n: book.answers[n].kind.shown(items) for n, items in made.items()}))

@@ -66,7 +66,7 @@ def _cut_streams(ctx: Context, streamed: set[str]) -> Iterator[Finding]:
     if not streamed:
         return
     out: list[Case] = []
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         if not streamed & case.inputs.keys():
             out.append(case)
             continue
@@ -140,7 +140,7 @@ def _ruled_outputs(ctx: Context) -> set[str]:
 
 def _duplicate_names(ctx: Context) -> Iterator[Finding]:
     seen: set[str] = set()
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         if case.name in seen:
             ctx.faulty_cases.add(case.name)
             yield F.error(
@@ -210,7 +210,7 @@ def _named_dims(case: Case, specs: list[TensorSpec]) -> list[str]:
 
 
 def _coverage(ctx: Context, ruled: set[str]) -> Iterator[Finding]:
-    cases = ctx.cases or []
+    cases = ctx.loaded_cases
     if cases and not any("edge" in c.tags for c in cases):
         yield F.warning(
             F.COMPARISON_COVERAGE,

@@ -24,7 +24,7 @@ from checker.compare.answering import (
 )
 from checker.compare.boundaries import Boundaries
 from checker.compare.determinism import REPEATED, repeat_findings
-from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, prove_axes
+from checker.compare.dynamic import DEFAULT_ATOL, DEFAULT_RTOL, Declared, prove_axes
 from checker.compare.progress import Progress, for_run
 from checker.compare.ruleset import Entry, RuleSet, check_outputs, diagnosed_case, judge_set
 from checker.compare.ruleset import entries as rule_entries
@@ -86,7 +86,7 @@ class Run:
 
     @property
     def cases(self) -> list[Case]:
-        return self.ctx.cases or []
+        return self.ctx.loaded_cases
 
     @property
     def names(self) -> list[str]:
@@ -157,7 +157,7 @@ def _needed_outputs(ctx: Context, variants: list[Variant]) -> set[str]:
     drift rules and to tell the boundaries apart."""
     sources = views.answer_sources(ctx.spec)
     out: set[str] = set()
-    for rule in (rule for v in variants for rule in (*v.rules, *(v.drift_rules or []))):
+    for rule in (rule for v in variants for rule in views.variant_rules(v)):
         if isinstance(rule, RuleBase):
             out.add(rule.output)
         else:
@@ -224,7 +224,7 @@ def _dynamic_axes(run: Run, session: ort.InferenceSession) -> Iterator[Finding]:
         return
     declared = ctx.spec.inputs or ()
     # What the axes are judged by: each input's declared shape and layout.
-    by_name = {e.name: {"shape": e.shape, "layout": e.layout} for e in declared}
+    by_name = {e.name: Declared(() if e.shape is None else tuple(e.shape), e.layout) for e in declared}
     failures = prove_axes(ctx.graph, session, run.cases, by_name, _tolerance(ctx), ctx.options.case_timeout_s)
     for failure in failures:
         name = failure.axis.axes[0][0]

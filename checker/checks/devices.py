@@ -106,7 +106,7 @@ def _one_device(ctx: Context, path: Path, waiting: list[Platform], taken: set[st
     graphs = _graphs(ctx)
     backend = str(folder.device.get("backend") or "unknown")
     points, _ = envelope_points(ctx)  # the kit's envelope cases: what the device ran at the declared sizes
-    replay = Replay(folder, [*(ctx.cases or []), *(as_case(p) for p in points)], graphs, backend)
+    replay = Replay(folder, [*ctx.loaded_cases, *(as_case(p) for p in points)], graphs, backend)
     result = RuntimeSet(
         label, str(folder.device.get("runtime") or "unknown"), str(folder.device.get("version") or ""), backend,
         platform=PlatformRecord.from_dict({**platform.to_dict(), "how": f"outputs sent back from {path.name}",
@@ -195,7 +195,7 @@ def _extra(
     envelope: list[str],
 ) -> Iterator[Finding]:
     """Files the kit does not ask for: a case, graph or output of another release, or a typo in a runner."""
-    names = [*(ctx.case_order or [c.name for c in ctx.cases or []]), *envelope]
+    names = [*(ctx.case_order or [c.name for c in ctx.loaded_cases]), *envelope]
     expected = {DEVICE_JSON}
     for graph, model in graphs.values():
         outputs = [o.name for o in graph_outputs(model)]
@@ -222,7 +222,7 @@ def _shown(items: list[str]) -> str:
 def _tensors(ctx: Context, folder: DeviceFolder, label: str, platform: Platform) -> Iterator[Finding]:
     """The application's own tensors, made on the device from each raw input, against the declared
     preprocessing of the same raw file; a difference explained by the one-edit search."""
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         for name, rel in case.raw.items():
             sent = tensor_path(case.name, name)
             if sent in folder.files:

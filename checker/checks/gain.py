@@ -80,7 +80,7 @@ def _latency(ctx: Context, runtime: Any, base: Path, variant: Path, name: str) -
         ]
     except SessionError as exc:
         return replace(out, skipped=f"a session could not be opened: {exc}")
-    cases = [c.inputs for c in (ctx.cases or [])][:16]
+    cases = [c.inputs for c in ctx.loaded_cases][:16]
     feeds = [[{i.name: case[i.name] for i in s.get_inputs() if i.name in case} for case in cases] for s in sessions]
     timeout = ctx.options.case_timeout_s
 

@@ -55,7 +55,7 @@ class Misplaced:
 
 def label_order_stage(ctx: Context) -> Iterator[Finding]:
     outputs = [o for o in views.outputs(ctx.spec) if o.name in ctx.labels and o.labels is not None]
-    cases = [c for c in ctx.cases or [] if c.label is not None and c.name not in ctx.faulty_cases]
+    cases = [c for c in ctx.loaded_cases if c.label is not None and c.name not in ctx.faulty_cases]
     if not outputs or not cases:
         return
     told: set[str] = set()

@@ -80,7 +80,7 @@ def reference_labels_stage(ctx: Context) -> Iterator[Finding]:
         labels = ctx.labels.get(name, [])
         sizes = {
             c.expected[name].shape[axis]
-            for c in ctx.cases or []
+            for c in ctx.loaded_cases
             if name in c.expected and -c.expected[name].ndim <= axis < c.expected[name].ndim
         }
         for size in sorted(sizes - {len(labels)})[:1]:

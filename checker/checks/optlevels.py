@@ -72,7 +72,7 @@ def _explain(ctx: Context, result: RuntimeSet, runtime: Runtime, level: str, own
         if other is None or other.status == comparison.status:
             continue
         failing, holding, failed = (level, own, comparison) if comparison.status == "fail" else (own, level, other)
-        case = next((c for c in ctx.cases or [] if c.name == _worst(failed)), None)
+        case = next((c for c in ctx.loaded_cases if c.name == _worst(failed)), None)
         path = _graph_path(ctx, graph)
         if case is None or path is None:
             continue

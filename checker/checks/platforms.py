@@ -215,7 +215,7 @@ def settled_findings(ctx: Context, judged: RuntimeSet, side: Side, platform: str
     from checker.platforms.settle import settle, words
 
     here = resolve_runtime(ctx.spec.runtime, None, ctx.options.intra_op_threads)
-    cases = {c.name: c for c in ctx.cases or []}
+    cases = {c.name: c for c in ctx.loaded_cases}
     release = {"name": ctx.spec.release.name, "digest": ctx.digest}
     for graph, case_name, output in disagreements(ctx.comparisons, judged.comparisons)[:MAX_SETTLED]:
         path = ctx.graph_path if graph == "baseline" else _variant_path(ctx, graph)

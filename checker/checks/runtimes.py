@@ -115,7 +115,7 @@ def _one_set(
     for finding in judge_all(run):
         yield for_runtime(label, finding)
     if cpu is not None and provider != CPU:
-        names = [c.name for c in ctx.cases or []]
+        names = [c.name for c in ctx.loaded_cases]
         for rules in cpu.sets.values():  # the same rules, against the CPU provider's outputs
             comparison, found = judge_set(ctx, rules, names)
             result.comparisons.append(comparison)

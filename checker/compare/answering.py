@@ -16,6 +16,7 @@ from checker.answers.errors import AnswerError
 from checker.answers.items import Item
 from checker.answers.kind import CaseMeasure, Overall
 from checker.findings import Finding
+from checker.manifest import views
 from checker.manifest.model.answers import AnswerRule
 from checker.manifest.model.rules import RuleBase
 from checker.reports.model import RuleResult
@@ -134,7 +135,7 @@ class AnswerSet:
                 entry.answers[case.name] = (decoded, other)
 
     def scope(self, entry: AnswerEntry, names: Sequence[str]) -> list[str]:
-        tags = entry.rule.tags or []
+        tags = views.rule_tags(entry.rule)
         if not tags:
             return list(names)
         return [n for n in names if set(self.case_tags.get(n, ())) & set(tags)]
@@ -254,7 +255,7 @@ def judge_answer(entry: AnswerEntry, names: Sequence[str], line: int | None) -> 
         note=note,
         line=line,
         case_notes={n: entry.notes[n] for n in names if n in entry.notes},
-        tags=list(rule.tags or []),
+        tags=views.rule_tags(rule),
         answer=entry.name,
     )
     return result, overall

@@ -27,6 +27,14 @@ DEFAULT_ATOL, DEFAULT_RTOL = 1e-4, 1e-3  # batched kernels may sum in another or
 
 
 @dataclass(frozen=True)
+class Declared:
+    """What the manifest says of one input: its shape, where an int fixes a dim, and its layout."""
+
+    shape: Sequence[int | str] = ()
+    layout: str | None = None
+
+
+@dataclass(frozen=True)
 class Axis:
     """One dynamic dim: its name (or `input:axis` for an unnamed one) and the input axes it sizes."""
 
@@ -42,13 +50,13 @@ class Failure:
     fixing_node: str | None  # "node 'r' (Reshape to [1, 12])" when the graph shows what fixes the size
 
 
-def dynamic_axes(model: onnx.ModelProto, declared: Mapping[str, Mapping[str, Any]]) -> list[Axis]:
+def dynamic_axes(model: onnx.ModelProto, declared: Mapping[str, Declared]) -> list[Axis]:
     """The graph's dynamic batch axes: axis 0, or the axis the manifest's `layout` marks N. Only along a batch do
     stacked items stay apart (stacking along a spatial or sequence axis mixes them at the seam). Every other
     input's axis named like a batch joins it wherever it sits (a recurrent state [2, batch, 128] stacks along
     axis 1): the graph says those sizes are one. A batch the manifest fixes with an int on any axis it names is
     left alone: the release says it takes that size only, and its other inputs must keep to it too."""
-    specs = [(s, declared.get(s.name) or {}) for s in graph_inputs(model)]
+    specs = [(s, declared.get(s.name, Declared())) for s in graph_inputs(model)]
     groups: dict[str, list[tuple[str, int]]] = {}
     for spec, entry in specs:
         batch = _batch_axis(spec, entry)
@@ -57,7 +65,7 @@ def dynamic_axes(model: onnx.ModelProto, declared: Mapping[str, Mapping[str, Any
             groups.setdefault(dim if isinstance(dim, str) else f"{spec.name}:{batch}", []).append((spec.name, batch))
     fixed: set[str] = set()
     for spec, entry in specs:
-        shape = entry.get("shape") or []
+        shape = entry.shape
         for name, members in groups.items():
             if any(n == spec.name for n, _ in members):
                 continue
@@ -69,10 +77,10 @@ def dynamic_axes(model: onnx.ModelProto, declared: Mapping[str, Mapping[str, Any
     return [Axis(name, tuple(axes)) for name, axes in groups.items() if name not in fixed]
 
 
-def _batch_axis(spec: TensorSpec, entry: Mapping[str, Any]) -> int | None:
+def _batch_axis(spec: TensorSpec, entry: Declared) -> int | None:
     """The input's own dynamic batch axis, unless the manifest fixes it."""
-    shape, layout, dims = entry.get("shape") or [], entry.get("layout"), spec.shape or ()
-    batch = layout.find("N") if isinstance(layout, str) and len(layout) == len(dims) else 0
+    shape, layout, dims = entry.shape, entry.layout, spec.shape or ()
+    batch = layout.find("N") if layout is not None and len(layout) == len(dims) else 0
     if batch < 0 or batch >= len(dims) or isinstance(dims[batch], int):
         return None
     if batch < len(shape) and isinstance(shape[batch], int):
@@ -179,7 +187,7 @@ def prove_axes(
     model: onnx.ModelProto,
     session: Any,
     cases: Sequence[Case],
-    declared: Mapping[str, Mapping[str, Any]],
+    declared: Mapping[str, Declared],
     tolerance: Callable[[str], tuple[float, float]],
     timeout: float,
 ) -> Iterator[Failure]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from checker.manifest import views
 from checker.manifest.model.comparison import Comparison, DimSizes
 from checker.manifest.model.inputs import Input
 
@@ -51,14 +52,14 @@ class Point:
 
 def declared(comparison: Comparison | None) -> dict[str, DimSizes]:
     """`comparison.envelope`: dim name -> its sizes (empty when none is declared)."""
-    return dict(comparison.envelope or {}) if comparison is not None else {}
+    return views.envelope(comparison)
 
 
 def axes(inputs: Sequence[Input], dims: Mapping[str, Any]) -> dict[str, list[tuple[str, int]]]:
     """dim name -> the (input, axis) pairs that carry it, by the manifest's `inputs[].shape`."""
     out: dict[str, list[tuple[str, int]]] = {name: [] for name in dims}
     for entry in inputs:
-        for axis, dim in enumerate(entry.shape or []):
+        for axis, dim in enumerate(views.shape(entry)):
             if isinstance(dim, str) and dim in out:
                 out[dim].append((entry.name, axis))
     return out

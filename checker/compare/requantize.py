@@ -123,7 +123,7 @@ class _Judge:
             RuleSet(trial.label, "reference", ref, lambda c: c.expected, "no expected outputs", self.ctx.labels),
             RuleSet(trial.label, "baseline", drift, lambda c: base.get(c.name), "no baseline outputs", self.ctx.labels),
         ]
-        for case in self.ctx.cases or []:
+        for case in self.ctx.loaded_cases:
             try:
                 outputs: dict[str, np.ndarray] | None = run_case(session, case.inputs)
                 failure = None
@@ -131,7 +131,7 @@ class _Judge:
                 outputs, failure = None, str(exc)
             for rules in sets:
                 rules.add_case(case, outputs, failure)
-        names = [c.name for c in self.ctx.cases or []]
+        names = [c.name for c in self.ctx.loaded_cases]
         for rules in sets:
             trial.rules.extend(judge_set(self.ctx, rules, names)[0].rules)
         return trial
@@ -143,7 +143,7 @@ def baseline_outputs(ctx: Context, path: Path, runtime: Runtime) -> dict[str, di
     except SessionError as exc:
         raise BundleError(f"onnxruntime cannot load the baseline graph: {exc}") from exc
     out = {}
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         try:
             out[case.name] = run_case(session, case.inputs)
         except CaseRunError:
@@ -213,7 +213,7 @@ def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
     function = quantizer(transform.tool)
     settings = dict(transform.settings)
     kwargs, ignored = quant_kwargs(function, settings)
-    calibration = calibration_cases(ctx.cases or [], settings.get("calibration_cases"))
+    calibration = calibration_cases(ctx.loaded_cases, settings.get("calibration_cases"))
     result = Requantized(
         transform.tool,
         transform.version,
@@ -223,8 +223,9 @@ def requantize(ctx: Context, request: Request, runtime: Runtime) -> Requantized:
         [c.name for c in calibration],
     )
     judge = _Judge(ctx, request.entry, runtime, baseline_outputs(ctx, request.baseline, runtime))
-    shipped = judge(Trial("the shipped variant", list(kwargs.get("nodes_to_exclude") or [])), request.variant)
+    # Each trial states the nodes it keeps in float: the record's, moved out of the settings it shares.
     recorded_excluded = list(kwargs.pop("nodes_to_exclude", None) or [])
+    shipped = judge(Trial("the shipped variant", list(recorded_excluded)), request.variant)
     with tempfile.TemporaryDirectory(prefix="checker-requantize-") as work:
 
         def attempt(step: Step) -> Trial:

@@ -114,7 +114,7 @@ def _write(ctx: Context, out: Path) -> KitResult:
             }
         )
     cases = []
-    for case in [*(ctx.cases or []), *_envelope(ctx)]:
+    for case in [*ctx.loaded_cases, *_envelope(ctx)]:
         entry, count = _case(ctx, case, out)
         cases.append(entry)
         copied += count
@@ -234,7 +234,7 @@ def _session(ctx: Context) -> dict[str, Any]:
     for spec in graph_inputs(ctx.graph):
         for axis, dim in enumerate(spec.shape or ()):
             if isinstance(dim, str):
-                for case in [*(ctx.cases or []), *_envelope(ctx)]:
+                for case in [*ctx.loaded_cases, *_envelope(ctx)]:
                     array = case.inputs.get(spec.name)
                     if array is not None and axis < array.ndim:
                         sizes.setdefault(dim, set()).add(int(array.shape[axis]))

@@ -96,10 +96,10 @@ def diagnosed_case(ctx: Context, variant: str, graphs: D.Graphs, paths: tuple[Pa
     verify judges it; when no rule fails, the case on which its outputs are furthest from the baseline's."""
     base, var = _session(paths[0], runtime, graphs.baseline), _session(paths[1], runtime, graphs.variant)
     outputs: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         outputs[case.name] = (_outputs(var, case), _outputs(base, case))
     named = _failing_worst(ctx, variant, outputs)
-    found = next((c for c in ctx.cases or [] if c.name == named), None)
+    found = next((c for c in ctx.loaded_cases if c.name == named), None)
     return found if found is not None else _furthest(ctx, outputs)
 
 
@@ -121,7 +121,7 @@ def _failing_worst(ctx: Context, variant: str, outputs: dict[str, tuple[Any, Any
         RuleSet(variant, "baseline", drift, lambda c: outputs[c.name][1], "no baseline output", ctx.labels),
     ]
     answer_sets = _answer_sets(ctx, entry, outputs)
-    cases = [c for c in ctx.cases or [] if c.name in outputs]
+    cases = [c for c in ctx.loaded_cases if c.name in outputs]
     judged_sets: list[RuleSet | AnswerSet] = [*sets, *answer_sets]
     for rules in judged_sets:
         for case in cases:
@@ -174,7 +174,7 @@ def changed_answers(ctx: Context, variant: str, case: Case) -> list[str]:
 def _furthest(ctx: Context, outputs: dict[str, tuple[Any, Any]]) -> Case:
     """The case on which the variant's outputs are furthest from the baseline's (the lowest SQNR)."""
     worst: tuple[float, Case] | None = None
-    for case in ctx.cases or []:
+    for case in ctx.loaded_cases:
         a, b = outputs.get(case.name, (None, None))
         if a is None or b is None:
             continue
@@ -200,7 +200,7 @@ def investigate(
     with prepared(path) as ctx:
         result = _diagnosis(ctx, variant, case_name, min_db)
         out = result.to_dict(full=True)
-        case = next((c for c in ctx.cases or [] if c.name == result.case), None)
+        case = next((c for c in ctx.loaded_cases if c.name == result.case), None)
         changed = changed_answers(ctx, variant, case) if case is not None else []
         if changed:
             out["answers_changed"] = changed
@@ -241,9 +241,9 @@ def _diagnosis(ctx: Context, variant: str, case_name: str | None, min_db: float)
 
 
 def _named_case(ctx: Context, name: str) -> Case:
-    case = next((c for c in ctx.cases or [] if c.name == name), None)
+    case = next((c for c in ctx.loaded_cases if c.name == name), None)
     if case is None:
-        shown = ", ".join(c.name for c in (ctx.cases or [])[:20])
+        shown = ", ".join(c.name for c in ctx.loaded_cases[:20])
         raise UsageError(f"no case '{name}' (cases: {shown})")
     return case
 

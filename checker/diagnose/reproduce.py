@@ -136,7 +136,7 @@ def reproduce(ctx: Context, entry: Variant, baseline: Path, variant: Path) -> Re
     function = quantizer(transform.tool)
     settings = dict(transform.settings)
     kwargs, ignored = quant_kwargs(function, settings)
-    calibration = calibration_cases(ctx.cases or [], settings.get("calibration_cases"))
+    calibration = calibration_cases(ctx.loaded_cases, settings.get("calibration_cases"))
     result = Reproduced(
         transform.tool, transform.version, onnxruntime.__version__, settings, ignored, [c.name for c in calibration]
     )

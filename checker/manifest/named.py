@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.bundle.paths import BundlePathError, glob_inside
+from checker.manifest import written
 
 MAX_TEST_DATA_FOLDERS = 10_000
 PB_NAME = re.compile(r"^(input|output)_(\d+)\.pb$")
@@ -20,20 +21,30 @@ class Named:
     keys: tuple[str | int, ...]  # where the manifest names it
     sha256: str | None = None
     glob: bool = False  # matched by a glob rather than written out
+    # The key beside the name that holds its digest (`sha256`, `tokenizer_sha256`), where the manifest has one:
+    # `checker lock` writes it there.
+    digest_key: str | None = None
+
+    def holder(self, tree: Any) -> Any:
+        """The mapping of `tree` (the manifest as written) that names this file."""
+        for key in self.keys[:-1]:
+            tree = tree[key]
+        return tree
 
 
 def _graph(graph: dict[str, Any], keys: tuple[str | int, ...]) -> Iterator[Named]:
     if isinstance(graph.get("path"), str):
-        yield Named(graph["path"], (*keys, "path"), graph.get("sha256"))
+        yield Named(graph["path"], (*keys, "path"), graph.get("sha256"), digest_key="sha256")
     for i, ext in enumerate(graph.get("external_data") or []):
-        yield Named(ext["path"], (*keys, "external_data", i, "path"), ext.get("sha256"))
+        yield Named(ext["path"], (*keys, "external_data", i, "path"), ext.get("sha256"), digest_key="sha256")
 
 
 def _inputs_outputs(data: dict[str, Any]) -> Iterator[Named]:
     for i, entry in enumerate(data.get("inputs") or []):
         prep = entry.get("preprocessing") or {}
         if isinstance(prep.get("tokenizer"), str):
-            yield Named(prep["tokenizer"], ("inputs", i, "preprocessing", "tokenizer"), prep.get("tokenizer_sha256"))
+            keys = ("inputs", i, "preprocessing", "tokenizer")
+            yield Named(prep["tokenizer"], keys, prep.get("tokenizer_sha256"), digest_key="tokenizer_sha256")
         if isinstance(prep.get("config"), str):
             yield Named(prep["config"], ("inputs", i, "preprocessing", "config"))
         imported = prep.get("import")
@@ -42,7 +53,7 @@ def _inputs_outputs(data: dict[str, Any]) -> Iterator[Named]:
     for i, entry in enumerate(data.get("outputs") or []):
         labels = entry.get("labels") or {}
         if isinstance(labels.get("path"), str):
-            yield Named(labels["path"], ("outputs", i, "labels", "path"), labels.get("sha256"))
+            yield Named(labels["path"], ("outputs", i, "labels", "path"), labels.get("sha256"), digest_key="sha256")
 
 
 def _case(case: dict[str, Any], i: int, root: Path) -> Iterator[Named]:
@@ -81,7 +92,7 @@ def _answers(data: dict[str, Any]) -> Iterator[Named]:
     for i, entry in enumerate(data.get("answers") or []):
         labels = entry.get("labels") if isinstance(entry, dict) else None
         if isinstance(labels, dict) and isinstance(labels.get("path"), str):
-            yield Named(labels["path"], ("answers", i, "labels", "path"), labels.get("sha256"))
+            yield Named(labels["path"], ("answers", i, "labels", "path"), labels.get("sha256"), digest_key="sha256")
 
 
 def named_files(data: dict[str, Any], root: Path) -> list[Named]:
@@ -89,7 +100,7 @@ def named_files(data: dict[str, Any], root: Path) -> list[Named]:
     out = list(_graph(data.get("graph") or {}, ("graph",)))
     out.extend(_inputs_outputs(data))
     out.extend(_answers(data))
-    for i, case in enumerate((data.get("comparison") or {}).get("cases") or []):
+    for i, case in enumerate(written.cases(data)):
         out.extend(_case(case, i, root))
     for i, variant in enumerate(data.get("variants") or []):
         out.extend(_graph(variant.get("graph") or {}, ("variants", i, "graph")))

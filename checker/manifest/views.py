@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.manifest.model.answers import AnswerRule
-from checker.manifest.model.comparison import Case
+from checker.manifest.model.answers import AnswerRule, AnyAnswer, Step
+from checker.manifest.model.comparison import Case, Comparison, DimSizes
 from checker.manifest.model.core import Keys
 from checker.manifest.model.inputs import Input
 from checker.manifest.model.root import Spec
@@ -84,10 +84,47 @@ def rules(spec: Spec) -> Iterator[RulePlace]:
     for rule in (spec.comparison.rules or []) if spec.comparison is not None else []:
         yield RulePlace(rule, "baseline", "reference")
     for v in variants(spec):
-        for rule in v.rules:
-            yield RulePlace(rule, v.name, "reference")
-        for rule in v.drift_rules or []:
-            yield RulePlace(rule, v.name, "baseline")
+        yield from (RulePlace(r, v.name, "reference") for r in v.rules)
+        yield from (RulePlace(r, v.name, "baseline") for r in v.drift_rules or [])
+
+
+def variant_rules(variant: Variant) -> list[RuleBase | AnswerRule]:
+    """A variant's every rule: against the reference outputs, then against the baseline's (drift rules)."""
+    return [*variant.rules, *(variant.drift_rules or [])]
+
+
+def rule_tags(rule: RuleBase | AnswerRule) -> list[str]:
+    """A rule's `tags`: the cases it judges are those with one of them (none: every case)."""
+    return list(rule.tags or [])
+
+
+def answer_steps(answer: AnyAnswer) -> list[Step]:
+    """An answer's tensor steps, in order (none: the graph output as it is)."""
+    return list(answer.steps or [])
+
+
+def case_tags(case: Case) -> list[str]:
+    return list(case.tags or [])
+
+
+def case_raw(case: Case) -> dict[str, str]:
+    """A case's `raw`: input name -> the application input its tensor was made from."""
+    return dict(case.raw or {})
+
+
+def case_answers(case: Case) -> dict[str, str]:
+    """A case's `expected_answers`: answer name -> the file of its expected answer."""
+    return dict(case.expected_answers or {})
+
+
+def shape(entry: Input | Output) -> list[int | str]:
+    """A declared tensor's `shape` (none declared: no dim is fixed or named)."""
+    return list(entry.shape or [])
+
+
+def envelope(comparison: Comparison | None) -> dict[str, DimSizes]:
+    """`comparison.envelope`: dim name -> its sizes (empty when none is declared)."""
+    return dict(comparison.envelope or {}) if comparison is not None else {}
 
 
 def answer_sources(spec: Spec) -> dict[str, list[str]]:

@@ -17,6 +17,7 @@ from typing import Any
 from checker.bundle.opening import is_archive, open_bundle
 from checker.context import Options
 from checker.errors import Error
+from checker.manifest import written
 from checker.manifest.canonical import field_digests
 from checker.manifest.load import load_manifest
 from checker.manifest.yamltree import parse_marked, plain_data
@@ -86,7 +87,7 @@ def _changed(path: Path, changes: Changes | None) -> tuple[str | None, int]:
             manifest, _ = load_manifest(opened.manifest_path)
             if manifest is None:
                 return "its manifest does not parse: it runs, and says why", 1
-            cases = max(1, len((manifest.data.get("comparison") or {}).get("cases") or []))
+            cases = max(1, len(written.cases(manifest.data)))
             if changes is None:
                 return "", cases
             if is_archive(path):

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker.manifest import views
 from checker.manifest.model.build import build
 from checker.manifest.model.runtime import Platform as Declared
 from checker.manifest.model.runtime import Runtime as DeclaredRuntime
@@ -130,10 +131,10 @@ def from_manifest(entry: Declared) -> Platform:
 
 def declared(runtime: DeclaredRuntime | None) -> list[Platform]:
     """`runtime.platforms`, each as a Platform."""
-    return [from_manifest(entry) for entry in (runtime.platforms or [])] if runtime is not None else []
+    return [from_manifest(entry) for entry in views.platforms(runtime)]
 
 
-def declared_data(runtime: Mapping[str, Any]) -> list[Platform]:
+def declared_data(runtime: object) -> list[Platform]:
     """`runtime.platforms` of a manifest as stored data (a stored verdict's bundle), each as a Platform."""
     entries = runtime.get("platforms") if isinstance(runtime, Mapping) else None
     if not isinstance(entries, list):

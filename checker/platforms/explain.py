@@ -135,7 +135,7 @@ def _reduce_range(ctx: Context, graph: str, rerun: Rerun) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="checker-reduce-range-") as work:
         out = Path(work) / "reduce_range.onnx"
         try:
-            requantize_to(transform, ctx.cases or [], ctx.graph_path, out, REDUCE_RANGE)
+            requantize_to(transform, ctx.loaded_cases, ctx.graph_path, out, REDUCE_RANGE)
         except BundleError as exc:
             return {**base, "measured": False, "reason": str(exc)}
         figures = _figures(rerun({}, {shipped: out}).comparisons, graph)

@@ -62,8 +62,7 @@ def _stored(ctx: Context, entry: CaseEntry, loaded: Loaded) -> None:
     except TensorFileError as exc:
         loaded.problems.append((f"case '{name}': {exc}", where))
         return
-    tags, raw = list(entry.tags or ()), dict(entry.raw or {})
-    answers = dict(entry.expected_answers or {})
+    tags, raw, answers = views.case_tags(entry), views.case_raw(entry), views.case_answers(entry)
     loaded.cases.append(Case(name, tags, inputs, expected, raw, where, in_files + out_files, entry.label, answers))
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from checker.errors import Error
+from checker.manifest import written
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,8 +23,7 @@ class FitError(Error):
 
 def declared_entries(tree: Any, side: str) -> dict[str, Mapping[str, Any]]:
     """The manifest's `inputs` or `outputs` entries by name (none in an export script's early manifest)."""
-    entries = tree.get(side) if isinstance(tree, Mapping) else None
-    return {str(e["name"]): e for e in entries or [] if isinstance(e, Mapping) and "name" in e}
+    return {str(e["name"]): e for e in written.entries(tree, side) if "name" in e}
 
 
 def shape_text(shape: Any) -> str:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
+from checker.manifest import written
 from checker.manifest.model.common import DType
 from checker.platforms.catalog import class_name, platform_of_target
 from checker.readers.graphinfo import TensorSpec
@@ -255,7 +256,7 @@ def _target(runtime: Any, target: str, draft: Draft) -> None:
 def _comparison(carried: Any | None, facts: GraphFacts, draft: Draft) -> Any:
     comparison = carried if carried is not None else block()
     reference = comparison.get("reference")
-    if not (reference or {}).get("description"):
+    if not written.block(comparison, "reference").get("description"):
         # Where an export script's cases were stored (produced_on) is kept; the description is still to say.
         kept = reference if isinstance(reference, dict) and reference.get("produced_on") else None
         comparison["reference"] = kept if kept is not None else flow_map({})

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import UsageError
+from checker.manifest import written
 from checker.manifest.schema import SCHEMA_FILE
 from checker.release.casestore import CASES_DIR
 from checker.release.hubfolder import ModelFolder, id2label, inside, recognise
@@ -91,7 +92,7 @@ def _done(placeholder: str, filled: list[str]) -> bool:
 def _fill(tree: Any, folder: ModelFolder, result: FolderResult) -> None:
     from checker.release.hubprep import preprocessing
 
-    inputs = [e for e in tree.get("inputs") or []]
+    inputs = written.entries(tree, "inputs")
     for index, entry in enumerate(inputs):
         prep = preprocessing(folder, entry, inputs)
         if prep is not None:
@@ -110,8 +111,8 @@ def _labels(tree: Any, folder: ModelFolder, result: FolderResult) -> None:
     labels = id2label(folder.config)
     if labels is None:
         return
-    for index, entry in enumerate(tree.get("outputs") or []):
-        shape = entry.get("shape") or []
+    for index, entry in enumerate(written.entries(tree, "outputs")):
+        shape = written.items(entry, "shape")
         if entry.get("meaning") in ("logits", "probabilities", "scores") and shape and shape[-1] == len(labels):
             inside(folder.root, LABELS_FILE).write_text("\n".join(labels) + "\n", encoding="utf-8")
             entry["labels"] = flow_map({"path": LABELS_FILE, "axis": -1})
@@ -129,7 +130,7 @@ def _answers(tree: Any, folder: ModelFolder, result: FolderResult) -> None:
     from checker.release.tree import block_seq
 
     entries = block_seq()
-    outputs = {str(o.get("name")): o for o in tree.get("outputs") or []}
+    outputs = {str(o.get("name")): o for o in written.entries(tree, "outputs")}
     for proposal in proposed:
         shown = outputs.get(str(proposal.answer.get("from")))
         if proposal.answer["kind"] == "detections" and shown is not None and shown.get("meaning") == "other":
@@ -151,9 +152,8 @@ def _raw_input(tree: Any, path: Path) -> str | None:
     suffix = path.suffix.lower()
     kind = "image" if suffix in IMAGE_SUFFIXES else "text" if suffix in TEXT_SUFFIXES else None
     kind = "audio" if suffix in AUDIO_SUFFIXES else kind
-    for entry in tree.get("inputs") or []:
-        prep = entry.get("preprocessing")
-        if isinstance(prep, dict) and prep.get("kind") == kind:
+    for entry in written.entries(tree, "inputs"):
+        if written.block(entry, "preprocessing").get("kind") == kind:
             return str(entry["name"])
     return None
 
@@ -206,8 +206,8 @@ def _baseline_rules(tree: Any) -> None:
     comparison = tree["comparison"]
     if comparison.get("rules"):
         return
-    rules = [flow_map({"output": str(o["name"]), **BASELINE_RULE}) for o in tree.get("outputs") or []]
-    for answer in tree.get("answers") or []:
+    rules = [flow_map({"output": str(o["name"]), **BASELINE_RULE}) for o in written.entries(tree, "outputs")]
+    for answer in written.entries(tree, "answers"):
         kind = str(answer["kind"])
         rules.append(flow_map({"answer": str(answer["name"]), "check": kind, **ANSWER_BOUNDS.get(kind, {})}))
     comparison["rules"] = flow_seq(rules)

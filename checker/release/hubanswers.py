@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from checker.manifest import written
 from checker.release.answersguess import Proposal
 from checker.release.hubfolder import ULTRALYTICS, FolderError, ModelFolder, inside, read_json
 
@@ -23,8 +24,8 @@ POOLING_MODES = {
 
 
 def answers_for(folder: ModelFolder, tree: Mapping[str, Any]) -> list[Proposal]:
-    outputs = [o for o in tree.get("outputs") or [] if isinstance(o, Mapping)]
-    inputs = [str(i.get("name")) for i in tree.get("inputs") or [] if isinstance(i, Mapping)]
+    outputs = written.entries(tree, "outputs")
+    inputs = [str(i.get("name")) for i in written.entries(tree, "inputs")]
     if folder.layout == ULTRALYTICS:
         return _detections(tree)
     encoder = _sentence_encoder(folder, outputs, inputs)
@@ -50,7 +51,7 @@ def answers_for(folder: ModelFolder, tree: Mapping[str, Any]) -> list[Proposal]:
 def _detections(tree: Mapping[str, Any]) -> list[Proposal]:
     """The draft's detections answer (release/answersguess.py) with Ultralytics' predict thresholds."""
     out = []
-    for entry in tree.get("answers") or []:
+    for entry in written.entries(tree, "answers"):
         answer = _plain(entry)
         if answer.get("kind") == "detections" and isinstance(answer.get("decode"), dict):
             answer["decode"].update({"min_score": ULTRALYTICS_SCORE, "nms": {"iou": ULTRALYTICS_IOU}})
@@ -87,7 +88,7 @@ def _sentence_encoder(folder: ModelFolder, outputs: list[Mapping[str, Any]], inp
     mode = next((m for key, m in POOLING_MODES.items() if config.get(key) is True), None)
     if mode is None:
         raise FolderError(f"{path}: no pooling mode this checker reproduces is on ({', '.join(POOLING_MODES)})")
-    token = next((o for o in outputs if len(o.get("shape") or []) == 3), None)
+    token = next((o for o in outputs if len(written.items(o, "shape")) == 3), None)
     if token is None:
         return None
     pool: dict[str, Any] = {"mode": mode, "axis": 1}

@@ -13,7 +13,7 @@ from checker.bundle.paths import BundlePathError, resolve_inside
 from checker.errors import BundleError
 from checker.manifest.canonical import release_lines
 from checker.manifest.load import Manifest, dump_tree, load_manifest, to_plain
-from checker.manifest.named import named_files
+from checker.manifest.named import Named, named_files
 from checker.readers.digest import bundle_digest, sha256_files
 from checker.readers.digestlist import DIGEST_LIST, list_text
 
@@ -39,11 +39,12 @@ def lock(path: Path) -> LockResult:
         where = [f"{manifest_path}" + (f":{f.line}" if f.line else "") for f in found]  # an editor's file:line
         return LockResult(False, [f"{w}: {f.message}" for w, f in zip(where, found)] or ["the manifest cannot be read"])
     root = manifest_path.parent
-    files, problems = _resolve(manifest, root)
+    named = named_files(manifest.data, root)
+    files, problems = _resolve(manifest, named, root)
     if problems:
         return LockResult(False, problems)
     digests = {rel: d for rel, d in zip(files, sha256_files(files.values()).values())}
-    _write_digests(manifest.tree, digests)
+    _write_digests(manifest.tree, named, digests)
     # The manifest's fields as they stand once the files' sha256 are in (release.digest is left out of them).
     lines = release_lines(digests, to_plain(manifest.tree))
     digest = bundle_digest(lines)
@@ -56,10 +57,10 @@ def lock(path: Path) -> LockResult:
     return LockResult(True, [f"locked {counts} (digests in {DIGEST_LIST}); bundle digest {digest}"], digest)
 
 
-def _resolve(manifest: Manifest, root: Path) -> tuple[dict[str, Path], list[str]]:
+def _resolve(manifest: Manifest, named: list[Named], root: Path) -> tuple[dict[str, Path], list[str]]:
     files: dict[str, Path] = {}
     problems = []
-    for entry in named_files(manifest.data, root):
+    for entry in named:
         try:
             target = resolve_inside(root, entry.rel)
         except BundlePathError as exc:
@@ -82,23 +83,8 @@ def _set_after(mapping: Any, after: str, key: str, value: str) -> None:
     mapping.insert(position, key, value)
 
 
-def _lock_graph(graph: Any, digests: dict[str, str]) -> None:
-    if graph.get("path") in digests:
-        _set_after(graph, "path", "sha256", digests[graph["path"]])
-    for ext in graph.get("external_data") or []:
-        if ext.get("path") in digests:
-            _set_after(ext, "path", "sha256", digests[ext["path"]])
-
-
-def _write_digests(tree: Any, digests: dict[str, str]) -> None:
-    _lock_graph(tree.get("graph") or {}, digests)
-    for entry in tree.get("inputs") or []:
-        prep = entry.get("preprocessing") or {}
-        if prep.get("tokenizer") in digests:
-            _set_after(prep, "tokenizer", "tokenizer_sha256", digests[prep["tokenizer"]])
-    for entry in tree.get("outputs") or []:
-        labels = entry.get("labels") or {}
-        if labels.get("path") in digests:
-            _set_after(labels, "path", "sha256", digests[labels["path"]])
-    for variant in tree.get("variants") or []:
-        _lock_graph(variant.get("graph") or {}, digests)
+def _write_digests(tree: Any, named: list[Named], digests: dict[str, str]) -> None:
+    """Each digest beside the path that names its file, where the manifest has a key for it."""
+    for entry in named:
+        if entry.digest_key is not None and entry.rel in digests:
+            _set_after(entry.holder(tree), str(entry.keys[-1]), entry.digest_key, digests[entry.rel])

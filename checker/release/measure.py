@@ -23,6 +23,7 @@ from checker.checks.graph import graph_stage
 from checker.context import Case, Context, Options
 from checker.errors import Error
 from checker.findings import Finding
+from checker.manifest import written
 from checker.manifest.load import Manifest
 from checker.manifest.model.build import build
 from checker.manifest.model.root import Spec
@@ -63,7 +64,7 @@ class Prepared:
 
     @property
     def cases(self) -> list[Case]:
-        return self.ctx.cases or []
+        return self.ctx.loaded_cases
 
 
 def prepare(
@@ -71,7 +72,7 @@ def prepare(
 ) -> Prepared:
     """Open the bundle with `variant` in it; MeasureError when its baseline, variant or cases cannot be loaded."""
     provisional = copy.deepcopy(dict(data))
-    provisional["comparison"] = {**dict(provisional.get("comparison") or {}), "rules": []}
+    provisional["comparison"] = {**written.block(provisional, "comparison"), "rules": []}
     # No rules yet (measure sets those it measures by), as the typed manifest needs a variant's rules stated.
     provisional["variants"] = [{**copy.deepcopy(dict(variant)), "derived_from": "baseline", "rules": []}]
     ctx = Context(root, Manifest(provisional, file), Options(platforms=list(platforms), gain_budget_s=0.0))

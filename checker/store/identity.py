@@ -13,6 +13,7 @@ from typing import Any
 
 from checker.bundle.opening import OpenedBundle
 from checker.bundle.paths import BundlePathError, check_relative, resolve_under
+from checker.manifest import written
 from checker.manifest.canonical import field_digests
 from checker.manifest.load import Manifest, load_manifest
 from checker.manifest.named import named_files
@@ -53,13 +54,11 @@ def identify(opened: OpenedBundle) -> Identity | None:
 
 def named_paths(data: dict[str, Any], root: Path) -> dict[str, Path] | None:
     """Every named file's real path inside the bundle, or None when one is missing or leaves it."""
-    for case in (data.get("comparison") or {}).get("cases") or []:
-        pattern = case.get("onnx_test_data") if isinstance(case, dict) else None
-        if isinstance(pattern, str):
-            try:
-                check_relative(pattern)
-            except BundlePathError:
-                return None
+    for pattern in written.test_data_patterns(data):
+        try:
+            check_relative(pattern)
+        except BundlePathError:
+            return None
     real_root, known = os.path.realpath(root), dict[str, str]()
     files: dict[str, Path] = {}
     try:

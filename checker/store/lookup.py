@@ -201,7 +201,7 @@ class _NotJudged(Exception):
 
 
 def _judged_declared(data: Mapping[str, Any], predicate: Mapping[str, Any]) -> None:
-    wanted = declared_data(data.get("runtime") or {})
+    wanted = declared_data(data.get("runtime"))
     if not wanted:
         return
     judged = {str(p.get("class")) for p in mappings(predicate.get("platforms"))}

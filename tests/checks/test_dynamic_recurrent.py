@@ -21,7 +21,7 @@ from fetch_models import cached
 from onnx import helper
 
 from checker import findings as F
-from checker.compare.dynamic import dynamic_axes
+from checker.compare.dynamic import Declared, dynamic_axes
 from checker.context import Options
 from checker.verify import verify_bundle
 
@@ -136,11 +136,11 @@ def dynamic_findings(root: Path) -> tuple[list[F.Finding], str, list[str]]:
 
 
 def test_the_batch_names_the_state_axis_too(silero: onnx.ModelProto) -> None:
-    declared = {"input": {"shape": ["batch", 576]}, "state": {"shape": [2, "batch", 128]}}
+    declared = {"input": Declared(["batch", 576]), "state": Declared([2, "batch", 128])}
     (axis,) = dynamic_axes(silero, declared)
     assert axis.name == "batch" and dict(axis.axes) == {"input": 0, "state": 1}
     # A release that fixes the state's batch to 1 fixes the input's too: nothing is stacked.
-    assert dynamic_axes(silero, {"state": {"shape": [2, 1, 128]}}) == []
+    assert dynamic_axes(silero, {"state": Declared([2, 1, 128])}) == []
 
 
 def test_silero_vad_is_batch_dynamic_with_its_state_stacked_along_axis_1(

@@ -45,3 +45,17 @@ def test_digest_is_over_sorted_lines(example: Path) -> None:
     digests = {"b.txt": "2" * 64, "a.txt": "1" * 64}
     expected = hashlib.sha256(f"{'1' * 64}  a.txt\n{'2' * 64}  b.txt\n".encode()).hexdigest()
     assert bundle_digest(digests) == "sha256:" + expected
+
+
+def test_lock_writes_each_labels_digest_beside_its_path_answers_included(example: Path) -> None:
+    manifest = example / "bundle.yaml"
+    text = manifest.read_text()
+    answers = "answers:\n  - {name: top, kind: classes, from: logits, labels: {path: labels.txt}}\n"
+    manifest.write_text(text.replace("\noutputs:\n", f"\n{answers}outputs:\n", 1))
+    result = lock(example)
+    assert result.ok, result.messages
+    digest = re.search(r"labels: \{path: labels.txt, sha256: ([0-9a-f]{64})\}", manifest.read_text())
+    assert digest is not None  # the answer's labels, as the output's
+    assert manifest.read_text().count(f"sha256: {digest.group(1)}") == 2
+    report = verify_bundle(example, Options())
+    assert report.digest == result.digest and report.status() == "pass", report.findings
