@@ -365,7 +365,9 @@ def _ruamel_tree(text: str, name: str) -> tuple[Any, list[Finding]]:
         return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML: {problem}", name, line)]
     except (YAMLError, ValueError, RecursionError) as exc:
         return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML/JSON ({exc})", name)]
-    except (IndexError, KeyError, TypeError, AttributeError) as exc:  # ruamel's constructor on some odd input
+    # ruamel's constructor on some odd input; an AssertionError from its scanner, which checks its own state
+    # with `assert` ("#: yes" then "|- #": a comment where it keeps none)
+    except (IndexError, KeyError, TypeError, AttributeError, AssertionError) as exc:
         return None, [F.error(F.MANIFEST_PARSE, f"not valid YAML: ruamel.yaml cannot build it ({exc!r})", name)]
 
 

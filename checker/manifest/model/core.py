@@ -118,7 +118,6 @@ class Const:
 
 
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class Block:
     """A manifest block: each subclass is a frozen, keyword-only dataclass of its fields. `at` is where it stands
     in the manifest (("comparison", "rules", 0)), for a finding's line; it is not a manifest field."""
@@ -143,15 +142,43 @@ class Block:
     # The fields equality, hashing and repr look at; set for each subclass.
     _COMPARED: ClassVar[tuple[str, ...]] = ()
 
+    if TYPE_CHECKING:  # made at run time by _fields_of, as dataclass makes it
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    # What Block's one __init__ needs of each block: its field names, defaults, factories and required fields.
+    _NAMES: ClassVar[frozenset[str]] = frozenset()
+    _DEFAULTS: ClassVar[dict[str, Any]] = {}
+    _FACTORIES: ClassVar[dict[str, Any]] = {}
+    _REQUIRED: ClassVar[frozenset[str]] = frozenset()
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # Equality, hashing and repr are Block's own, read through _COMPARED, and the docstring is the block's
-        # words: dataclass need not write three methods and inspect a signature for each of the many blocks,
-        # which is most of what importing the model costs.
+        # Equality, hashing, repr, __init__ and the refusal to change a field are Block's own, and the docstring
+        # is the block's words: dataclass writes no method for any of the many blocks (each one it writes is
+        # compiled from source), which was most of what importing the model cost.
         if cls.__doc__ is None:
             cls.__doc__ = cls.WORDS.description or cls.WORDS.title or cls.__name__
-        dataclass(frozen=True, kw_only=True, eq=False, repr=False)(cls)
-        cls._COMPARED = tuple(f.name for f in dataclasses.fields(cls) if f.compare)
+        _fields_of(cls)
+
+    def __init__(self, **values: Any) -> None:
+        """A block from its fields by name, as the dataclass __init__ it stands for would take them (the typed
+        manifest's builder writes the fields directly)."""
+        cls = type(self)
+        unknown = values.keys() - cls._NAMES
+        if unknown:
+            raise TypeError(f"{cls.__name__}() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+        state = self.__dict__
+        state.update(cls._DEFAULTS)
+        state.update((name, factory()) for name, factory in cls._FACTORIES.items() if name not in values)
+        state.update(values)
+        missing = cls._REQUIRED - state.keys()
+        if missing:
+            raise TypeError(f"{cls.__name__}() missing keyword arguments: {', '.join(sorted(missing))}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._COMPARED)
@@ -172,6 +199,22 @@ class Block:
     @classmethod
     def manifest_fields(cls) -> list[dataclasses.Field[Any]]:
         return [f for f in dataclasses.fields(cls) if f.metadata.get("manifest", True)]
+
+
+def _fields_of(cls: type[Block]) -> None:
+    """Make `cls` a dataclass of its annotated fields (dataclasses.fields() reads them) with no method written,
+    and keep what Block's __init__ and equality need. Blocks are immutable through Block.__setattr__, and to
+    type checkers through dataclass_transform(frozen_default=True)."""
+    dataclass(kw_only=True, init=False, eq=False, repr=False)(cls)
+    every = dataclasses.fields(cls)
+    cls._COMPARED = tuple(f.name for f in every if f.compare)
+    cls._NAMES = frozenset(f.name for f in every)
+    cls._DEFAULTS = {f.name: f.default for f in every if f.default is not dataclasses.MISSING}
+    cls._FACTORIES = {f.name: f.default_factory for f in every if f.default_factory is not dataclasses.MISSING}
+    cls._REQUIRED = cls._NAMES - cls._DEFAULTS.keys() - cls._FACTORIES.keys()
+
+
+_fields_of(Block)
 
 
 def key_of(f: dataclasses.Field[Any]) -> str:
