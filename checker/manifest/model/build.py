@@ -76,14 +76,16 @@ def _single(tp: Any) -> Builder:
 
 
 def _block(cls: type[Block]) -> Builder:
-    fields = {key_of(f): (f.name, builder(hints(cls)[f.name])) for f in cls.manifest_fields()}
-    every = dataclasses.fields(cls)
-    defaults = {f.name: f.default for f in every if f.default is not dataclasses.MISSING}
-    factories = {f.name: f.default_factory for f in every if f.default_factory is not dataclasses.MISSING}
-    required = frozenset(f.name for f in every if f.name not in defaults and f.name not in factories)
+    defaults, factories, required = cls._DEFAULTS, cls._FACTORIES, cls._REQUIRED
     new = object.__new__
+    fields: dict[str, tuple[str, Builder]] = {}
 
     def make(data: Any, at: Keys) -> Block:
+        if not fields:
+            # The fields' builders are made at the block's first use, not with its union's: a manifest makes
+            # only the builders of the blocks it has (an image input never the audio steps'), which was most of
+            # what a first build cost.
+            fields.update({key_of(f): (f.name, builder(hints(cls)[f.name])) for f in cls.manifest_fields()})
         # The fields are written into the new block's __dict__ as its dataclass __init__ would write them (a
         # frozen one's costs as much as the rest of the building: a manifest of 100,000 cases builds in half
         # the time). The data's own keys are read, not every field: a case states a few of its many fields; an
