@@ -2,10 +2,13 @@
 without a trusted one verified.
 
 A look-up hashes the bundle's files and reads one entry, a few milliseconds; a verification costs seconds. So
-that a pull request of one changed bundle among hundreds costs about that one bundle, this process looks the
-bundles up in order and hands each that must run to a worker (`--jobs`) at once, which verifies it while the
-look-ups go on. The workers start at the first bundle that must run, and the stages are imported only by the
-process that verifies one: a run whose verdicts are all reused starts no worker and never loads onnxruntime.
+that a pull request of one changed bundle among hundreds costs about that one bundle, this process first finds
+the bundles the store surely has no verdict of (the digest their `bundle.sha256` lists has no entry under their
+key: no file hashed, no signature checked), looks each of those up and hands it to a worker (`--jobs`) at once;
+then it looks the others up in order while the workers verify (one that must run after all is handed on as it
+is found). The guess only orders the look-ups: each bundle's own look-up decides. The workers start at the first
+bundle that must run, and the stages are imported only by the process that verifies one: a run whose verdicts
+are all reused starts no worker and never loads onnxruntime. The reports keep the order of the paths given.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from checker.reports.model import BundleReport, Report
 from checker.signing.attest import StatementChecker
 from checker.store.entries import Store
 from checker.store.key import Machine
-from checker.store.lookup import Looked, look_up
+from checker.store.lookup import Looked, look_up, unstored
 from checker.workers import pool_size, start_method, worker_options
 
 if TYPE_CHECKING:
@@ -59,15 +62,24 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
     checker = StatementChecker(options.reuse_trust)
     given = [Path(p) for p in paths]
     runs = _Runs(given, options)
-    outcomes: list[Outcome | Future[Outcome]] = []
+    outcomes: dict[int, Outcome | Future[Outcome]] = {}
+
+    def looked_up(path: Path) -> Outcome | Future[Outcome]:
+        looked = look_up(path, options, machine, store, checker)
+        if looked.report is not None:
+            return Outcome(looked.report, looked.parts, looked.document)
+        return runs.verify(path, looked)
+
     try:
-        for path in given:
-            looked = look_up(path, options, machine, store, checker)
-            if looked.report is not None:
-                outcomes.append(Outcome(looked.report, looked.parts, looked.document))
-            else:
-                outcomes.append(runs.verify(path, looked))
-        done = [o if isinstance(o, Outcome) else o.result() for o in outcomes]
+        # The bundles the store surely has no verdict of, first: each starts its run before the rest are looked
+        # up, which costs a zoo's pull request those look-ups' time, not the time to reach the changed bundle.
+        for i, path in enumerate(given):
+            if unstored(path, options, machine, store):
+                outcomes[i] = looked_up(path)
+        for i, path in enumerate(given):
+            if i not in outcomes:
+                outcomes[i] = looked_up(path)
+        done = [o if isinstance(o, Outcome) else o.result() for o in (outcomes[i] for i in range(len(given)))]
         env = runs.environment()
     finally:
         runs.close()

@@ -326,3 +326,46 @@ def test_every_format_says_which_verdicts_were_reused(cli: Cli, keys: KeyFiles, 
                                                                      "int8 vs reference"]  # fmt: skip
     assert not any(c.find("failure") is not None for c in cases)
     assert not [c for c in suites["m02"].iter("testcase") if c.get("classname") == "m02.reused"]
+
+
+def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_decides_nothing(
+    cli: Cli, keys: KeyFiles, tmp_path: Path
+) -> None:
+    from checker.context import Options
+    from checker.store.entries import Store
+    from checker.store.key import Machine
+    from checker.store.lookup import unstored
+
+    a, b, c = zoo(tmp_path / "zoo", 3)
+    store = tmp_path / "store"
+    run(cli, [a, b, c], store, keys)
+    options, machine = Options(gain_budget_s=0.0), Machine.here()
+
+    def guesses() -> list[bool]:
+        opened = Store.open(store)
+        return [unstored(p, options, machine, opened) for p in (a, b, c)]
+
+    assert guesses() == [False, False, False]
+    change(b)
+    assert guesses() == [False, True, False]
+    report = run(cli, [a, b, c], store, keys)  # b looked up and handed on first; the reports keep their order
+    assert reused(report) == [True, False, True]
+    assert [x["path"] for x in report["bundles"]] == [str(a), str(b), str(c)]
+    # A list whose line no longer matches its file makes the guess wrong, not the verdict: the look-up hashes
+    # the files, finds the stored verdict of their digest and reuses it, and no stage is loaded.
+    listed = (c / "bundle.sha256").read_text()
+    line = next(x for x in listed.splitlines() if x.endswith(".onnx"))
+    (c / "bundle.sha256").write_text(listed.replace(line, "0" * 64 + line[64:]))
+    assert guesses() == [False, False, True]
+    script = (
+        "import sys\n"
+        "from checker.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, 'onnxruntime' in sys.modules, 'checker.verify' in sys.modules)\n"
+    )
+    trusted = ["--reuse", str(store), "--trusted-key", str(keys.public)]
+    args = ["verify", str(a), str(b), str(c), *trusted, "--jobs", "1", *FAST]
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stderr
+    assert done.stdout.count("reused: verdict of") == 3
