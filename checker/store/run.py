@@ -26,7 +26,7 @@ from checker.reports.model import BundleReport, Report
 from checker.signing.attest import StatementChecker
 from checker.store.entries import Store
 from checker.store.key import Machine
-from checker.store.lookup import Looked, look_up, unstored
+from checker.store.lookup import Listed, Looked, listed, look_up, unstored
 from checker.workers import pool_size, start_method, worker_options
 
 if TYPE_CHECKING:
@@ -64,8 +64,10 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
     runs = _Runs(given, options)
     outcomes: dict[int, Outcome | Future[Outcome]] = {}
 
-    def looked_up(path: Path) -> Outcome | Future[Outcome]:
-        looked = look_up(path, options, machine, store, checker)
+    lists: list[Listed | None] = []
+
+    def looked_up(path: Path, found: Listed | None) -> Outcome | Future[Outcome]:
+        looked = look_up(path, options, machine, store, checker, found)
         if looked.report is not None:
             return Outcome(looked.report, looked.parts, looked.document)
         return runs.verify(path, looked)
@@ -74,11 +76,13 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
         # The bundles the store surely has no verdict of, first: each starts its run before the rest are looked
         # up, which costs a zoo's pull request those look-ups' time, not the time to reach the changed bundle.
         for i, path in enumerate(given):
-            if unstored(path, options, machine, store):
-                outcomes[i] = looked_up(path)
+            lists.append(listed(path, options, machine))
+            found = lists[-1]
+            if found is not None and unstored(found, store):
+                outcomes[i] = looked_up(path, found)
         for i, path in enumerate(given):
             if i not in outcomes:
-                outcomes[i] = looked_up(path)
+                outcomes[i] = looked_up(path, lists[i])
         done = [o if isinstance(o, Outcome) else o.result() for o in (outcomes[i] for i in range(len(given)))]
         env = runs.environment()
     finally:

@@ -334,7 +334,7 @@ def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_
     from checker.context import Options
     from checker.store.entries import Store
     from checker.store.key import Machine
-    from checker.store.lookup import unstored
+    from checker.store.lookup import listed, unstored
 
     a, b, c = zoo(tmp_path / "zoo", 3)
     store = tmp_path / "store"
@@ -343,7 +343,9 @@ def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_
 
     def guesses() -> list[bool]:
         opened = Store.open(store)
-        return [unstored(p, options, machine, opened) for p in (a, b, c)]
+        found = [listed(p, options, machine) for p in (a, b, c)]
+        assert all(f is not None for f in found)
+        return [unstored(f, opened) for f in found if f is not None]
 
     assert guesses() == [False, False, False]
     change(b)
@@ -353,9 +355,9 @@ def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_
     assert [x["path"] for x in report["bundles"]] == [str(a), str(b), str(c)]
     # A list whose line no longer matches its file makes the guess wrong, not the verdict: the look-up hashes
     # the files, finds the stored verdict of their digest and reuses it, and no stage is loaded.
-    listed = (c / "bundle.sha256").read_text()
-    line = next(x for x in listed.splitlines() if x.endswith(".onnx"))
-    (c / "bundle.sha256").write_text(listed.replace(line, "0" * 64 + line[64:]))
+    text = (c / "bundle.sha256").read_text()
+    line = next(x for x in text.splitlines() if x.endswith(".onnx"))
+    (c / "bundle.sha256").write_text(text.replace(line, "0" * 64 + line[64:]))
     assert guesses() == [False, False, True]
     script = (
         "import sys\n"
