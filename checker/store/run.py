@@ -2,14 +2,14 @@
 without a trusted one verified.
 
 A look-up hashes the bundle's files and reads one entry, a few milliseconds; a verification costs seconds. So
-that a pull request of one changed bundle among hundreds costs about that one bundle, this process first finds
-the bundles the store surely has no verdict of (the digest their `bundle.sha256` lists has no entry under their
-key: no file hashed, no signature checked), looks each of those up and hands it to a worker (`--jobs`) at once;
-then it looks the others up in order while the workers verify (one that must run after all is handed on as it
-is found). The guess only orders the look-ups: each bundle's own look-up decides. The workers start at the first
-bundle that must run, and the stages are imported only by the process that verifies one: a run whose verdicts
-are all reused starts no worker and never loads onnxruntime. The reports keep the order of the paths given.
-"""
+that a pull request of one changed bundle among hundreds costs about that one bundle, this process first reads
+each locked bundle's `bundle.sha256` and finds those the store surely has no verdict of (no entry of the listed
+digest under their key: no file hashed, no signature checked), looks each of those up and hands it to a worker
+(`--jobs`) at once; then it looks the others up in order while the workers verify (one that must run after all
+is handed on as it is found). The guess only orders the look-ups and sizes the pool (the bundles it expects to
+run, and those that list nothing): each bundle's own look-up decides. The workers start at the first bundle
+that must run, and the stages are imported only by the process that verifies one: a run whose verdicts are all
+reused starts no worker and never loads onnxruntime. The reports keep the order of the paths given."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from checker.reports.model import BundleReport, Report
 from checker.signing.attest import StatementChecker
 from checker.store.entries import Store
 from checker.store.key import Machine
-from checker.store.lookup import Listed, Looked, listed, look_up, unstored
+from checker.store.lookup import Looked, listed, look_up, unstored
 from checker.workers import pool_size, start_method, worker_options
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ class Outcome:
     report: BundleReport
     parts: dict[str, Any] | None = None
     document: dict[str, Any] | None = None
+    environment: dict[str, str] | None = None  # the versions a run used, read by the process that ran it
 
 
 @dataclass
@@ -61,30 +62,29 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
     machine = Machine.here()
     checker = StatementChecker(options.reuse_trust)
     given = [Path(p) for p in paths]
-    runs = _Runs(given, options)
+    # Each locked bundle's list, and the guess it allows: the bundles whose listed digest the store holds no
+    # entry of will run. Those and the bundles that list nothing are the ones the workers are sized for.
+    lists = [listed(path, options, machine) for path in given]
+    first = [i for i, found in enumerate(lists) if found is not None and unstored(found, store)]
+    runs = _Runs([p for i, p in enumerate(given) if lists[i] is None or i in first], options)
     outcomes: dict[int, Outcome | Future[Outcome]] = {}
 
-    lists: list[Listed | None] = []
-
-    def looked_up(path: Path, found: Listed | None) -> Outcome | Future[Outcome]:
-        looked = look_up(path, options, machine, store, checker, found)
+    def looked_up(i: int) -> Outcome | Future[Outcome]:
+        looked = look_up(given[i], options, machine, store, checker, lists[i])
         if looked.report is not None:
             return Outcome(looked.report, looked.parts, looked.document)
-        return runs.verify(path, looked)
+        return runs.verify(given[i], looked)
 
     try:
-        # The bundles the store surely has no verdict of, first: each starts its run before the rest are looked
-        # up, which costs a zoo's pull request those look-ups' time, not the time to reach the changed bundle.
-        for i, path in enumerate(given):
-            lists.append(listed(path, options, machine))
-            found = lists[-1]
-            if found is not None and unstored(found, store):
-                outcomes[i] = looked_up(path, found)
-        for i, path in enumerate(given):
+        # The bundles that will run, first: each starts its run before the rest are looked up, which costs a
+        # zoo's pull request those look-ups' time, not the time to reach the changed bundle.
+        for i in first:
+            outcomes[i] = looked_up(i)
+        for i in range(len(given)):
             if i not in outcomes:
-                outcomes[i] = looked_up(path, lists[i])
+                outcomes[i] = looked_up(i)
         done = [o if isinstance(o, Outcome) else o.result() for o in (outcomes[i] for i in range(len(given)))]
-        env = runs.environment()
+        env = next((o.environment for o in done if o.environment is not None), None) or runs.environment()
     finally:
         runs.close()
     report = Report(__version__, [o.report for o in done], options.strict, env)
@@ -95,8 +95,8 @@ class _Runs:
     """The bundles that must run: verified in this process (`--jobs 1`), or each handed to a worker of a pool
     made when the first of them is found."""
 
-    def __init__(self, paths: list[Path], options: Options) -> None:
-        self.paths, self.options = paths, options
+    def __init__(self, expected: list[Path], options: Options) -> None:
+        self.expected, self.options = expected, options
         self.pool: ProcessPoolExecutor | None = None
         self.workers = 0
 
@@ -104,7 +104,10 @@ class _Runs:
         if self.options.jobs <= 1:
             return _verified(path, self.options, looked)
         if self.pool is None:
-            self.workers = pool_size(self.paths, self.options.jobs)
+            # As many workers as the bundles expected to run need, and the memory holds for the largest of them:
+            # sizing every bundle of a zoo would cost its one changed bundle's start a tenth of a second.
+            sized = self.expected if path in self.expected else [*self.expected, path]
+            self.workers = pool_size(sized, self.options.jobs)
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
@@ -127,4 +130,4 @@ def _verified(path: Path, options: Options, looked: Looked) -> Outcome:
 
     report = verify_bundle(path, options)
     report.add(looked.findings)
-    return Outcome(report, looked.parts)
+    return Outcome(report, looked.parts, environment=environment())

@@ -353,6 +353,9 @@ def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_
     report = run(cli, [a, b, c], store, keys)  # b looked up and handed on first; the reports keep their order
     assert reused(report) == [True, False, True]
     assert [x["path"] for x in report["bundles"]] == [str(a), str(b), str(c)]
+    import onnxruntime
+
+    assert report["environment"]["onnxruntime"] == onnxruntime.__version__  # as the run that loaded it read it
     # A list whose line no longer matches its file makes the guess wrong, not the verdict: the look-up hashes
     # the files, finds the stored verdict of their digest and reuses it, and no stage is loaded.
     text = (c / "bundle.sha256").read_text()
