@@ -113,7 +113,8 @@ class _Runs:
 
             context = multiprocessing.get_context(start_method())
             self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
-        return self.pool.submit(_verified, path, worker_options(self.options, self.workers), looked)
+        # This process goes on looking bundles up beside the workers: a core is left to it.
+        return self.pool.submit(_verified, path, worker_options(self.options, self.workers, beside=1), looked)
 
     def environment(self) -> dict[str, str]:
         """The versions the bundles were verified with, read by a worker that loaded them when one ran."""
