@@ -85,10 +85,12 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
         rest = [i for i in range(len(given)) if i not in outcomes]
         shares = [rest[k : k + SHARE] for k in range(0, len(rest), SHARE)]
         # A worker that has verified what it was given looks up the last share left while this process looks up
-        # the first: a share is handed only to a worker that is free, so that no look-up waits behind a run.
+        # the first: a share is handed only to a worker that is free, so that no look-up waits behind a run, and
+        # only while this process has more left than a worker's first share costs (it loads the signature
+        # checks), so that this process does not end waiting for it.
         front, back, handed = 0, len(shares), list[tuple[list[int], Future[list[Outcome]]]]()
         while front < back:
-            if runs.free() > 0:
+            if back - front > KEPT_SHARES and runs.free() > 0:
                 back -= 1
                 share = shares[back]
                 taken = runs.look_up([given[i] for i in share], [lists[i] for i in share], machine, store)
@@ -168,6 +170,7 @@ def _verified(path: Path, options: Options, looked: Looked) -> Outcome:
 
 
 SHARE = 8  # bundles a worker looks up at a time: some thirty milliseconds of work, much more than a hand-over
+KEPT_SHARES = 4  # the last shares, looked up here: a worker's first share also loads cryptography (0.1 s)
 
 
 def _looked_up_there(
