@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ def onnxruntime_build() -> dict[str, str]:
     found = {"package": package, "version": info.get("__version__") or _installed(package)}
     if info.get("cuda_version"):
         found["cuda"] = info["cuda_version"]
-    tag = _wheel_tag(package)
+    tag = _wheel_tag(package, folder.parent)
     if tag:
         found["build"] = tag
     return found
@@ -112,12 +113,24 @@ def _installed(package: str) -> str:
         return "unknown"
 
 
-def _wheel_tag(package: str) -> str:
-    from importlib import metadata
-
+def _wheel_tag(package: str, site: Path) -> str:
+    # The distribution's folder beside the package, as an installer names it (the name normalised, then a
+    # version); importlib.metadata, which looks through every folder of the path, costs a look-up's start-up
+    # tens of milliseconds, and answers only where that folder is not there.
+    prefix = re.sub(r"[-_.]+", "_", package).lower() + "-"
     try:
-        text = metadata.distribution(package).read_text("WHEEL") or ""
-    except (metadata.PackageNotFoundError, OSError):
+        names = [e.path for e in os.scandir(site) if e.name.lower().startswith(prefix)]
+        found = [n for n in names if n.endswith(".dist-info")]
+    except OSError:
+        found = []
+    try:
+        if len(found) == 1:
+            text = Path(found[0], "WHEEL").read_text(encoding="utf-8")[:MAX_INFO_BYTES]
+        else:
+            from importlib import metadata
+
+            text = metadata.distribution(package).read_text("WHEEL") or ""
+    except (ImportError, OSError, UnicodeDecodeError):
         return ""
     tags = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Tag:")]
     return " ".join(sorted(tags))

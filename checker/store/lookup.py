@@ -28,7 +28,7 @@ from checker.manifest.canonical import is_field, manifest_digest
 from checker.manifest.load import read_text, text_digest
 from checker.platforms.catalog import declared_data
 from checker.readers.digest import bundle_digest, sha256_small
-from checker.readers.digestlist import read_digest_list
+from checker.readers.digestlist import DigestList, read_digest_list
 from checker.reports.model import BundleReport, NotRun
 from checker.reports.parts.reused import (
     COMPARISON_KEYS,
@@ -64,10 +64,18 @@ class Refused(Exception):
     """An entry that is not reused, and why."""
 
 
-def look_up(path: Path, options: Options, machine: Machine, store: Store, checker: StatementChecker) -> Looked:
+def look_up(
+    path: Path,
+    options: Options,
+    machine: Machine,
+    store: Store,
+    checker: StatementChecker,
+    read: Listed | None = None,
+) -> Looked:
+    """The bundle's stored verdict, or why it runs; `read`, its list when already read (`listed`)."""
     try:
         with open_bundle(path) as opened:
-            known = quick_look_up(path, opened, options, machine, store, checker)
+            known = quick_look_up(path, opened, options, machine, store, checker, read)
             if known is not None:
                 return known
             identity = identify(opened)
@@ -106,7 +114,13 @@ def _look_up(
 
 
 def quick_look_up(
-    path: Path, opened: OpenedBundle, options: Options, machine: Machine, store: Store, checker: StatementChecker
+    path: Path,
+    opened: OpenedBundle,
+    options: Options,
+    machine: Machine,
+    store: Store,
+    checker: StatementChecker,
+    read: Listed | None = None,
 ) -> Looked | None:
     """A stored verdict of a bundle whose manifest is the very text judged and whose files are as its
     `bundle.sha256` lists them: found without parsing the manifest, or None (the full look-up then decides).
@@ -121,21 +135,19 @@ def quick_look_up(
     text, found = read_text(opened.manifest_path)
     if text is None or found or any(word in text for word in QUICK_UNSURE):
         return None
-    listed = read_digest_list(opened.root)
-    if listed is None or listed.problems:
+    lines = read or listed(path, options, machine)
+    if lines is None:
+        return None
+    digest, parts, key, hexdigest = lines.digest, lines.parts, lines.key, lines.digest.removeprefix("sha256:")
+    entry = store.find(hexdigest, key)
+    if entry is None:  # before hashing: no file need be read for a verdict the store does not hold
         return None
     real_root, known = os.path.realpath(opened.root), dict[str, str]()
     try:
-        for name, (listed_digest, _) in listed.digests.items():
+        for name, (listed_digest, _) in lines.lines.digests.items():
             if not is_field(name) and sha256_small(real_under(real_root, name, known)) != listed_digest:
                 return None
     except (BundlePathError, OSError):
-        return None
-    digest = bundle_digest({name: line[0] for name, line in listed.digests.items()})
-    parts = key_parts(digest, machine, options)
-    key, hexdigest = key_of(parts), digest.removeprefix("sha256:")
-    entry = store.find(hexdigest, key)
-    if entry is None:
         return None
     try:
         verified, document = judge(store, entry, hexdigest, key, checker)
@@ -147,6 +159,41 @@ def quick_look_up(
     store.used(entry)
     report = _reused_from_statement(opened.display, opened.manifest_path.name, digest, entry, key, verified)
     return Looked(report, document, parts)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A locked bundle folder's `bundle.sha256` as it lists the files: its lines, the digest they hash to and
+    that digest's key. Read once, for the guess of which bundles run (`unstored`) and the quick look-up alike."""
+
+    lines: DigestList
+    digest: str
+    parts: dict[str, Any]
+    key: str
+
+
+def listed(path: Path, options: Options, machine: Machine) -> Listed | None:
+    """The bundle's list, or None for an archive, a bundle with no list or a list with a line it cannot read."""
+    if is_archive(path):
+        return None
+    try:
+        with open_bundle(path) as opened:
+            lines = read_digest_list(opened.root)
+    except (Error, OSError):
+        return None
+    if lines is None or lines.problems:
+        return None
+    digest = bundle_digest({name: line[0] for name, line in lines.digests.items()})
+    parts = key_parts(digest, machine, options)
+    return Listed(lines, digest, parts, key_of(parts))
+
+
+def unstored(found: Listed, store: Store) -> bool:
+    """Whether the store holds no entry of the listed digest under its key: a bundle that will almost surely
+    run, found without hashing a file or checking a signature, so that its run can start before the other
+    bundles are looked up. Only a guess of which to look up first: the look-up itself decides, and a list that
+    does not match the files only makes the guess wrong."""
+    return store.find(found.digest.removeprefix("sha256:"), found.key) is None
 
 
 def judge(

@@ -2,11 +2,16 @@
 without a trusted one verified.
 
 A look-up hashes the bundle's files and reads one entry, a few milliseconds; a verification costs seconds. So
-that a pull request of one changed bundle among hundreds costs about that one bundle, this process looks the
-bundles up in order and hands each that must run to a worker (`--jobs`) at once, which verifies it while the
-look-ups go on. The workers start at the first bundle that must run, and the stages are imported only by the
-process that verifies one: a run whose verdicts are all reused starts no worker and never loads onnxruntime.
-"""
+that a pull request of one changed bundle among hundreds costs about that one bundle, this process first reads
+each locked bundle's `bundle.sha256` and finds those the store surely has no verdict of (no entry of the listed
+digest under their key: no file hashed, no signature checked), looks each of those up and hands it to a worker
+(`--jobs`) at once; then it looks the others up in order while the workers verify (one that must run after all
+is handed on as it is found). A worker that has verified what it was given takes a share of the look-ups (the
+last ones left; it runs a bundle it finds must run), so that both cores hash once the run is done. The guess
+only orders the look-ups and sizes the pool (the bundles it expects to run, and those that list nothing): each
+bundle's own look-up decides, wherever it is done. The workers start at the first bundle that must run, and the
+stages are imported only by the process that verifies one: a run whose verdicts are all reused starts no worker
+and never loads onnxruntime. The reports keep the order of the paths given."""
 
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from checker.reports.model import BundleReport, Report
 from checker.signing.attest import StatementChecker
 from checker.store.entries import Store
 from checker.store.key import Machine
-from checker.store.lookup import Looked, look_up
+from checker.store.lookup import Listed, Looked, listed, look_up, unstored
 from checker.workers import pool_size, start_method, worker_options
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ class Outcome:
     report: BundleReport
     parts: dict[str, Any] | None = None
     document: dict[str, Any] | None = None
+    environment: dict[str, str] | None = None  # the versions a run used, read by the process that ran it
 
 
 @dataclass
@@ -58,17 +64,45 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
     machine = Machine.here()
     checker = StatementChecker(options.reuse_trust)
     given = [Path(p) for p in paths]
-    runs = _Runs(given, options)
-    outcomes: list[Outcome | Future[Outcome]] = []
+    # Each locked bundle's list, and the guess it allows: the bundles whose listed digest the store holds no
+    # entry of will run. Those and the bundles that list nothing are the ones the workers are sized for.
+    lists = [listed(path, options, machine) for path in given]
+    first = [i for i, found in enumerate(lists) if found is not None and unstored(found, store)]
+    runs = _Runs([p for i, p in enumerate(given) if lists[i] is None or i in first], options)
+    outcomes: dict[int, Outcome | Future[Outcome]] = {}
+
+    def looked_up(i: int) -> Outcome | Future[Outcome]:
+        looked = look_up(given[i], options, machine, store, checker, lists[i])
+        if looked.report is not None:
+            return Outcome(looked.report, looked.parts, looked.document)
+        return runs.verify(given[i], looked)
+
     try:
-        for path in given:
-            looked = look_up(path, options, machine, store, checker)
-            if looked.report is not None:
-                outcomes.append(Outcome(looked.report, looked.parts, looked.document))
-            else:
-                outcomes.append(runs.verify(path, looked))
-        done = [o if isinstance(o, Outcome) else o.result() for o in outcomes]
-        env = runs.environment()
+        # The bundles that will run, first: each starts its run before the rest are looked up, which costs a
+        # zoo's pull request those look-ups' time, not the time to reach the changed bundle.
+        for i in first:
+            outcomes[i] = looked_up(i)
+        rest = [i for i in range(len(given)) if i not in outcomes]
+        shares = [rest[k : k + SHARE] for k in range(0, len(rest), SHARE)]
+        # A worker that has verified what it was given looks up the last share left while this process looks up
+        # the first: a share is handed only to a worker that is free, so that no look-up waits behind a run, and
+        # only while this process has more left than a worker's first share costs (it loads the signature
+        # checks), so that this process does not end waiting for it.
+        front, back, handed = 0, len(shares), list[tuple[list[int], Future[list[Outcome]]]]()
+        while front < back:
+            if back - front > KEPT_SHARES and runs.free() > 0:
+                back -= 1
+                share = shares[back]
+                taken = runs.look_up([given[i] for i in share], [lists[i] for i in share], machine, store)
+                handed.append((share, taken))
+                continue
+            for i in shares[front]:
+                outcomes[i] = looked_up(i)
+            front += 1
+        for share, taken in handed:
+            outcomes.update(zip(share, taken.result()))
+        done = [o if isinstance(o, Outcome) else o.result() for o in (outcomes[i] for i in range(len(given)))]
+        env = next((o.environment for o in done if o.environment is not None), None) or runs.environment()
     finally:
         runs.close()
     report = Report(__version__, [o.report for o in done], options.strict, env)
@@ -79,22 +113,43 @@ class _Runs:
     """The bundles that must run: verified in this process (`--jobs 1`), or each handed to a worker of a pool
     made when the first of them is found."""
 
-    def __init__(self, paths: list[Path], options: Options) -> None:
-        self.paths, self.options = paths, options
+    def __init__(self, expected: list[Path], options: Options) -> None:
+        self.expected, self.options = expected, options
         self.pool: ProcessPoolExecutor | None = None
         self.workers = 0
+        self.handed: list[Future[Any]] = []  # what the workers were given, to tell when one is free
+
+    def free(self) -> int:
+        """Workers with nothing to do (none before the first bundle that must run)."""
+        self.handed = [f for f in self.handed if not f.done()]
+        return self.workers - len(self.handed) if self.pool is not None else 0
 
     def verify(self, path: Path, looked: Looked) -> Outcome | Future[Outcome]:
         if self.options.jobs <= 1:
             return _verified(path, self.options, looked)
         if self.pool is None:
-            self.workers = pool_size(self.paths, self.options.jobs)
+            # As many workers as the bundles expected to run need, and the memory holds for the largest of them:
+            # sizing every bundle of a zoo would cost its one changed bundle's start a tenth of a second.
+            sized = self.expected if path in self.expected else [*self.expected, path]
+            self.workers = pool_size(sized, self.options.jobs)
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             context = multiprocessing.get_context(start_method())
             self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
-        return self.pool.submit(_verified, path, worker_options(self.options, self.workers), looked)
+        # This process goes on looking bundles up beside the workers: a core is left to it.
+        options = worker_options(self.options, self.workers, beside=1)
+        self.handed.append(self.pool.submit(_verified, path, options, looked))
+        return self.handed[-1]
+
+    def look_up(
+        self, paths: list[Path], lists: list[Listed | None], machine: Machine, store: Store
+    ) -> Future[list[Outcome]]:
+        """The bundles' look-ups, handed to the pool (which exists: a bundle ran)."""
+        assert self.pool is not None
+        options = worker_options(self.options, self.workers, beside=1)
+        self.handed.append(self.pool.submit(_looked_up_there, paths, lists, options, machine, store))
+        return self.handed[-1]
 
     def environment(self) -> dict[str, str]:
         """The versions the bundles were verified with, read by a worker that loaded them when one ran."""
@@ -111,4 +166,25 @@ def _verified(path: Path, options: Options, looked: Looked) -> Outcome:
 
     report = verify_bundle(path, options)
     report.add(looked.findings)
-    return Outcome(report, looked.parts)
+    return Outcome(report, looked.parts, environment=environment())
+
+
+SHARE = 8  # bundles a worker looks up at a time: some thirty milliseconds of work, much more than a hand-over
+KEPT_SHARES = 4  # the last shares, looked up here: a worker's first share also loads cryptography (0.1 s)
+
+
+def _looked_up_there(
+    paths: list[Path], lists: list[Listed | None], options: Options, machine: Machine, store: Store
+) -> list[Outcome]:
+    """Look-ups done by a worker, each judged as this process judges it (its own signature checker, the same
+    store, key and rules); a bundle that must run after all is verified here and then."""
+    assert options.reuse_trust is not None
+    checker = StatementChecker(options.reuse_trust)
+    out = []
+    for path, found in zip(paths, lists):
+        looked = look_up(path, options, machine, store, checker, found)
+        if looked.report is not None:
+            out.append(Outcome(looked.report, looked.parts, looked.document))
+        else:
+            out.append(_verified(path, options, looked))
+    return out

@@ -326,3 +326,89 @@ def test_every_format_says_which_verdicts_were_reused(cli: Cli, keys: KeyFiles, 
                                                                      "int8 vs reference"]  # fmt: skip
     assert not any(c.find("failure") is not None for c in cases)
     assert not [c for c in suites["m02"].iter("testcase") if c.get("classname") == "m02.reused"]
+
+
+def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_decides_nothing(
+    cli: Cli, keys: KeyFiles, tmp_path: Path
+) -> None:
+    from checker.context import Options
+    from checker.store.entries import Store
+    from checker.store.key import Machine
+    from checker.store.lookup import listed, unstored
+
+    a, b, c = zoo(tmp_path / "zoo", 3)
+    store = tmp_path / "store"
+    run(cli, [a, b, c], store, keys)
+    options, machine = Options(gain_budget_s=0.0), Machine.here()
+
+    def guesses() -> list[bool]:
+        opened = Store.open(store)
+        found = [listed(p, options, machine) for p in (a, b, c)]
+        assert all(f is not None for f in found)
+        return [unstored(f, opened) for f in found if f is not None]
+
+    assert guesses() == [False, False, False]
+    change(b)
+    assert guesses() == [False, True, False]
+    report = run(cli, [a, b, c], store, keys)  # b looked up and handed on first; the reports keep their order
+    assert reused(report) == [True, False, True]
+    assert [x["path"] for x in report["bundles"]] == [str(a), str(b), str(c)]
+    import onnxruntime
+
+    assert report["environment"]["onnxruntime"] == onnxruntime.__version__  # as the run that loaded it read it
+    # A list whose line no longer matches its file makes the guess wrong, not the verdict: the look-up hashes
+    # the files, finds the stored verdict of their digest and reuses it, and no stage is loaded.
+    text = (c / "bundle.sha256").read_text()
+    line = next(x for x in text.splitlines() if x.endswith(".onnx"))
+    (c / "bundle.sha256").write_text(text.replace(line, "0" * 64 + line[64:]))
+    assert guesses() == [False, False, True]
+    script = (
+        "import sys\n"
+        "from checker.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, 'onnxruntime' in sys.modules, 'checker.verify' in sys.modules)\n"
+    )
+    trusted = ["--reuse", str(store), "--trusted-key", str(keys.public)]
+    args = ["verify", str(a), str(b), str(c), *trusted, "--jobs", "1", *FAST]
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stderr
+    assert done.stdout.count("reused: verdict of") == 3
+
+
+def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    """A worker free of runs looks up a share of the bundles (store/run.py): in a real worker process, with the
+    store, key and lists this process handed it, it reuses, refuses and runs exactly as this process would."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from checker.context import Options, Trust
+    from checker.signing.attest import StatementChecker
+    from checker.store.entries import Store
+    from checker.store.key import Machine
+    from checker.store.lookup import listed, look_up
+    from checker.store.run import _looked_up_there
+    from checker.workers import start_method
+
+    a, b, c = zoo(tmp_path / "zoo", 3)
+    store = tmp_path / "store"
+    run(cli, [a, b, c], store, keys)
+    [entry_b] = [p for p in entries(store) if p.name.startswith(_digest(b))]
+    entry_b.write_text(_signed_line_for(key_pair(tmp_path / "stranger", "stranger"), entry_b.read_text()))
+    change(c)  # no verdict of it: the worker that finds it runs it
+    options = Options(gain_budget_s=0.0, reuse=store, reuse_trust=Trust(keys.public))
+    machine, opened, paths = Machine.here(), Store.open(store), [a, b, c]
+    lists = [listed(p, options, machine) for p in paths]
+    checker = StatementChecker(Trust(keys.public))
+    here = [look_up(p, options, machine, opened, checker, found) for p, found in zip(paths, lists)]
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(start_method())) as pool:
+        there = pool.submit(_looked_up_there, paths, lists, options, machine, opened).result()
+    assert [o.report.path for o in there] == [str(p) for p in paths]
+    assert [o.report.reused is not None for o in there] == [True, False, False]
+    assert here[0].report is not None and there[0].report.to_dict() == here[0].report.to_dict()
+    assert there[0].document == here[0].document and there[0].parts == here[0].parts
+    [refused] = [f for f in there[1].report.findings if f.id == "store.refused"]
+    assert [refused.message] == [f.message for f in here[1].findings] and "not an attestation signed" in refused.message
+    assert there[1].report.comparisons and there[2].report.comparisons  # both ran, in the worker
+    assert there[2].report.version == "1.0.1" and there[2].environment is not None
+    assert [o.parts for o in there[1:]] == [x.parts for x in here[1:]]
