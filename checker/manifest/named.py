@@ -95,9 +95,16 @@ def _answers(data: dict[str, Any]) -> Iterator[Named]:
             yield Named(labels["path"], ("answers", i, "labels", "path"), labels.get("sha256"), digest_key="sha256")
 
 
+def _release_files(data: dict[str, Any]) -> Iterator[Named]:
+    for i, rel in enumerate(written.items(written.block(data, "release"), "files")):
+        if isinstance(rel, str):
+            yield Named(rel, ("release", "files", i))
+
+
 def named_files(data: dict[str, Any], root: Path) -> list[Named]:
     """Every file the manifest names or its globs match, in manifest order."""
-    out = list(_graph(data.get("graph") or {}, ("graph",)))
+    out = list(_release_files(data))
+    out.extend(_graph(data.get("graph") or {}, ("graph",)))
     out.extend(_inputs_outputs(data))
     out.extend(_answers(data))
     for i, case in enumerate(written.cases(data)):

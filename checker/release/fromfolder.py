@@ -80,8 +80,32 @@ def _complete(folder: ModelFolder, init: InitResult, raw: Path | None, force: bo
     else:
         result.todo.append("no cases: give raw inputs with --raw DIR (or add them with `checker case add`)")
     _variants(folder, result)
+    _shipped(init.manifest, result)
     result.todo = [p for p in init.placeholders if not _done(p, result.filled)] + result.todo
     return result
+
+
+def _shipped(manifest: Path, result: FolderResult) -> None:
+    """The folder's other files (its README, the configs read here) in `release.files`: named, so the bundle
+    digest covers them and `checker verify --strict` finds none unlisted. The files stage's own list of what sits
+    beside a manifest (its schema copy, digest list and signature) is left out, as it leaves them out."""
+    from checker.bundle.paths import walk_files
+    from checker.checks.files import MAX_WALK
+    from checker.manifest.named import named_files
+    from checker.manifest.yamltree import to_plain
+    from checker.readers.digestlist import DIGEST_LIST
+    from checker.release.tree import block_seq
+    from checker.signing.files import SIGNATURE
+
+    tree, root = read_tree(manifest), manifest.parent
+    named = {n.rel for n in named_files(to_plain(tree), root)} | {manifest.name, SCHEMA_FILE, DIGEST_LIST, SIGNATURE}
+    others = [rel for rel in walk_files(root, MAX_WALK) if rel not in named]
+    if not others:
+        return
+    tree["release"]["files"] = block_seq(others)
+    note(tree["release"], "files", "the folder's other files, shipped and digested, not judged", indent=ITEM_INDENT)
+    write_tree(tree, manifest)
+    result.filled.append(f"release.files: {len(others)} other files of the folder, named so the digest covers them")
 
 
 def _done(placeholder: str, filled: list[str]) -> bool:

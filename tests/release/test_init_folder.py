@@ -74,6 +74,10 @@ def test_a_transformers_js_folder_becomes_a_bundle_whose_variants_are_judged(rep
     judged = {(c["graph"], c["against"]) for c in bundle["comparisons"]}
     for name in ("q8", "fp16", "q4"):
         assert (name, "baseline") in judged and (name, "reference") in judged
+    # The folder's other files are shipped, named and digested, so none is unlisted.
+    assert "config.json" in manifest["release"]["files"] and "bundle.yaml" not in manifest["release"]["files"]
+    assert not set(manifest["release"]["files"]) & {"onnx/model.onnx", "preprocessor_config.json", "labels.txt"}
+    assert "bundle.unlisted" not in ids(bundle)
 
 
 def test_a_missing_chunk_is_named_before_any_graph_is_read(repo: Path, built: Path, cli: Cli) -> None:

@@ -8,6 +8,7 @@ from checker.manifest.model.common import BundlePath, Sha256
 from checker.manifest.model.core import Block, S
 
 MAX_EXTERNAL_FILES = 4096
+MAX_RELEASE_FILES = 4096
 
 
 class Release(Block):
@@ -27,6 +28,16 @@ class Release(Block):
     ]
     description: Annotated[str | None, S("Description", "Free text.", max_length=4096)] = None
     license: Annotated[str | None, S("License", "An SPDX identifier.", max_length=128)] = None
+    files: Annotated[
+        list[BundlePath] | None,
+        S(
+            "Other files",
+            "Files the release ships beside what the other fields name (a README, a licence text, the model "
+            "folder's configs): named, so each is in the bundle digest and none is bundle.unlisted. Not judged.",
+            max_items=MAX_RELEASE_FILES,
+            unique_items=True,
+        ),
+    ] = None
     digest: Annotated[
         str | None,
         S(
