@@ -220,9 +220,9 @@ def test_reused_verdicts_are_the_same_side_by_side(cli: Cli, keys: KeyFiles, tmp
     assert verdicts(one) == verdicts(two)
 
 
-def test_a_reused_zoo_never_loads_onnxruntime(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
-    bundles, store = zoo(tmp_path / "zoo", 2), tmp_path / "store"
-    run(cli, bundles, store, keys)
+def reused_without_stages(bundles: list[Path], store: Path, keys: KeyFiles) -> str:
+    """`checker verify --reuse` in a process of its own, which must exit 0 having loaded neither onnxruntime nor
+    the stages; what it printed."""
     script = (
         "import sys\n"
         "from checker.cli import main\n"
@@ -234,7 +234,13 @@ def test_a_reused_zoo_never_loads_onnxruntime(cli: Cli, keys: KeyFiles, tmp_path
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
                           env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
     assert done.stdout.splitlines()[-1] == "0 False False", done.stderr
-    assert done.stdout.count("reused: verdict of") == 2
+    return done.stdout
+
+
+def test_a_reused_zoo_never_loads_onnxruntime(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    bundles, store = zoo(tmp_path / "zoo", 2), tmp_path / "store"
+    run(cli, bundles, store, keys)
+    assert reused_without_stages(bundles, store, keys).count("reused: verdict of") == 2
 
 
 def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys: KeyFiles, tmp_path: Path) -> None:
@@ -362,18 +368,7 @@ def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_
     line = next(x for x in text.splitlines() if x.endswith(".onnx"))
     (c / "bundle.sha256").write_text(text.replace(line, "0" * 64 + line[64:]))
     assert guesses() == [False, False, True]
-    script = (
-        "import sys\n"
-        "from checker.cli import main\n"
-        "code = main(sys.argv[1:])\n"
-        "print(code, 'onnxruntime' in sys.modules, 'checker.verify' in sys.modules)\n"
-    )
-    trusted = ["--reuse", str(store), "--trusted-key", str(keys.public)]
-    args = ["verify", str(a), str(b), str(c), *trusted, "--jobs", "1", *FAST]
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
-                          env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
-    assert done.stdout.splitlines()[-1] == "0 False False", done.stderr
-    assert done.stdout.count("reused: verdict of") == 3
+    assert reused_without_stages([a, b, c], store, keys).count("reused: verdict of") == 3
 
 
 def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
