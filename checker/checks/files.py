@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,9 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
     yield from _test_data_globs(ctx)
     named = named_files(ctx.data, ctx.root)
     present: dict[str, Path] = {}
+    own = own_files(ctx.root, ctx.manifest.file)
     for entry in named:
-        finding = _locate(ctx, entry, present)
+        finding = _locate(ctx, entry, present, own)
         if finding:
             yield finding
     ctx.digests = {rel: digest for rel, digest in _hash(present).items()}
@@ -54,12 +56,29 @@ def _test_data_globs(ctx: Context) -> Iterator[Finding]:
             yield F.error(F.BUNDLE_PATH, f"{field_path(keys)}: {exc}", **ctx.where(*keys))
 
 
-def _locate(ctx: Context, entry: Named, present: dict[str, Path]) -> Finding | None:
+def own_files(root: Path, manifest: str) -> dict[str, str]:
+    """The real paths of the files written beside a manifest about the bundle (the manifest, `checker lock`'s
+    digest list, `checker sign`'s signature) -> what each is. A named file that is one of them cannot keep a
+    digest: lock and sign rewrite it after hashing it."""
+    what = {manifest: "manifest", DIGEST_LIST: "digest list", SIGNATURE: "signature"}
+    return {os.path.realpath(root / name): words for name, words in what.items()}
+
+
+def own_file_problem(rel: str, path: Path, own: dict[str, str]) -> str | None:
+    """Why a named file may not be named, when it is the bundle's own manifest, digest list or signature."""
+    words = own.get(str(path))
+    return f"'{rel}' is the bundle's {words}, which lock and sign rewrite: name another file" if words else None
+
+
+def _locate(ctx: Context, entry: Named, present: dict[str, Path], own: dict[str, str]) -> Finding | None:
     if entry.rel in present or entry.rel in ctx.unusable:
         return None
     try:
         path = ctx.resolve(entry.rel)
         is_file = path.is_file()
+        refused = own_file_problem(entry.rel, path, own)
+        if refused is not None:
+            raise BundlePathError(refused)
     except (BundlePathError, OSError) as exc:  # OSError: a name the file system refuses (too long, no access)
         ctx.unusable.add(entry.rel)
         _not_present(ctx, entry)

@@ -10,6 +10,7 @@ with the baseline graph's outputs as their reference, and every dtype file recor
 from __future__ import annotations
 
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,10 +88,14 @@ def _complete(folder: ModelFolder, init: InitResult, raw: Path | None, force: bo
 
 def _shipped(manifest: Path, result: FolderResult) -> None:
     """The folder's other files (its README, the configs read here) in `release.files`: named, so the bundle
-    digest covers them and `checker verify --strict` finds none unlisted. The files stage's own list of what sits
-    beside a manifest (its schema copy, digest list and signature) is left out, as it leaves them out."""
+    digest covers them and `checker verify --strict` finds none unlisted. What sits beside a manifest about the
+    bundle (its schema copy, digest list and signature) is left out, as the files stage leaves it out; so is
+    what is no plain file (a link, a FIFO) or no name the manifest can hold. A folder of more files than the
+    field holds gets none listed, and a line to do."""
     from checker.bundle.paths import walk_files
     from checker.checks.files import MAX_WALK
+    from checker.manifest.model.common import MAX_PATH
+    from checker.manifest.model.release import MAX_RELEASE_FILES
     from checker.manifest.named import named_files
     from checker.manifest.yamltree import to_plain
     from checker.readers.digestlist import DIGEST_LIST
@@ -99,13 +104,25 @@ def _shipped(manifest: Path, result: FolderResult) -> None:
 
     tree, root = read_tree(manifest), manifest.parent
     named = {n.rel for n in named_files(to_plain(tree), root)} | {manifest.name, SCHEMA_FILE, DIGEST_LIST, SIGNATURE}
-    others = [rel for rel in walk_files(root, MAX_WALK) if rel not in named]
+    others = [rel for rel in walk_files(root, MAX_WALK) if rel not in named and _plain_file(root, rel, MAX_PATH)]
     if not others:
+        return
+    if len(others) > MAX_RELEASE_FILES:
+        result.todo.append(f"release.files: the folder has {len(others)} other files, more than it holds: name them")
         return
     tree["release"]["files"] = block_seq(others)
     note(tree["release"], "files", "the folder's other files, shipped and digested, not judged", indent=ITEM_INDENT)
     write_tree(tree, manifest)
     result.filled.append(f"release.files: {len(others)} other files of the folder, named so the digest covers them")
+
+
+def _plain_file(root: Path, rel: str, longest: int) -> bool:
+    """A regular file, not a link, whose name a manifest can hold (UTF-8, within the path bound)."""
+    try:
+        rel.encode("utf-8")
+        return len(rel) <= longest and stat.S_ISREG((root / rel).lstat().st_mode)
+    except (UnicodeEncodeError, OSError):
+        return False
 
 
 def _done(placeholder: str, filled: list[str]) -> bool:

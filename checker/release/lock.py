@@ -10,6 +10,7 @@ from typing import Any
 
 from checker.bundle.layout import find_manifest
 from checker.bundle.paths import BundlePathError, resolve_inside
+from checker.checks.files import own_file_problem, own_files
 from checker.errors import BundleError
 from checker.manifest.canonical import release_lines
 from checker.manifest.load import Manifest, dump_tree, load_manifest, to_plain
@@ -43,7 +44,8 @@ def lock(path: Path) -> LockResult:
     files, problems = _resolve(manifest, named, root)
     if problems:
         return LockResult(False, problems)
-    digests = {rel: d for rel, d in zip(files, sha256_files(files.values()).values())}
+    hashed = sha256_files(files.values())  # one entry per real file: two names may share one
+    digests = {rel: hashed[path] for rel, path in files.items()}
     _write_digests(manifest.tree, named, digests)
     # The manifest's fields as they stand once the files' sha256 are in (release.digest is left out of them).
     lines = release_lines(digests, to_plain(manifest.tree))
@@ -60,9 +62,13 @@ def lock(path: Path) -> LockResult:
 def _resolve(manifest: Manifest, named: list[Named], root: Path) -> tuple[dict[str, Path], list[str]]:
     files: dict[str, Path] = {}
     problems = []
+    own = own_files(root, manifest.file)
     for entry in named:
         try:
             target = resolve_inside(root, entry.rel)
+            refused = own_file_problem(entry.rel, target, own)
+            if refused is not None:
+                raise BundlePathError(refused)
         except BundlePathError as exc:
             problems.append(f"{manifest.file}:{manifest.line(*entry.keys)}: {exc}")
             continue

@@ -6,6 +6,7 @@ named before any graph is read."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -78,6 +79,15 @@ def test_a_transformers_js_folder_becomes_a_bundle_whose_variants_are_judged(rep
     assert "config.json" in manifest["release"]["files"] and "bundle.yaml" not in manifest["release"]["files"]
     assert not set(manifest["release"]["files"]) & {"onnx/model.onnx", "preprocessor_config.json", "labels.txt"}
     assert "bundle.unlisted" not in ids(bundle)
+
+
+def test_only_the_folders_plain_files_are_listed_as_shipped(repo: Path, cli: Cli) -> None:
+    (repo / "README.md").write_text("# a model\n")
+    (repo / "config-link.json").symlink_to("config.json")
+    os.mkfifo(repo / "pipe")
+    code, _, err = cli("init", repo)
+    assert code == 0, err
+    assert _read(repo / "bundle.yaml")["release"]["files"] == ["README.md", "config.json"]
 
 
 def test_a_missing_chunk_is_named_before_any_graph_is_read(repo: Path, built: Path, cli: Cli) -> None:

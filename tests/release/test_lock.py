@@ -59,3 +59,27 @@ def test_lock_writes_each_labels_digest_beside_its_path_answers_included(example
     assert manifest.read_text().count(f"sha256: {digest.group(1)}") == 2
     report = verify_bundle(example, Options())
     assert report.digest == result.digest and report.status() == "pass", report.findings
+
+
+def test_lock_refuses_to_name_the_bundles_own_manifest(example: Path) -> None:
+    manifest = example / "bundle.yaml"
+    files = "  version: 1.0.0\n  files: [bundle.yaml]\n"
+    manifest.write_text(manifest.read_text().replace("  version: 1.0.0\n", files))
+    before = manifest.read_text()
+    result = lock(example)
+    assert not result.ok and "the bundle's manifest, which lock and sign rewrite" in result.messages[0]
+    assert manifest.read_text() == before  # nothing written
+
+
+def test_two_names_of_one_file_each_get_its_digest(example: Path) -> None:
+    (example / "labels-link.txt").symlink_to("labels.txt")
+    manifest = example / "bundle.yaml"
+    files = "  version: 1.0.0\n  files: [labels-link.txt, README.md]\n"
+    manifest.write_text(manifest.read_text().replace("  version: 1.0.0\n", files))
+    (example / "README.md").write_text("# mobilenet-tiny\n")
+    result = lock(example)
+    assert result.ok, result.messages
+    listed = dict(line.split("  ")[::-1] for line in (example / "bundle.sha256").read_text().splitlines())
+    assert listed["labels-link.txt"] == listed["labels.txt"] != listed["README.md"]
+    report = verify_bundle(example, Options())
+    assert report.status() == "pass", report.findings
