@@ -81,6 +81,31 @@ def real_under(real_root: str, rel: str, known: dict[str, str] | None = None) ->
     return found
 
 
+def plain_files(real_root: str, limit: int) -> set[str]:
+    """The bundle-relative names of the regular files under a root given by its real path, reached through
+    folders that are not links (and not `.git`): each names a file inside the bundle, found by one listing per
+    folder instead of a look-up per name and folder. At most `limit` entries are looked at; a name the set
+    lacks is resolved by real_under, which also refuses what no bundle may name."""
+    out: set[str] = set()
+    folders, seen = [("", real_root)], 0
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > limit:
+                        return out
+                    if entry.is_dir(follow_symlinks=False):  # the entry's type as listed: no stat, no link followed
+                        if not entry.name.startswith(".git"):
+                            folders.append((f"{prefix}{entry.name}/", entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        out.add(prefix + entry.name)
+        except OSError:
+            continue
+    return out
+
+
 def _real_child(folder: str, name: str) -> tuple[str, bool]:
     """The real path of `name` in a folder given by its real path, and whether the name exists: the joined
     path itself unless it is a link. A missing name is kept as written, as os.path.realpath keeps it. A link

@@ -26,7 +26,7 @@ from checker.reports.model import BundleReport
 from checker.signing.attest import StatementChecker
 from checker.store.entries import Store
 from checker.store.identity import named_paths
-from checker.store.key import Machine
+from checker.store.key import Keys, Machine
 from checker.store.lookup import look_up
 
 RUN, REUSED, UNCHANGED = "run", "reused", "unchanged"
@@ -49,14 +49,16 @@ class Lookup:
     """The verdict store and whom it trusts, with what the key needs of this machine."""
 
     store: Store
-    machine: Machine
+    keys: Keys
     checker: StatementChecker
 
 
 def select(paths: list[str], options: Options, changes: Changes | None, costs: Mapping[str, float]) -> list[Planned]:
     lookup = None
     if options.reuse is not None and options.reuse_trust is not None:
-        lookup = Lookup(Store.open(options.reuse), Machine.here(), StatementChecker(options.reuse_trust))
+        lookup = Lookup(
+            Store.open(options.reuse), Keys.of(Machine.here(), options), StatementChecker(options.reuse_trust)
+        )
     return [_one(path, options, changes, lookup, costs) for path in paths]
 
 
@@ -65,7 +67,7 @@ def _one(
 ) -> Planned:
     cost = costs.get(os.path.normpath(path))
     if lookup is not None:
-        looked = look_up(Path(path), options, lookup.machine, lookup.store, lookup.checker)
+        looked = look_up(Path(path), options, lookup.keys, lookup.store, lookup.checker)
         if looked.report is not None:
             return Planned(
                 path, REUSED, "a trusted stored verdict", cost=looked.report.duration_s, report=looked.report

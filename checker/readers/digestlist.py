@@ -7,7 +7,9 @@ test-data file) without a digest field per file in the manifest, which keeps a m
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,3 +65,21 @@ def read_digest_list(root: Path) -> DigestList | None:
             continue
         out.digests[found.group(2)] = (found.group(1), number)
     return out
+
+
+def list_bytes(root: Path) -> bytes | None:
+    """The list's bytes as `checker lock` wrote them, or None where there is none to read: no list, a link, not
+    a plain file, over MAX_LIST_BYTES, unreadable (read_digest_list says which)."""
+    path = os.path.join(root, DIGEST_LIST)  # noqa: PTH118 (a verdict store reads hundreds: no Path made of each)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # never a link or a FIFO
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):  # where O_NOFOLLOW is unknown
+            return None
+        with os.fdopen(os.open(path, flags), "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_LIST_BYTES:
+                return None
+            data = file.read(MAX_LIST_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_LIST_BYTES else None

@@ -41,15 +41,17 @@ class Painter:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour and code else text
 
 
-# Fields whose text keeps its line breaks: `_validation` makes each line printable and prefixes it.
-_MULTILINE = ("stdout_tail", "stderr_tail")
+# Fields left as they are, each made printable where it is shown: the text that keeps its line breaks
+# (`_validation` makes each line printable and prefixes it), and a reused verdict's figures, shown only as one
+# line (`_reused_line`; a zoo's report holds hundreds, which the walk would cost a tenth of its rendering).
+_KEPT = ("stdout_tail", "stderr_tail", "reused")
 _MAX_DEPTH = 32
 
 
 def _inert(report: Report) -> Report:
     """The report with every string made printable (dict keys too: rules key their figures by case name).
     A finding's details may nest without end; nothing shown lies deeper than a few levels."""
-    return each_string(report, lambda s: printable(writable(s)), keep=_MULTILINE, deepest=_MAX_DEPTH)
+    return each_string(report, lambda s: printable(writable(s)), keep=_KEPT, deepest=_MAX_DEPTH)
 
 
 def render(report: Report, **options: Unpack[RenderOptions]) -> str:
@@ -70,7 +72,8 @@ def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     if stored:
         head += f"; {stored} reused from the verdict store, {total - stored} verified"
     reused = [b for b in bundles if b.reused is not None and status[id(b)] != "fail"]
-    judged = [b for b in bundles if not any(b is r for r in reused)]
+    standing = {id(b) for b in reused}
+    judged = [b for b in bundles if id(b) not in standing]
     ordered = [b for b in judged if status[id(b)] == "fail"] + [b for b in judged if status[id(b)] != "fail"]
     several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
     manifests = {b.path: b.manifest_file for b in bundles}
@@ -137,7 +140,7 @@ def _reused_line(bundle: BundleReport, status: str, paint: Painter) -> str:
     """A passing bundle whose verdict was reused: its verdict, name and manifest, and the stored verdict."""
     title = f"{bundle.name or '?'} {bundle.version or ''}".strip()
     manifest = repo_path(bundle.path, bundle.manifest_file) if bundle.manifest_file else None
-    said = bundle.reused.line() if bundle.reused is not None else ""
+    said = printable(writable(bundle.reused.line())) if bundle.reused is not None else ""  # kept by _inert
     return f"{paint(status.upper(), status)}  {title}  ({manifest or bundle.path})  {said}"
 
 

@@ -169,16 +169,33 @@ def _content(path: Path) -> str:
         return f"unreadable:{path.name}"
 
 
+@dataclass(frozen=True)
+class Keys:
+    """Every key of one run: what a key holds besides the bundle's digest, worked out once (the files an option
+    names are hashed once, not once for each bundle of a zoo)."""
+
+    machine: Machine
+    options: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, machine: Machine, options: Options) -> Keys:
+        return cls(machine, verdict_options(options))
+
+    def parts(self, digest: str) -> dict[str, Any]:
+        """Everything the verdict on the bundle of `digest` depends on."""
+        return {
+            "key_version": KEY_VERSION,
+            "digest": digest,
+            "checker": self.machine.checker,
+            "onnxruntime": dict(self.machine.onnxruntime),
+            "cpu_class": self.machine.cpu_class,
+            "options": dict(self.options),
+        }
+
+
 def key_parts(digest: str, machine: Machine, options: Options) -> dict[str, Any]:
     """Everything the verdict on the bundle of `digest` depends on."""
-    return {
-        "key_version": KEY_VERSION,
-        "digest": digest,
-        "checker": machine.checker,
-        "onnxruntime": dict(machine.onnxruntime),
-        "cpu_class": machine.cpu_class,
-        "options": verdict_options(options),
-    }
+    return Keys.of(machine, options).parts(digest)
 
 
 def key_of(parts: Mapping[str, Any]) -> str:

@@ -10,6 +10,7 @@ this digest under other keys only, naming what differs).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -19,7 +20,7 @@ from typing import Any
 
 from checker import findings as F
 from checker.bundle.opening import OpenedBundle, is_archive, open_bundle
-from checker.bundle.paths import BundlePathError, real_under
+from checker.bundle.paths import BundlePathError, plain_files, real_under
 from checker.checks.completeness import completeness_stage
 from checker.context import Context, Options
 from checker.errors import Error
@@ -27,8 +28,8 @@ from checker.findings import Finding
 from checker.manifest.canonical import is_field, manifest_digest
 from checker.manifest.load import read_text, text_digest
 from checker.platforms.catalog import declared_data
-from checker.readers.digest import bundle_digest, sha256_small
-from checker.readers.digestlist import DigestList, read_digest_list
+from checker.readers.digest import sha256_small
+from checker.readers.digestlist import list_bytes
 from checker.reports.model import BundleReport, NotRun
 from checker.reports.parts.reused import (
     COMPARISON_KEYS,
@@ -42,12 +43,17 @@ from checker.reports.parts.values import mappings
 from checker.signing.attest import AttestationError, StatementChecker, Verified
 from checker.store.entries import Entry, EntryProblem, Store
 from checker.store.identity import Identity, identify
-from checker.store.key import Machine, differences, key_of, key_parts
+from checker.store.key import Keys, differences, key_of
 
 MAX_OTHERS_READ = 3  # entries of the same digest under other keys read to say what differs
 # Words of a manifest that may make what it names or what a verdict must judge depend on more than its text
 # (a glob over the bundle's folders, declared platforms): such a manifest is looked up in full.
 QUICK_UNSURE = ("onnx_test_data", "platforms")
+# The entries of a bundle's folders listed to find its plain files at once: enough for its own files and
+# folders and some beside them, not a whole repository when a manifest sits at its top (the rest are then
+# resolved one by one).
+WALKED_PER_FILE, WALKED_BESIDE = 4, 1000
+DIGEST_CHARS, LINE_HEAD = 64, 66  # a list's line: the hex digest, two characters, the path
 
 
 @dataclass
@@ -67,7 +73,7 @@ class Refused(Exception):
 def look_up(
     path: Path,
     options: Options,
-    machine: Machine,
+    keys: Keys,
     store: Store,
     checker: StatementChecker,
     read: Listed | None = None,
@@ -75,13 +81,13 @@ def look_up(
     """The bundle's stored verdict, or why it runs; `read`, its list when already read (`listed`)."""
     try:
         with open_bundle(path) as opened:
-            known = quick_look_up(path, opened, options, machine, store, checker, read)
+            known = quick_look_up(path, opened, options, keys, store, checker, read)
             if known is not None:
                 return known
             identity = identify(opened)
             if identity is None:
                 return Looked()
-            return _look_up(opened, identity, options, machine, store, checker)
+            return _look_up(opened, identity, options, keys, store, checker)
     except Error:
         return Looked()  # not a bundle at all: the run says so, as it would without a store
 
@@ -90,11 +96,11 @@ def _look_up(
     opened: OpenedBundle,
     identity: Identity,
     options: Options,
-    machine: Machine,
+    keys: Keys,
     store: Store,
     checker: StatementChecker,
 ) -> Looked:
-    parts = key_parts(identity.digest, machine, options)
+    parts = keys.parts(identity.digest)
     key, digest = key_of(parts), identity.digest.removeprefix("sha256:")
     entry = store.find(digest, key)
     if entry is None:
@@ -117,7 +123,7 @@ def quick_look_up(
     path: Path,
     opened: OpenedBundle,
     options: Options,
-    machine: Machine,
+    keys: Keys,
     store: Store,
     checker: StatementChecker,
     read: Listed | None = None,
@@ -135,17 +141,23 @@ def quick_look_up(
     text, found = read_text(opened.manifest_path)
     if text is None or found or any(word in text for word in QUICK_UNSURE):
         return None
-    lines = read or listed(path, options, machine)
-    if lines is None:
+    listing = read or listed(path, keys)
+    if listing is None:
         return None
-    digest, parts, key, hexdigest = lines.digest, lines.parts, lines.key, lines.digest.removeprefix("sha256:")
+    digest, parts, key = listing.digest, listing.parts, listing.key
+    hexdigest = digest.removeprefix("sha256:")
     entry = store.find(hexdigest, key)
     if entry is None:  # before hashing: no file need be read for a verdict the store does not hold
         return None
+    files = listing.files()
+    if files is None:
+        return None
     real_root, known = os.path.realpath(opened.root), dict[str, str]()
+    plain = plain_files(real_root, WALKED_PER_FILE * len(files) + WALKED_BESIDE)
     try:
-        for name, (listed_digest, _) in lines.lines.digests.items():
-            if not is_field(name) and sha256_small(real_under(real_root, name, known)) != listed_digest:
+        for name, listed_digest in files:
+            file = os.path.join(real_root, name) if name in plain else real_under(real_root, name, known)  # noqa: PTH118
+            if sha256_small(file) != listed_digest:
                 return None
     except (BundlePathError, OSError):
         return None
@@ -163,29 +175,50 @@ def quick_look_up(
 
 @dataclass(frozen=True)
 class Listed:
-    """A locked bundle folder's `bundle.sha256` as it lists the files: its lines, the digest they hash to and
-    that digest's key. Read once, for the guess of which bundles run (`unstored`) and the quick look-up alike."""
+    """A locked bundle folder's `bundle.sha256` as read, the digest of its text and that digest's key. Read
+    once, for the guess of which bundles run (`unstored`) and the quick look-up alike.
 
-    lines: DigestList
+    `checker lock` writes the list as the very lines the bundle digest hashes, so the text's SHA-256 is the
+    bundle digest it declares; its lines are read only by a look-up that found an entry of that digest (one
+    text hashes to it, so those are the judged lines). A list written any other way only has a digest no entry
+    is filed under."""
+
+    text: bytes
     digest: str
     parts: dict[str, Any]
     key: str
 
+    def files(self) -> list[tuple[str, str]] | None:
+        """The files it lists, (path, sha256), its lines of manifest fields left out; None where a line is not
+        `<sha256>  <path>`. Read where an entry of the text's digest was found: then the text is lock's
+        (nothing else hashes to a bundle digest), and each path is still resolved inside the bundle."""
+        try:
+            lines = self.text.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            return None
+        out = []
+        for line in lines:
+            if len(line) <= LINE_HEAD or line[DIGEST_CHARS:LINE_HEAD] not in ("  ", " *"):
+                return None
+            if not is_field(name := line[LINE_HEAD:]):
+                out.append((name, line[:DIGEST_CHARS]))
+        return out
 
-def listed(path: Path, options: Options, machine: Machine) -> Listed | None:
-    """The bundle's list, or None for an archive, a bundle with no list or a list with a line it cannot read."""
+
+def listed(path: Path, keys: Keys) -> Listed | None:
+    """The bundle's list, or None for an archive or a bundle with no list it can read."""
     if is_archive(path):
         return None
     try:
         with open_bundle(path) as opened:
-            lines = read_digest_list(opened.root)
+            text = list_bytes(opened.root)
     except (Error, OSError):
         return None
-    if lines is None or lines.problems:
+    if text is None:
         return None
-    digest = bundle_digest({name: line[0] for name, line in lines.digests.items()})
-    parts = key_parts(digest, machine, options)
-    return Listed(lines, digest, parts, key_of(parts))
+    digest = "sha256:" + hashlib.sha256(text).hexdigest()
+    parts = keys.parts(digest)
+    return Listed(text, digest, parts, key_of(parts))
 
 
 def unstored(found: Listed, store: Store) -> bool:

@@ -27,7 +27,7 @@ from checker.readers.environment import environment
 from checker.reports.model import BundleReport, Report
 from checker.signing.attest import StatementChecker
 from checker.store.entries import Store
-from checker.store.key import Machine
+from checker.store.key import Keys, Machine
 from checker.store.lookup import Listed, Looked, listed, look_up, unstored
 from checker.workers import pool_size, start_method, worker_options
 
@@ -61,18 +61,18 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
     if options.reuse is None or options.reuse_trust is None:
         raise UsageError("--reuse needs a store and the signer whose verdicts it may reuse")
     store = Store.open(options.reuse)
-    machine = Machine.here()
+    keys = Keys.of(Machine.here(), options)
     checker = StatementChecker(options.reuse_trust)
     given = [Path(p) for p in paths]
     # Each locked bundle's list, and the guess it allows: the bundles whose listed digest the store holds no
     # entry of will run. Those and the bundles that list nothing are the ones the workers are sized for.
-    lists = [listed(path, options, machine) for path in given]
+    lists = [listed(path, keys) for path in given]
     first = [i for i, found in enumerate(lists) if found is not None and unstored(found, store)]
     runs = _Runs([p for i, p in enumerate(given) if lists[i] is None or i in first], options)
     outcomes: dict[int, Outcome | Future[Outcome]] = {}
 
     def looked_up(i: int) -> Outcome | Future[Outcome]:
-        looked = look_up(given[i], options, machine, store, checker, lists[i])
+        looked = look_up(given[i], options, keys, store, checker, lists[i])
         if looked.report is not None:
             return Outcome(looked.report, looked.parts, looked.document)
         return runs.verify(given[i], looked)
@@ -93,7 +93,7 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
             if back - front > KEPT_SHARES and runs.free() > 0:
                 back -= 1
                 share = shares[back]
-                taken = runs.look_up([given[i] for i in share], [lists[i] for i in share], machine, store)
+                taken = runs.look_up([given[i] for i in share], [lists[i] for i in share], keys, store)
                 handed.append((share, taken))
                 continue
             for i in shares[front]:
@@ -142,13 +142,11 @@ class _Runs:
         self.handed.append(self.pool.submit(_verified, path, options, looked))
         return self.handed[-1]
 
-    def look_up(
-        self, paths: list[Path], lists: list[Listed | None], machine: Machine, store: Store
-    ) -> Future[list[Outcome]]:
+    def look_up(self, paths: list[Path], lists: list[Listed | None], keys: Keys, store: Store) -> Future[list[Outcome]]:
         """The bundles' look-ups, handed to the pool (which exists: a bundle ran)."""
         assert self.pool is not None
         options = worker_options(self.options, self.workers, beside=1)
-        self.handed.append(self.pool.submit(_looked_up_there, paths, lists, options, machine, store))
+        self.handed.append(self.pool.submit(_looked_up_there, paths, lists, options, keys, store))
         return self.handed[-1]
 
     def environment(self) -> dict[str, str]:
@@ -174,7 +172,7 @@ KEPT_SHARES = 4  # the last shares, looked up here: a worker's first share also 
 
 
 def _looked_up_there(
-    paths: list[Path], lists: list[Listed | None], options: Options, machine: Machine, store: Store
+    paths: list[Path], lists: list[Listed | None], options: Options, keys: Keys, store: Store
 ) -> list[Outcome]:
     """Look-ups done by a worker, each judged as this process judges it (its own signature checker, the same
     store, key and rules); a bundle that must run after all is verified here and then."""
@@ -182,7 +180,7 @@ def _looked_up_there(
     checker = StatementChecker(options.reuse_trust)
     out = []
     for path, found in zip(paths, lists):
-        looked = look_up(path, options, machine, store, checker, found)
+        looked = look_up(path, options, keys, store, checker, found)
         if looked.report is not None:
             out.append(Outcome(looked.report, looked.parts, looked.document))
         else:

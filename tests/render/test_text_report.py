@@ -47,3 +47,23 @@ def test_no_color_set_and_not_empty_turns_colour_off(
         monkeypatch.setenv("NO_COLOR", value)
     assert colour_wanted(argparse.Namespace(no_color=False), Tty()) is colour
     assert colour_wanted(argparse.Namespace(no_color=False), io.StringIO()) is False
+
+
+def test_a_reused_verdict_is_shown_printable_on_its_one_line() -> None:
+    """A reused verdict's figures come from a stored attestation (untrusted) and are shown only as one line:
+    each control character on it is an escape, however deep in the figures it was."""
+    from checker.findings import info
+    from checker.reports.parts.reused import Reused
+
+    hostile = "\x1b]0;owned\x07\x1b[2J"
+    reused = Reused(
+        entry="e", key="k", verified_at="2026-01-02T03:04:05Z\r\nPASS  forged", signed_by=f"the key {hostile}",
+        result="PASSED", checker_version="0.1", comparisons=[{"graph": "int8", "against": "x", "status": "pass"}],
+        platforms=[{"class": f"x86-64-v3{hostile}"}], findings={"warning": {f"id{hostile}": 1}},
+    )  # fmt: skip
+    bundle = BundleReport(name="m", version="1", path="m", reused=reused)
+    bundle.add([info("store.reused", reused.line())])
+    text = render(Report("0", [bundle]))
+    [line] = [x for x in text.splitlines() if "reused: verdict of" in x]
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text
+    assert "\\x1b]0;owned\\x07" in line and "x86-64-v3\\x1b" in line and "\\x0d\\x0aPASS  forged" in line

@@ -267,12 +267,12 @@ def _quick(bundle: Path, store: Path, keys: KeyFiles) -> Any:
     from checker.context import Options, Trust
     from checker.signing.attest import StatementChecker
     from checker.store.entries import Store
-    from checker.store.key import Machine
+    from checker.store.key import Keys, Machine
     from checker.store.lookup import quick_look_up
 
     options, checker = Options(gain_budget_s=0.0), StatementChecker(Trust(keys.public))
     with open_bundle(bundle) as opened:
-        return quick_look_up(bundle, opened, options, Machine.here(), Store.open(store), checker)
+        return quick_look_up(bundle, opened, options, Keys.of(Machine.here(), options), Store.open(store), checker)
 
 
 def test_the_quick_look_up_holds_the_bundle_to_the_judged_digest(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
@@ -339,17 +339,17 @@ def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_
 ) -> None:
     from checker.context import Options
     from checker.store.entries import Store
-    from checker.store.key import Machine
+    from checker.store.key import Keys, Machine
     from checker.store.lookup import listed, unstored
 
     a, b, c = zoo(tmp_path / "zoo", 3)
     store = tmp_path / "store"
     run(cli, [a, b, c], store, keys)
-    options, machine = Options(gain_budget_s=0.0), Machine.here()
+    run_keys = Keys.of(Machine.here(), Options(gain_budget_s=0.0))
 
     def guesses() -> list[bool]:
         opened = Store.open(store)
-        found = [listed(p, options, machine) for p in (a, b, c)]
+        found = [listed(p, run_keys) for p in (a, b, c)]
         assert all(f is not None for f in found)
         return [unstored(f, opened) for f in found if f is not None]
 
@@ -380,7 +380,7 @@ def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFi
     from checker.context import Options, Trust
     from checker.signing.attest import StatementChecker
     from checker.store.entries import Store
-    from checker.store.key import Machine
+    from checker.store.key import Keys, Machine
     from checker.store.lookup import listed, look_up
     from checker.store.run import _looked_up_there
     from checker.workers import start_method
@@ -392,12 +392,12 @@ def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFi
     entry_b.write_text(_signed_line_for(key_pair(tmp_path / "stranger", "stranger"), entry_b.read_text()))
     change(c)  # no verdict of it: the worker that finds it runs it
     options = Options(gain_budget_s=0.0, reuse=store, reuse_trust=Trust(keys.public))
-    machine, opened, paths = Machine.here(), Store.open(store), [a, b, c]
-    lists = [listed(p, options, machine) for p in paths]
+    run_keys, opened, paths = Keys.of(Machine.here(), options), Store.open(store), [a, b, c]
+    lists = [listed(p, run_keys) for p in paths]
     checker = StatementChecker(Trust(keys.public))
-    here = [look_up(p, options, machine, opened, checker, found) for p, found in zip(paths, lists)]
+    here = [look_up(p, options, run_keys, opened, checker, found) for p, found in zip(paths, lists)]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(start_method())) as pool:
-        there = pool.submit(_looked_up_there, paths, lists, options, machine, opened).result()
+        there = pool.submit(_looked_up_there, paths, lists, options, run_keys, opened).result()
     assert [o.report.path for o in there] == [str(p) for p in paths]
     assert [o.report.reused is not None for o in there] == [True, False, False]
     assert here[0].report is not None and there[0].report.to_dict() == here[0].report.to_dict()
@@ -407,3 +407,82 @@ def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFi
     assert there[1].report.comparisons and there[2].report.comparisons  # both ran, in the worker
     assert there[2].report.version == "1.0.1" and there[2].environment is not None
     assert [o.parts for o in there[1:]] == [x.parts for x in here[1:]]
+
+
+def test_the_quick_look_up_reads_no_file_through_a_link_that_leaves_the_bundle(
+    cli: Cli, keys: KeyFiles, tmp_path: Path
+) -> None:
+    """The quick look-up finds a bundle's plain files by listing its folders; a name that is not one of them (a
+    link) is resolved one folder at a time, and a link leaving the bundle is never read, even to a file of the
+    very bytes judged: the run that follows says bundle.path, as a first run would."""
+    a, b, c = zoo(tmp_path / "zoo", 3)
+    store = tmp_path / "store"
+    run(cli, [a, b, c], store, keys)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    labels = outside / "labels.txt"
+    labels.write_bytes((a / "labels.txt").read_bytes())
+    (a / "labels.txt").unlink()
+    (a / "labels.txt").symlink_to(labels)  # a file's link, leaving the bundle
+    cases = outside / "cases"
+    (b / "cases").rename(cases)
+    (b / "cases").symlink_to(cases)  # a folder's link, leaving it
+    inside = c / "labels.copy"
+    inside.write_bytes((c / "labels.txt").read_bytes())
+    (c / "labels.txt").unlink()
+    (c / "labels.txt").symlink_to("labels.copy")  # a link inside the bundle: followed, as a run follows it
+    assert _quick(a, store, keys) is None and _quick(b, store, keys) is None
+    quick = _quick(c, store, keys)
+    assert quick is not None and quick.report.reused is not None
+    report = run(cli, [a, b, c], store, keys, attest=False)
+    assert reused(report)[:2] == [False, False]
+    paths = found(report, "bundle.path")
+    assert {x["path"] for x in report["bundles"][:2]} == {str(a), str(b)}
+    assert len(paths) >= 2 and all("leaves the bundle" in f["message"] for f in paths)
+
+
+def test_a_list_that_is_no_plain_file_is_not_read_for_the_guess(tmp_path: Path) -> None:
+    """`bundle.sha256` read for the guess of which bundles run: a link, a FIFO (whose read would never end) or a
+    list over the bound gives no guess (the bundle's own look-up and run then say what is wrong)."""
+    from checker.readers import digestlist
+    from checker.readers.digestlist import DIGEST_LIST, list_bytes
+
+    bundle = release(tmp_path / "b", "b")
+    text = (bundle / DIGEST_LIST).read_bytes()
+    assert list_bytes(bundle) == text
+    (tmp_path / "elsewhere").write_bytes(text)
+    (bundle / DIGEST_LIST).unlink()
+    (bundle / DIGEST_LIST).symlink_to(tmp_path / "elsewhere")
+    assert list_bytes(bundle) is None
+    (bundle / DIGEST_LIST).unlink()
+    os.mkfifo(bundle / DIGEST_LIST)
+    assert list_bytes(bundle) is None
+    (bundle / DIGEST_LIST).unlink()
+    (bundle / DIGEST_LIST).write_bytes(text)
+    bound = digestlist.MAX_LIST_BYTES
+    try:
+        digestlist.MAX_LIST_BYTES = len(text) - 1
+        assert list_bytes(bundle) is None
+    finally:
+        digestlist.MAX_LIST_BYTES = bound
+    assert list_bytes(bundle) == text
+
+
+def test_a_listed_text_is_read_only_as_lock_writes_it(tmp_path: Path) -> None:
+    """The quick look-up reads a list's file lines only when every line is `<sha256>  <path>`; the lines of
+    manifest fields are left out."""
+    from checker.context import Options
+    from checker.store.key import Keys, Machine
+    from checker.store.lookup import listed
+
+    bundle = release(tmp_path / "b", "b")
+    found = listed(bundle, Keys.of(Machine.here(), Options()))
+    assert found is not None and found.digest == "sha256:" + hashlib.sha256(found.text).hexdigest()
+    files = found.files()
+    labels = hashlib.sha256((bundle / "labels.txt").read_bytes()).hexdigest()
+    assert files is not None and ("labels.txt", labels) in files
+    assert not any(name.startswith("manifest:") for name, _ in files)
+    lines = found.text.decode().splitlines()
+    for bad in ("0" * 64 + " labels.txt", "0" * 64 + "  ", "not a line"):
+        broken = type(found)(("\n".join([*lines, bad]) + "\n").encode(), found.digest, found.parts, found.key)
+        assert broken.files() is None, bad

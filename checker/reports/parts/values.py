@@ -115,7 +115,15 @@ def each_string(
     nothing shown lies so deep. What `change` leaves as it is stays the very object (most text needs nothing);
     a record with a changed field is copied field by field, not rebuilt, so that nothing its constructor does
     (a finding bounds its message) runs again."""
-    return cast(_T, _each(value, change, frozenset(keep), deepest, 0))
+    memo: dict[str, str] = {}
+
+    def once(text: str) -> str:  # a report of hundreds of bundles repeats its strings: each is changed once
+        out = memo.get(text)
+        if out is None:
+            out = memo[text] = change(text)
+        return text if out == text else out  # unchanged text stays the very object, as said above
+
+    return cast(_T, _each(value, once, frozenset(keep), deepest, 0))
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
