@@ -56,12 +56,21 @@ def _test_data_globs(ctx: Context) -> Iterator[Finding]:
             yield F.error(F.BUNDLE_PATH, f"{field_path(keys)}: {exc}", **ctx.where(*keys))
 
 
+def written_beside(manifest: str) -> dict[str, str]:
+    """The files the checker writes beside a manifest about the bundle, each by what it is: the manifest,
+    `checker lock`'s digest list, `checker sign`'s signature and the schema copy `checker init` writes for
+    editors. None of them is unlisted, and none is shipped in `release.files`."""
+    return {manifest: "manifest", DIGEST_LIST: "digest list", SIGNATURE: "signature", SCHEMA_FILE: "schema copy"}
+
+
+REWRITTEN = ("manifest", "digest list", "signature")  # rewritten after the named files are hashed
+
+
 def own_files(root: Path, manifest: str) -> dict[str, str]:
-    """The real paths of the files written beside a manifest about the bundle (the manifest, `checker lock`'s
-    digest list, `checker sign`'s signature) -> what each is. A named file that is one of them cannot keep a
-    digest: lock and sign rewrite it after hashing it."""
-    what = {manifest: "manifest", DIGEST_LIST: "digest list", SIGNATURE: "signature"}
-    return {os.path.realpath(root / name): words for name, words in what.items()}
+    """The real paths of the files written beside a manifest that lock and sign rewrite -> what each is. A
+    named file that is one of them cannot keep a digest: lock and sign rewrite it after hashing it."""
+    beside = written_beside(manifest).items()
+    return {os.path.realpath(root / name): words for name, words in beside if words in REWRITTEN}
 
 
 def own_file_problem(rel: str, path: Path, own: dict[str, str]) -> str | None:
@@ -199,8 +208,7 @@ def _few(paths: list[str], shown: int = 5) -> str:
 
 
 def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
-    # The manifest, the schema copy `checker init` writes for editors, and the signature `checker sign` writes.
-    beside = {ctx.manifest.file, SCHEMA_FILE, SIGNATURE}
+    beside = written_beside(ctx.manifest.file)
     unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)

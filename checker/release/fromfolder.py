@@ -93,17 +93,15 @@ def _shipped(manifest: Path, result: FolderResult) -> None:
     what is no plain file (a link, a FIFO) or no name the manifest can hold. A folder of more files than the
     field holds gets none listed, and a line to do."""
     from checker.bundle.paths import walk_files
-    from checker.checks.files import MAX_WALK
+    from checker.checks.files import MAX_WALK, written_beside
     from checker.manifest.model.common import MAX_PATH
     from checker.manifest.model.release import MAX_RELEASE_FILES
     from checker.manifest.named import named_files
     from checker.manifest.yamltree import to_plain
-    from checker.readers.digestlist import DIGEST_LIST
     from checker.release.tree import block_seq
-    from checker.signing.files import SIGNATURE
 
     tree, root = read_tree(manifest), manifest.parent
-    named = {n.rel for n in named_files(to_plain(tree), root)} | {manifest.name, SCHEMA_FILE, DIGEST_LIST, SIGNATURE}
+    named = {n.rel for n in named_files(to_plain(tree), root)} | set(written_beside(manifest.name))
     others = [rel for rel in walk_files(root, MAX_WALK) if rel not in named and _plain_file(root, rel, MAX_PATH)]
     if not others:
         return
