@@ -43,7 +43,8 @@ def sha256_small(path: str) -> str:
         if info.st_size > CHUNK:
             return sha256_file(Path(path))
         digest = hashlib.sha256()
-        while data := os.read(fd, CHUNK + 1):
+        # Reads of the file's size: a buffer of CHUNK would cost each small file the mapping of a megabyte.
+        while data := os.read(fd, info.st_size + 1):
             digest.update(data)
         return digest.hexdigest()
     finally:

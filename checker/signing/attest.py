@@ -219,10 +219,12 @@ def verified_statements(path: Path, trust: Trust) -> tuple[list[dict[str, Any]],
 
 @dataclass(frozen=True)
 class Verified:
-    """A statement whose signature is trusted, and who signed it, in words."""
+    """A statement whose signature is trusted, who signed it, in words, and the signed document it was read
+    from (as parsed, for what keeps the document: a verdict store's reused entry)."""
 
     statement: dict[str, Any]
     signer: str
+    document: dict[str, Any]
 
 
 class StatementChecker:
@@ -259,7 +261,7 @@ class StatementChecker:
             return None
         if payload_type != PAYLOAD_TYPE or not isinstance(content, dict):
             return None
-        return Verified(content, signer) if content.get("predicateType") == PREDICATE_TYPE else None
+        return Verified(content, signer, document) if content.get("predicateType") == PREDICATE_TYPE else None
 
     def _keyless(self, document: dict[str, Any]) -> tuple[str, bytes, str] | None:
         if not (self.trust.identity and self.trust.issuer):

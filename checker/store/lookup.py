@@ -11,7 +11,6 @@ this digest under other keys only, naming what differs).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from checker.checks.completeness import completeness_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
-from checker.manifest.canonical import is_field, manifest_digest
+from checker.manifest.canonical import PREFIX, manifest_digest
 from checker.manifest.load import read_text, text_digest
 from checker.platforms.catalog import declared_data
 from checker.readers.digest import sha256_small
@@ -154,9 +153,10 @@ def quick_look_up(
         return None
     real_root, known = os.path.realpath(opened.root), dict[str, str]()
     plain = plain_files(real_root, WALKED_PER_FILE * len(files) + WALKED_BESIDE)
+    inside = real_root.rstrip(os.sep) + os.sep
     try:
         for name, listed_digest in files:
-            file = os.path.join(real_root, name) if name in plain else real_under(real_root, name, known)  # noqa: PTH118
+            file = inside + name if name in plain else real_under(real_root, name, known)
             if sha256_small(file) != listed_digest:
                 return None
     except (BundlePathError, OSError):
@@ -189,20 +189,18 @@ class Listed:
     key: str
 
     def files(self) -> list[tuple[str, str]] | None:
-        """The files it lists, (path, sha256), its lines of manifest fields left out; None where a line is not
-        `<sha256>  <path>`. Read where an entry of the text's digest was found: then the text is lock's
-        (nothing else hashes to a bundle digest), and each path is still resolved inside the bundle."""
+        """The files it lists, (path, sha256), its lines of manifest fields left out; None where it is not UTF-8.
+        Read where an entry of the text's digest was found: then the text is lock's (nothing else hashes to a
+        bundle digest), each line `<sha256>  <path>`. Any other text only makes a look-up fail: its paths are
+        still resolved inside the bundle, and its entry's signature is still checked."""
         try:
-            lines = self.text.decode("utf-8").splitlines()
+            lines = self.text.decode("utf-8").split("\n")
         except UnicodeDecodeError:
             return None
-        out = []
-        for line in lines:
-            if len(line) <= LINE_HEAD or line[DIGEST_CHARS:LINE_HEAD] not in ("  ", " *"):
-                return None
-            if not is_field(name := line[LINE_HEAD:]):
-                out.append((name, line[:DIGEST_CHARS]))
-        return out
+        field = PREFIX + "/"
+        return [
+            (line[LINE_HEAD:], line[:DIGEST_CHARS]) for line in lines if line and not line.startswith(field, LINE_HEAD)
+        ]
 
 
 def listed(path: Path, keys: Keys) -> Listed | None:
@@ -262,7 +260,7 @@ def judge(
     if predicate.get("verificationResult") not in ("PASSED", "FAILED"):
         raise Refused("it records no verdict")
     _consistent(predicate)
-    return verified, json.loads(lines[0])
+    return verified, verified.document
 
 
 def _consistent(predicate: Mapping[str, Any]) -> None:

@@ -1,20 +1,23 @@
 """`checker verify PATH... --reuse STORE`: each bundle's stored verdict looked up first, and only the bundles
 without a trusted one verified.
 
-A look-up hashes the bundle's files and reads one entry, a few milliseconds; a verification costs seconds. So
-that a pull request of one changed bundle among hundreds costs about that one bundle, this process first reads
+A look-up hashes the bundle's files and reads one entry, about a millisecond; a verification costs seconds.
+So that a pull request of one changed bundle among hundreds costs about that one bundle, this process first reads
 each locked bundle's `bundle.sha256` and finds those the store surely has no verdict of (no entry of the listed
-digest under their key: no file hashed, no signature checked), looks each of those up and hands it to a worker
-(`--jobs`) at once; then it looks the others up in order while the workers verify (one that must run after all
-is handed on as it is found). A worker that has verified what it was given takes a share of the look-ups (the
-last ones left; it runs a bundle it finds must run), so that both cores hash once the run is done. The guess
-only orders the look-ups and sizes the pool (the bundles it expects to run, and those that list nothing): each
-bundle's own look-up decides, wherever it is done. The workers start at the first bundle that must run, and the
-stages are imported only by the process that verifies one: a run whose verdicts are all reused starts no worker
-and never loads onnxruntime. The reports keep the order of the paths given."""
+digest under their key: no file hashed, no signature checked), and hands each of those at once to a worker
+(`--jobs`), which looks it up and verifies it; then it looks the others up in order while the workers verify
+(one that must run after all is handed on as it is found). A worker that has verified what it was given takes a
+share of the look-ups (the last ones left; it runs a bundle it finds must run), so that both cores hash once the
+run is done. The guess only orders the look-ups and sizes the pool (the bundles it expects to run, and those
+that list nothing): each bundle's own look-up decides, wherever it is done. The workers start at the first
+bundle that must run, and the stages are imported only by the process that verifies one: a run whose verdicts
+are all reused starts no worker and never loads onnxruntime. (This process does not verify a bundle itself
+beside the workers' look-ups: the threads that hand them their shares and take back their reports would share
+its interpreter with the run.) The reports keep the order of the paths given."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,38 +71,27 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
     # entry of will run. Those and the bundles that list nothing are the ones the workers are sized for.
     lists = [listed(path, keys) for path in given]
     first = [i for i, found in enumerate(lists) if found is not None and unstored(found, store)]
-    runs = _Runs([p for i, p in enumerate(given) if lists[i] is None or i in first], options)
+    expected = set(first) | {i for i, found in enumerate(lists) if found is None}
+    runs = _Runs([p for i, p in enumerate(given) if i in expected], options)
     outcomes: dict[int, Outcome | Future[Outcome]] = {}
 
     def looked_up(i: int) -> Outcome | Future[Outcome]:
         looked = look_up(given[i], options, keys, store, checker, lists[i])
-        if looked.report is not None:
-            return Outcome(looked.report, looked.parts, looked.document)
-        return runs.verify(given[i], looked)
+        return _reused(looked) or runs.verify(given[i], looked)
+
+    def hand(share: list[int]) -> Future[list[Outcome]]:
+        return runs.look_up([given[i] for i in share], [lists[i] for i in share], keys, store)
 
     try:
-        # The bundles that will run, first: each starts its run before the rest are looked up, which costs a
-        # zoo's pull request those look-ups' time, not the time to reach the changed bundle.
+        # The bundles that will run, first: each is handed to a worker at once, which looks it up there (the
+        # digest of its files decides, not its list's) and verifies it; so its run starts before the rest are
+        # looked up, and before this process loads what a full look-up loads (the manifest's parser), which the
+        # run loads anyway.
         for i in first:
-            outcomes[i] = looked_up(i)
+            outcomes[i] = runs.looked_up_there(given[i], lists[i], keys, store) if options.jobs > 1 else looked_up(i)
         rest = [i for i in range(len(given)) if i not in outcomes]
         shares = [rest[k : k + SHARE] for k in range(0, len(rest), SHARE)]
-        # A worker that has verified what it was given looks up the last share left while this process looks up
-        # the first: a share is handed only to a worker that is free, so that no look-up waits behind a run, and
-        # only while this process has more left than a worker's first share costs (it loads the signature
-        # checks), so that this process does not end waiting for it.
-        front, back, handed = 0, len(shares), list[tuple[list[int], Future[list[Outcome]]]]()
-        while front < back:
-            if back - front > KEPT_SHARES and runs.free() > 0:
-                back -= 1
-                share = shares[back]
-                taken = runs.look_up([given[i] for i in share], [lists[i] for i in share], keys, store)
-                handed.append((share, taken))
-                continue
-            for i in shares[front]:
-                outcomes[i] = looked_up(i)
-            front += 1
-        for share, taken in handed:
+        for share, taken in _share_out(shares, runs, looked_up, outcomes, hand):
             outcomes.update(zip(share, taken.result()))
         done = [o if isinstance(o, Outcome) else o.result() for o in (outcomes[i] for i in range(len(given)))]
         env = next((o.environment for o in done if o.environment is not None), None) or runs.environment()
@@ -107,6 +99,33 @@ def verify_reusing(paths: list[str], options: Options) -> Reusing:
         runs.close()
     report = Report(__version__, [o.report for o in done], options.strict, env)
     return Reusing(report, done)
+
+
+def _reused(looked: Looked) -> Outcome | None:
+    return Outcome(looked.report, looked.parts, looked.document) if looked.report is not None else None
+
+
+def _share_out(
+    shares: list[list[int]],
+    runs: _Runs,
+    looked_up: Callable[[int], Outcome | Future[Outcome]],
+    outcomes: dict[int, Outcome | Future[Outcome]],
+    hand: Callable[[list[int]], Future[list[Outcome]]],
+) -> list[tuple[list[int], Future[list[Outcome]]]]:
+    """The shares looked up here from the first, and by a worker that has verified what it was given from the
+    last: a share is handed only to a worker that is free, so that no look-up waits behind a run, and only while
+    this process has more left than a worker's first share costs (it loads the signature checks), so that this
+    process does not end waiting for it."""
+    front, back, handed = 0, len(shares), list[tuple[list[int], Future[list[Outcome]]]]()
+    while front < back:
+        if back - front > KEPT_SHARES and runs.free() > 0:
+            back -= 1
+            handed.append((shares[back], hand(shares[back])))
+            continue
+        for i in shares[front]:
+            outcomes[i] = looked_up(i)
+        front += 1
+    return handed
 
 
 class _Runs:
@@ -127,6 +146,20 @@ class _Runs:
     def verify(self, path: Path, looked: Looked) -> Outcome | Future[Outcome]:
         if self.options.jobs <= 1:
             return _verified(path, self.options, looked)
+        pool = self._pool(path)
+        # This process goes on looking bundles up beside the workers: a core is left to it.
+        options = worker_options(self.options, self.workers, beside=1)
+        self.handed.append(pool.submit(_verified, path, options, looked))
+        return self.handed[-1]
+
+    def looked_up_there(self, path: Path, found: Listed | None, keys: Keys, store: Store) -> Future[Outcome]:
+        """A bundle expected to run, handed to a worker that looks it up and, when it must, verifies it."""
+        pool = self._pool(path)
+        options = worker_options(self.options, self.workers, beside=1)
+        self.handed.append(pool.submit(_looked_up_one, path, found, options, keys, store))
+        return self.handed[-1]
+
+    def _pool(self, path: Path) -> ProcessPoolExecutor:
         if self.pool is None:
             # As many workers as the bundles expected to run need, and the memory holds for the largest of them:
             # sizing every bundle of a zoo would cost its one changed bundle's start a tenth of a second.
@@ -137,16 +170,13 @@ class _Runs:
 
             context = multiprocessing.get_context(start_method())
             self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
-        # This process goes on looking bundles up beside the workers: a core is left to it.
-        options = worker_options(self.options, self.workers, beside=1)
-        self.handed.append(self.pool.submit(_verified, path, options, looked))
-        return self.handed[-1]
+        return self.pool
 
     def look_up(self, paths: list[Path], lists: list[Listed | None], keys: Keys, store: Store) -> Future[list[Outcome]]:
-        """The bundles' look-ups, handed to the pool (which exists: a bundle ran)."""
-        assert self.pool is not None
+        """The bundles' look-ups, handed to a worker."""
+        pool = self._pool(paths[0])
         options = worker_options(self.options, self.workers, beside=1)
-        self.handed.append(self.pool.submit(_looked_up_there, paths, lists, options, keys, store))
+        self.handed.append(pool.submit(_looked_up_there, paths, lists, options, keys, store))
         return self.handed[-1]
 
     def environment(self) -> dict[str, str]:
@@ -169,6 +199,10 @@ def _verified(path: Path, options: Options, looked: Looked) -> Outcome:
 
 SHARE = 8  # bundles a worker looks up at a time: some thirty milliseconds of work, much more than a hand-over
 KEPT_SHARES = 4  # the last shares, looked up here: a worker's first share also loads cryptography (0.1 s)
+
+
+def _looked_up_one(path: Path, found: Listed | None, options: Options, keys: Keys, store: Store) -> Outcome:
+    return _looked_up_there([path], [found], options, keys, store)[0]
 
 
 def _looked_up_there(
