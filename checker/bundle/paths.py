@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 MAX_PATH_BYTES = 4095  # PATH_MAX less its NUL
 MAX_NAME_BYTES = 255  # NAME_MAX of every common file system
+FIELD_PREFIX = "manifest:"  # bundle.sha256 names a manifest field so (manifest/canonical.py): no file may be named so
 
 
 class BundlePathError(ValueError):
@@ -40,6 +41,10 @@ def relative_parts(rel: str) -> list[str]:
     parts = [part for part in rel.split("/") if part not in ("", ".")]  # PurePosixPath's parts, made faster
     if ".." in parts:
         raise BundlePathError(f"'{rel}' uses '..'; paths must stay inside the bundle")
+    if parts and parts[0].startswith(FIELD_PREFIX):
+        raise BundlePathError(f"'{rel}' starts with '{FIELD_PREFIX}', which names a manifest field in bundle.sha256")
+    if not rel.isprintable():
+        raise BundlePathError(f"'{rel!r}' holds a control character; a bundle.sha256 line could not hold it")
     # The file system's own limits, checked here so that no open or stat fails with "file name too long".
     if len(rel.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
         raise BundlePathError(f"'{rel[:60]}...' is longer than {MAX_PATH_BYTES} bytes")

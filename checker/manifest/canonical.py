@@ -1,9 +1,10 @@
 """The manifest's data in the bundle digest: one line per field, so the digest covers every rule, tolerance and
 preprocessing step, and `checker verify` can name the field that changed since `checker lock`.
 
-A field's line is `<sha256 of its canonical JSON>  manifest:<JSON pointer>`. A pointer starts with `/`, so no
-bundle path (always relative) can be mistaken for one. `release.digest` is left out: it holds the digest itself.
-A list of scalars (a shape, a mean) is one field; mappings and lists of mappings are followed down to such leaves.
+A field's line is `<sha256 of its canonical JSON>  manifest:<JSON pointer>`. No bundle path may start with
+`manifest:` (bundle/paths.py refuses it), so no file's line can be mistaken for a field's. `release.digest` is
+left out: it holds the digest itself. A list of scalars (a shape, a mean) is one field; mappings and lists of
+mappings are followed down to such leaves.
 """
 
 from __future__ import annotations

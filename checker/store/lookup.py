@@ -214,6 +214,7 @@ def listed(path: Path, keys: Keys) -> Listed | None:
         return None
     if text is None:
         return None
+    text = text.replace(b"\r\n", b"\n")  # as a checkout on Windows may leave it: its lines are the same
     digest = "sha256:" + hashlib.sha256(text).hexdigest()
     parts = keys.parts(digest)
     return Listed(text, digest, parts, key_of(parts))

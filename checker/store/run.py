@@ -1,19 +1,19 @@
 """`checker verify PATH... --reuse STORE`: each bundle's stored verdict looked up first, and only the bundles
 without a trusted one verified.
 
-A look-up hashes the bundle's files and reads one entry, about a millisecond; a verification costs seconds.
-So that a pull request of one changed bundle among hundreds costs about that one bundle, this process first reads
-each locked bundle's `bundle.sha256` and finds those the store surely has no verdict of (no entry of the listed
-digest under their key: no file hashed, no signature checked), and hands each of those at once to a worker
-(`--jobs`), which looks it up and verifies it; then it looks the others up in order while the workers verify
-(one that must run after all is handed on as it is found). A worker that has verified what it was given takes a
-share of the look-ups (the last ones left; it runs a bundle it finds must run), so that both cores hash once the
-run is done. The guess only orders the look-ups and sizes the pool (the bundles it expects to run, and those
-that list nothing): each bundle's own look-up decides, wherever it is done. The workers start at the first
-bundle that must run, and the stages are imported only by the process that verifies one: a run whose verdicts
-are all reused starts no worker and never loads onnxruntime. (This process does not verify a bundle itself
-beside the workers' look-ups: the threads that hand them their shares and take back their reports would share
-its interpreter with the run.) The reports keep the order of the paths given."""
+A look-up hashes the bundle's files and reads one entry, about a millisecond; a verification costs seconds. So that
+a pull request of one changed bundle among hundreds costs about that one bundle, this process first reads each
+locked bundle's `bundle.sha256` and finds those the store surely has no verdict of (no entry of the listed digest
+under their key: no file hashed, no signature checked), and hands each of those at once to a worker (`--jobs`),
+which looks it up and verifies it; then it looks the others up in order while the workers verify (one that must run
+after all is handed on as it is found). A worker that has verified what it was given takes a share of the look-ups
+(the last ones left; it runs a bundle it finds must run), so that both cores hash once the run is done. The guess
+only orders the look-ups and sizes the pool (the bundles it expects to run, and those that list nothing): each
+bundle's own look-up decides, wherever it is done. The workers start at the first bundle expected or found to run,
+and the stages are imported only by the process that verifies one: a run in which no list guesses a run and every
+verdict is reused starts no worker and never loads onnxruntime. (This process does not verify a bundle itself beside
+the workers' look-ups: the threads that hand them their shares and take back their reports would share its
+interpreter with the run.) The reports keep the order of the paths given."""
 
 from __future__ import annotations
 

@@ -141,3 +141,21 @@ def test_a_named_file_that_is_a_link_loop_is_a_finding_not_a_crash(example: Path
     report = verify_bundle(example, Options(run_comparison=False))
     assert not any(f.id == "internal.error" for f in report.findings)
     assert any(f.id == "bundle.file_missing" and "labels.txt" in f.message for f in report.findings)
+
+
+@pytest.mark.parametrize(
+    "rel", ["manifest:/notes.txt", "./manifest:/release/name", "manifest:x", "a\nb", "a/\x1b[2Jb", "tab\tname"]
+)
+def test_a_path_a_digest_list_line_could_not_hold_is_refused(rel: str) -> None:
+    """bundle.sha256 names a manifest field `manifest:/<pointer>` and holds one path per line: a file named so
+    could be taken for a field (and left unhashed), and a name with a line break for two lines."""
+    with pytest.raises(BundlePathError):
+        check_relative(rel)
+    assert check_relative("a/manifest:/b").parts == ("a", "manifest:", "b")  # only a first name is a field's
+
+
+def test_the_field_prefix_is_the_digest_lists() -> None:
+    from checker.bundle.paths import FIELD_PREFIX
+    from checker.manifest.canonical import PREFIX
+
+    assert FIELD_PREFIX == PREFIX

@@ -67,3 +67,13 @@ def test_a_reused_verdict_is_shown_printable_on_its_one_line() -> None:
     [line] = [x for x in text.splitlines() if "reused: verdict of" in x]
     assert "\x1b" not in text and "\x07" not in text and "\r" not in text
     assert "\\x1b]0;owned\\x07" in line and "x86-64-v3\\x1b" in line and "\\x0d\\x0aPASS  forged" in line
+
+
+def test_a_value_under_a_key_named_like_a_kept_field_is_still_made_printable() -> None:
+    """The fields the text report leaves to be escaped where shown (a reused verdict, a command's output) are
+    record fields: a rule's parameter of that name, from a report read back (untrusted), is escaped as any."""
+    hostile = "\x1b]0;owned\x07\x1b[2J"
+    for key in ("reused", "stdout_tail"):
+        rule = RuleResult("y", "exact", {key: hostile}, True, 1.0, 1.0, None, None, None, None)
+        text = render(report(rule))
+        assert "\x1b" not in text and "\\x1b]0;owned" in text, key

@@ -481,7 +481,14 @@ def test_a_listed_text_gives_the_files_lock_listed(tmp_path: Path) -> None:
     assert found is not None and found.digest == "sha256:" + hashlib.sha256(found.text).hexdigest()
     declared = read_digest_list(bundle)
     assert declared is not None and not declared.problems
+    from checker.readers.digest import bundle_digest
+
+    assert found.digest == bundle_digest({name: d for name, (d, _) in declared.digests.items()})
     wanted = sorted((name, d) for name, (d, _) in declared.digests.items() if not name.startswith("manifest:"))
     files = found.files()
     assert files is not None and len(files) == len(wanted) > 10
     assert Listed(b"\xff" + found.text, found.digest, found.parts, found.key).files() is None
+    # A checkout that wrote the list with Windows line ends: the same lines, the same digest.
+    (bundle / "bundle.sha256").write_bytes(found.text.replace(b"\n", b"\r\n"))
+    again = listed(bundle, Keys.of(Machine.here(), Options()))
+    assert again is not None and again.digest == found.digest and again.files() == files
