@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 PREFIX = "manifest:"
+FIELD_START = PREFIX + "/"  # a field line's name: the prefix, then a JSON pointer
 LEFT_OUT = "/release/digest"
 
 
@@ -48,7 +49,7 @@ def field_digests(data: dict[str, Any]) -> dict[str, str]:
 
 
 def is_field(name: str) -> bool:
-    return name.startswith(PREFIX + "/")
+    return name.startswith(FIELD_START)
 
 
 def field_keys(name: str) -> tuple[str | int, ...]:

@@ -33,8 +33,8 @@ def sha256_file(path: Path) -> str:
 
 def sha256_small(path: str) -> str:
     """Hex SHA-256 of a regular file named by a string, read whole when it is small (a case tensor of a few
-        KiB), in chunks otherwise: a verdict store hashes every file of hundreds of bundles, and the file objects
-        of `sha256_file` cost a small file more than its hashing. OSError for what is not a regular file, and for a
+    KiB), in chunks otherwise: a verdict store hashes every file of hundreds of bundles, and the file objects
+    of `sha256_file` cost a small file more than its hashing. OSError for what is not a regular file, and for a
     link (the path is a real path, resolved inside the bundle: a link there now was put there since)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     try:

@@ -24,7 +24,7 @@ from checker.checks.completeness import completeness_stage
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
-from checker.manifest.canonical import PREFIX, manifest_digest
+from checker.manifest.canonical import FIELD_START, manifest_digest
 from checker.manifest.load import read_text, text_digest
 from checker.platforms.catalog import declared_data
 from checker.readers.digest import sha256_small
@@ -197,10 +197,8 @@ class Listed:
             lines = self.text.decode("utf-8").split("\n")
         except UnicodeDecodeError:
             return None
-        field = PREFIX + "/"
-        return [
-            (line[LINE_HEAD:], line[:DIGEST_CHARS]) for line in lines if line and not line.startswith(field, LINE_HEAD)
-        ]
+        heads = (line for line in lines if line and not line.startswith(FIELD_START, LINE_HEAD))  # is_field, in place
+        return [(line[LINE_HEAD:], line[:DIGEST_CHARS]) for line in heads]
 
 
 def listed(path: Path, keys: Keys) -> Listed | None:

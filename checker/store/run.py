@@ -145,18 +145,22 @@ class _Runs:
 
     def verify(self, path: Path, looked: Looked) -> Outcome | Future[Outcome]:
         if self.options.jobs <= 1:
-            return _verified(path, self.options, looked)
-        pool = self._pool(path)
-        # This process goes on looking bundles up beside the workers: a core is left to it.
-        options = worker_options(self.options, self.workers, beside=1)
-        self.handed.append(pool.submit(_verified, path, options, looked))
-        return self.handed[-1]
+            return _verified(path, looked, self.options)
+        return self._submit(path, _verified, path, looked)
 
     def looked_up_there(self, path: Path, found: Listed | None, keys: Keys, store: Store) -> Future[Outcome]:
         """A bundle expected to run, handed to a worker that looks it up and, when it must, verifies it."""
+        return self._submit(path, _looked_up_one, path, found, keys, store)
+
+    def look_up(self, paths: list[Path], lists: list[Listed | None], keys: Keys, store: Store) -> Future[list[Outcome]]:
+        """The bundles' look-ups, handed to a worker."""
+        return self._submit(paths[0], _looked_up_there, paths, lists, keys, store)
+
+    def _submit(self, path: Path, work: Callable[..., Any], *args: Any) -> Future[Any]:
+        """`work(*args, options)` handed to a worker, with the options of a worker beside this process (it goes
+        on looking bundles up: a core is left to it)."""
         pool = self._pool(path)
-        options = worker_options(self.options, self.workers, beside=1)
-        self.handed.append(pool.submit(_looked_up_one, path, found, options, keys, store))
+        self.handed.append(pool.submit(work, *args, worker_options(self.options, self.workers, beside=1)))
         return self.handed[-1]
 
     def _pool(self, path: Path) -> ProcessPoolExecutor:
@@ -172,13 +176,6 @@ class _Runs:
             self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
         return self.pool
 
-    def look_up(self, paths: list[Path], lists: list[Listed | None], keys: Keys, store: Store) -> Future[list[Outcome]]:
-        """The bundles' look-ups, handed to a worker."""
-        pool = self._pool(paths[0])
-        options = worker_options(self.options, self.workers, beside=1)
-        self.handed.append(pool.submit(_looked_up_there, paths, lists, options, keys, store))
-        return self.handed[-1]
-
     def environment(self) -> dict[str, str]:
         """The versions the bundles were verified with, read by a worker that loaded them when one ran."""
         return self.pool.submit(environment).result() if self.pool is not None else environment()
@@ -188,7 +185,7 @@ class _Runs:
             self.pool.shutdown(cancel_futures=True)
 
 
-def _verified(path: Path, options: Options, looked: Looked) -> Outcome:
+def _verified(path: Path, looked: Looked, options: Options) -> Outcome:
     # The stages, loaded by the process that verifies a bundle, when it first does.
     from checker.verify import verify_bundle
 
@@ -201,12 +198,12 @@ SHARE = 8  # bundles a worker looks up at a time: some thirty milliseconds of wo
 KEPT_SHARES = 4  # the last shares, looked up here: a worker's first share also loads cryptography (0.1 s)
 
 
-def _looked_up_one(path: Path, found: Listed | None, options: Options, keys: Keys, store: Store) -> Outcome:
-    return _looked_up_there([path], [found], options, keys, store)[0]
+def _looked_up_one(path: Path, found: Listed | None, keys: Keys, store: Store, options: Options) -> Outcome:
+    return _looked_up_there([path], [found], keys, store, options)[0]
 
 
 def _looked_up_there(
-    paths: list[Path], lists: list[Listed | None], options: Options, keys: Keys, store: Store
+    paths: list[Path], lists: list[Listed | None], keys: Keys, store: Store, options: Options
 ) -> list[Outcome]:
     """Look-ups done by a worker, each judged as this process judges it (its own signature checker, the same
     store, key and rules); a bundle that must run after all is verified here and then."""
@@ -215,8 +212,5 @@ def _looked_up_there(
     out = []
     for path, found in zip(paths, lists):
         looked = look_up(path, options, keys, store, checker, found)
-        if looked.report is not None:
-            out.append(Outcome(looked.report, looked.parts, looked.document))
-        else:
-            out.append(_verified(path, options, looked))
+        out.append(_reused(looked) or _verified(path, looked, options))
     return out

@@ -397,7 +397,7 @@ def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFi
     checker = StatementChecker(Trust(keys.public))
     here = [look_up(p, options, run_keys, opened, checker, found) for p, found in zip(paths, lists)]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(start_method())) as pool:
-        there = pool.submit(_looked_up_there, paths, lists, options, run_keys, opened).result()
+        there = pool.submit(_looked_up_there, paths, lists, run_keys, opened, options).result()
     assert [o.report.path for o in there] == [str(p) for p in paths]
     assert [o.report.reused is not None for o in there] == [True, False, False]
     assert here[0].report is not None and there[0].report.to_dict() == here[0].report.to_dict()

@@ -110,12 +110,12 @@ def each_string(
     value: _T, change: Callable[[str], str], *, keep: Collection[str] = (), deepest: int | None = None
 ) -> _T:
     """A report or a part of it with `change` applied to every string, dictionary keys included: the typed
-        counterpart of printable_tree, for the renderers. A record's fields named in `keep` are left as they are (a
-    mapping's keys of those names are not: a report's free-form values are all changed); with
-        `deepest`, a list or mapping nested deeper than that (in a finding's free-form details) becomes "…", since
-        nothing shown lies so deep. What `change` leaves as it is stays the very object (most text needs nothing);
-        a record with a changed field is copied field by field, not rebuilt, so that nothing its constructor does
-        (a finding bounds its message) runs again."""
+    counterpart of printable_tree, for the renderers. A record's fields named in `keep` are left as they are (a
+    mapping's values under keys of those names are not: a report's free-form values are all changed); with
+    `deepest`, a list or mapping nested deeper than that (in a finding's free-form details) becomes "…", since
+    nothing shown lies so deep. What `change` leaves as it is stays the very object (most text needs nothing);
+    a record with a changed field is copied field by field, not rebuilt, so that nothing its constructor does
+    (a finding bounds its message) runs again."""
     memo: dict[str, str] = {}
 
     def once(text: str) -> str:  # a report of hundreds of bundles repeats its strings: each is changed once
