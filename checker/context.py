@@ -121,6 +121,7 @@ class Context:
     # graph name ("baseline" or a variant) -> case name -> output name -> array
     outputs: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
     digest: str | None = None  # the bundle digest as computed (files stage)
+    folder: dict[str, Any] | None = None  # what the verdict rests on besides the digest (checks/folder.py)
     # Graphs that did not parse or pass the ONNX checker (graph stage); a graph.io mismatch alone is not one.
     bad_graphs: set[str] = field(default_factory=set)
     variant_models: dict[str, onnx.ModelProto] = field(default_factory=dict)  # parsed variant graphs (graph stage)

@@ -232,6 +232,7 @@ class _Run:
         report.pieces = dict(ctx.pieces)
         report.comparisons = list(ctx.comparisons)
         report.digest = ctx.digest
+        report.folder = ctx.folder
         if not self.finished:
             return report
         report.piece_digests = piece_digests(ctx.data, ctx.root, ctx.digests)

@@ -9,6 +9,7 @@ from typing import Any
 
 from checker import findings as F
 from checker.bundle.paths import BundlePathError, check_relative, walk_files
+from checker.checks.folder import MAX_WALK, folder_state
 from checker.context import Context
 from checker.findings import Finding
 from checker.manifest import views
@@ -22,7 +23,6 @@ from checker.readers.digestlist import DIGEST_LIST, DigestList, read_digest_list
 from checker.signing.files import SIGNATURE
 
 MAX_UNLISTED_REPORTED = 20
-MAX_WALK = 50_000
 
 
 def files_stage(ctx: Context) -> Iterator[Finding]:
@@ -39,7 +39,12 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
     listed = read_digest_list(ctx.root)
     changed = (yield from _listed_digests(ctx, named, listed)) if listed is not None else []
     yield from _release_digest(ctx, listed, changed)
-    yield from _unlisted(ctx, {n.rel for n in named} | ({DIGEST_LIST} if listed is not None else set()))
+    rels = walk_files(ctx.root, MAX_WALK)
+    yield from _unlisted(ctx, rels, {n.rel for n in named} | ({DIGEST_LIST} if listed is not None else set()))
+    if not ctx.unusable:  # what else the verdict rests on, recorded with it by a verdict store
+        names, trusted = {n.rel for n in named}, ctx.options.trust is not None
+        declared = ctx.spec.release.digest
+        ctx.folder = folder_state(ctx.root, ctx.manifest.file, names, declared, trusted=trusted, rels=rels)
 
 
 def _test_data_globs(ctx: Context) -> Iterator[Finding]:
@@ -207,9 +212,9 @@ def _few(paths: list[str], shown: int = 5) -> str:
     return ", ".join(f"'{p}'" for p in paths[:shown]) + more
 
 
-def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
+def _unlisted(ctx: Context, rels: list[str], named: set[str]) -> Iterator[Finding]:
     beside = written_beside(ctx.manifest.file)
-    unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
+    unlisted = [rel for rel in rels if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)
     if len(unlisted) > MAX_UNLISTED_REPORTED:

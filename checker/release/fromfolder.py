@@ -93,7 +93,8 @@ def _shipped(manifest: Path, result: FolderResult) -> None:
     what is no plain file (a link, a FIFO) or no name the manifest can hold. A folder of more files than the
     field holds gets none listed, and a line to do."""
     from checker.bundle.paths import walk_files
-    from checker.checks.files import MAX_WALK, written_beside
+    from checker.checks.files import written_beside
+    from checker.checks.folder import MAX_WALK
     from checker.manifest.model.common import MAX_PATH
     from checker.manifest.model.release import MAX_RELEASE_FILES
     from checker.manifest.named import named_files

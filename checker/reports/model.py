@@ -285,6 +285,9 @@ class BundleReport:
     digest: str | None = None
     manifest_digest: str | None = None  # the manifest judged (canonical data, release.digest left out)
     manifest_sha256: str | None = None  # the manifest's text as judged (manifest.load.text_digest)
+    # What the verdict rests on besides the digest: the list, release.digest, the files nobody names
+    # (checks/folder.py); an attestation records it, and a verdict store reuses a verdict only for the same.
+    folder: dict[str, Any] | None = None
     pieces: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
@@ -335,6 +338,7 @@ class BundleReport:
             **({"validation": self.validation.to_dict()} if self.validation is not None else {}),
             **({"manifest_digest": self.manifest_digest} if self.manifest_digest else {}),
             **({"manifest_sha256": self.manifest_sha256} if self.manifest_sha256 else {}),
+            **({"folder": dict(self.folder)} if self.folder is not None else {}),
             **({"piece_digests": dict(self.piece_digests)} if self.piece_digests else {}),
             **({"runtimes": [r.to_dict() for r in self.runtimes]} if self.runtimes else {}),
             **({"gains": [g.to_dict() for g in self.gains]} if self.gains else {}),
@@ -361,6 +365,7 @@ class BundleReport:
             digest=data.get("digest"),
             manifest_digest=data.get("manifest_digest"),
             manifest_sha256=data.get("manifest_sha256"),
+            folder=dict(folder) if isinstance(folder := data.get("folder"), Mapping) else None,
             pieces={p: pieces[p] == "present" for p in PIECES if pieces.get(p) in ("present", "missing")},
             findings=[Finding.from_dict(f) for f in mappings(data.get("findings"))],
             comparisons=[Comparison.from_dict(c) for c in mappings(data.get("comparisons"))],

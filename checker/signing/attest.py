@@ -145,6 +145,9 @@ def statement(
                 if isinstance(text := bundle.get("manifest_sha256"), str)
                 else {}
             ),
+            # What the verdict rests on besides the digest (checks/folder.py): a verdict store reuses it only
+            # for a folder in this state.
+            **({"folder": dict(folder)} if isinstance(folder := bundle.get("folder"), Mapping) else {}),
             # What the verification cost, for a matrix planned by cost (`checker plan`) when the verdict is reused.
             **({"durationSeconds": bundle["duration_s"]} if isinstance(bundle.get("duration_s"), (int, float)) else {}),
             **({"reuse": dict(known.reuse)} if known.reuse is not None else {}),

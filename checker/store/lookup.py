@@ -2,10 +2,12 @@
 
 The bundle's digest is worked out (`identity.py`) and its key made (`key.py`); the entry of that digest and key
 is reused only when it is one signed document that the trusted signer signed, whose subject is this digest,
-whose recorded key is the key it is filed under and the key made here, and whose run judged every platform the
-manifest declares. Anything else is never reused: the bundle runs, and a finding says why (`store.refused`, a
-warning, for an entry of this very key that cannot be trusted; `store.not_reused`, info, when the store holds
-this digest under other keys only, naming what differs).
+whose recorded key is the key it is filed under and the key made here, whose run judged every platform the
+manifest declares, and whose bundle folder was as it is now: the same list, release.digest and files beside the
+named ones, which the digest leaves out and the files stage reads (`checks/folder.py`). Anything else is never
+reused: the bundle runs, and a finding says why (`store.refused`, a warning, for an entry of this very key that
+cannot be trusted; `store.not_reused`, info, when the store holds this digest under other keys only, or its run
+judged less or another folder, naming what differs).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from checker import findings as F
 from checker.bundle.opening import OpenedBundle, is_archive, open_bundle
 from checker.bundle.paths import BundlePathError, plain_files, real_under
 from checker.checks.completeness import completeness_stage
+from checker.checks.folder import differences as folder_differences
+from checker.checks.folder import folder_state
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
@@ -107,6 +111,7 @@ def _look_up(
     try:
         verified, document = judge(store, entry, digest, key, checker)
         _judged_declared(identity.data, verified.statement["predicate"])
+        _judged_folder(identity, options, verified.statement["predicate"])
     except Refused as why:
         msg = f"the stored verdict {entry.name} was not reused: {why}; the bundle ran again"
         return Looked(parts=parts, findings=[F.warning(F.STORE_REFUSED, msg, entry=entry.name, key=key)])
@@ -165,9 +170,15 @@ def quick_look_up(
         verified, document = judge(store, entry, hexdigest, key, checker)
     except Refused:
         return None  # the full look-up finds the same entry and says why it is refused
-    recorded = verified.statement["predicate"].get("manifest")
+    predicate = verified.statement["predicate"]
+    recorded = predicate.get("manifest")
     if not isinstance(recorded, Mapping) or recorded.get("sha256") != text_digest(text):
         return None
+    # The text is the one judged, so its release.digest is too; the list is the one read above.
+    names, trusted = {name for name, _ in files}, options.trust is not None
+    now = folder_state(opened.root, opened.manifest_path.name, names, None, trusted=trusted, listed=digest)
+    if folder_differences(predicate.get("folder"), now, same_text=True):
+        return None  # the full look-up finds the same and says so
     store.used(entry)
     report = _reused_from_statement(opened.display, opened.manifest_path.name, digest, entry, key, verified)
     return Looked(report, document, parts)
@@ -285,6 +296,17 @@ def _judged_declared(data: Mapping[str, Any], predicate: Mapping[str, Any]) -> N
     missing = [f"{p.name} ({p.cpu_class})" for p in wanted if p.cpu_class not in judged]
     if missing:
         raise _NotJudged(f"its run did not judge {', '.join(missing)}, which runtime.platforms declares")
+
+
+def _judged_folder(identity: Identity, options: Options, predicate: Mapping[str, Any]) -> None:
+    """The folder as its verdict was judged: the same list, release.digest and files beside the named ones."""
+    release = identity.data.get("release")
+    found = release.get("digest") if isinstance(release, dict) else None
+    declared, trusted = found if isinstance(found, str) else None, options.trust is not None
+    now = folder_state(identity.root, identity.manifest.file, identity.files, declared, trusted=trusted)
+    changed = folder_differences(predicate.get("folder"), now)
+    if changed:
+        raise _NotJudged(f"the bundle folder is not as it was judged: {'; '.join(changed)}")
 
 
 def _others(store: Store, digest: str, key: str, parts: dict[str, Any], checker: StatementChecker) -> list[Finding]:

@@ -362,13 +362,20 @@ def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_
     import onnxruntime
 
     assert report["environment"]["onnxruntime"] == onnxruntime.__version__  # as the run that loaded it read it
-    # A list whose line no longer matches its file makes the guess wrong, not the verdict: the look-up hashes
-    # the files, finds the stored verdict of their digest and reuses it, and no stage is loaded.
+    # The guess decides nothing. A file changed without a new lock leaves the list, so the guess, as judged:
+    # the look-up hashes the files and finds no verdict of their digest, and the bundle runs. A list whose line
+    # no longer matches its file makes the guess wrong the other way, and the stored verdict is not reused
+    # either: it was judged with the list that matched (the run says the list is stale).
+    (a / "labels.txt").write_text((a / "labels.txt").read_text() + "extra\n")
     text = (c / "bundle.sha256").read_text()
     line = next(x for x in text.splitlines() if x.endswith(".onnx"))
     (c / "bundle.sha256").write_text(text.replace(line, "0" * 64 + line[64:]))
     assert guesses() == [False, False, True]
-    assert reused_without_stages([a, b, c], store, keys).count("reused: verdict of") == 3
+    report = run(cli, [a, b, c], store, keys, attest=False)
+    assert reused(report) == [False, True, False]
+    assert report["bundles"][0]["status"] == report["bundles"][2]["status"] == "fail"
+    [said] = found(report, "store.not_reused")
+    assert "bundle.sha256 changed" in said["message"]
 
 
 def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
@@ -416,6 +423,10 @@ def test_the_quick_look_up_reads_no_file_through_a_link_that_leaves_the_bundle(
     link) is resolved one folder at a time, and a link leaving the bundle is never read, even to a file of the
     very bytes judged: the run that follows says bundle.path, as a first run would."""
     a, b, c = zoo(tmp_path / "zoo", 3)
+    inside = c / "labels.copy"
+    inside.write_bytes((c / "labels.txt").read_bytes())
+    (c / "labels.txt").unlink()
+    (c / "labels.txt").symlink_to("labels.copy")  # a link inside the bundle, judged so: followed, as a run does
     store = tmp_path / "store"
     run(cli, [a, b, c], store, keys)
     outside = tmp_path / "outside"
@@ -427,10 +438,6 @@ def test_the_quick_look_up_reads_no_file_through_a_link_that_leaves_the_bundle(
     cases = outside / "cases"
     (b / "cases").rename(cases)
     (b / "cases").symlink_to(cases)  # a folder's link, leaving it
-    inside = c / "labels.copy"
-    inside.write_bytes((c / "labels.txt").read_bytes())
-    (c / "labels.txt").unlink()
-    (c / "labels.txt").symlink_to("labels.copy")  # a link inside the bundle: followed, as a run follows it
     assert _quick(a, store, keys) is None and _quick(b, store, keys) is None
     quick = _quick(c, store, keys)
     assert quick is not None and quick.report.reused is not None
@@ -492,3 +499,99 @@ def test_a_listed_text_gives_the_files_lock_listed(tmp_path: Path) -> None:
     (bundle / "bundle.sha256").write_bytes(found.text.replace(b"\n", b"\r\n"))
     again = listed(bundle, Keys.of(Machine.here(), Options()))
     assert again is not None and again.digest == found.digest and again.files() == files
+
+
+def test_a_verdict_is_reused_only_for_the_folder_it_judged(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    """The digest leaves out what the files and signature stages also read: the list, release.digest, the files
+    nobody names and bundle.sig. A copy of the judged folder reuses its verdict; a copy with any of them changed
+    runs (and its own findings say what the stored verdict would have hidden)."""
+    import shutil
+
+    [judged] = zoo(tmp_path / "zoo", 1)
+    store = tmp_path / "store"
+    first = run(cli, [judged], store, keys)
+    [entry] = entries(store)
+    assert _statement(entry)["predicate"]["folder"] == first["bundles"][0]["folder"]
+
+    def copy(name: str) -> Path:
+        return Path(shutil.copytree(judged, tmp_path / "copies" / name))
+
+    same = copy("same")
+    stray = copy("stray")
+    (stray / "notes.txt").write_text("not named\n")
+    stale = copy("stale")
+    listed = (stale / "bundle.sha256").read_text()
+    (stale / "bundle.sha256").write_text(("1" if listed[0] == "0" else "0") + listed[1:])
+    declared = copy("declared")
+    manifest = (declared / "bundle.yaml").read_text()
+    digest = first["bundles"][0]["digest"]
+    (declared / "bundle.yaml").write_text(manifest.replace(digest, "sha256:" + "0" * 64, 1))
+    signed = copy("signed")
+    (signed / "bundle.sig").write_text("{}\n")
+    assert _quick(same, store, keys) is not None
+    assert [_quick(b, store, keys) for b in (stray, stale, declared, signed)] == [None] * 4
+    report = run(cli, [same, stray, stale, declared, signed], store, keys, attest=False)
+    assert reused(report) == [True, False, False, False, False]
+    said = [f["message"] for f in found(report, "store.not_reused")]
+    assert len(said) == 4
+    assert "the files beside the named ones changed" in said[0] and "bundle.sha256 changed" in said[1]
+    assert "release.digest changed" in said[2] and "the files beside the named ones changed" in said[3]
+    ran = report["bundles"]
+    assert [f["id"] for f in ran[1]["findings"] if f["severity"] == "warning"] == ["bundle.unlisted"]
+    assert ran[2]["status"] == ran[3]["status"] == "fail"  # the stale list, the stale release.digest
+    assert any(f["id"] == "signature.stale" for f in ran[4]["findings"])
+
+
+def test_an_entry_that_records_no_folder_is_not_reused(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
+    [bundle] = zoo(tmp_path / "zoo", 1)
+    store = tmp_path / "store"
+    run(cli, [bundle], store, keys)
+    [entry] = entries(store)
+    statement = _statement(entry)
+    del statement["predicate"]["folder"]
+    entry.write_text(_signed_line(keys, statement) + "\n")
+    report = run(cli, [bundle], store, keys, attest=False)
+    assert reused(report) == [False]
+    [said] = found(report, "store.not_reused")
+    assert "the verdict records no state of the bundle folder" in said["message"]
+
+
+def test_the_folder_state_follows_what_the_files_and_signature_stages_read(tmp_path: Path) -> None:
+    from functools import partial
+
+    from checker.checks.folder import folder_state
+
+    [bundle] = zoo(tmp_path / "zoo", 1)
+    named = {line[66:] for line in (bundle / "bundle.sha256").read_text().splitlines() if "manifest:" not in line}
+    state = partial(folder_state, bundle, "bundle.yaml", named, None)
+    before = state(trusted=False)
+    assert before is not None and before["list"] is not None and before["count"] == 2  # the manifest, the list
+    assert state(trusted=True) == before  # nothing is signed: the contents of what is not named are not read
+    (bundle / "notes.txt").write_text("a\n")
+    names = state(trusted=False)
+    assert names is not None and names["count"] == 3 and names["others"] != before["others"]
+    (bundle / "notes.txt").write_text("b\n")  # an unlisted file is a warning by its name
+    assert state(trusted=False) == names
+    (bundle / "bundle.sig").write_text("{}\n")
+    signed, required = state(trusted=False), state(trusted=True)
+    (bundle / "notes.txt").write_text("c\n")  # only a required signature reads every file
+    assert state(trusted=False) == signed and state(trusted=True) != required
+    (bundle / "bundle.sig").write_text("{ }\n")  # the stale signature check reads the signature
+    assert state(trusted=False) != signed
+    manifest = bundle / "bundle.yaml"
+    manifest.write_text(manifest.read_text() + "# signed text\n")  # and the manifest's text
+    assert state(trusted=False) != signed
+    assert folder_state(bundle, "bundle.yaml", named, "sha256:" + "0" * 64, trusted=False) != state(trusted=False)
+    listed = bundle / "bundle.sha256"
+    text = listed.read_bytes()
+    (bundle / "bundle.sig").unlink()
+    listed.write_bytes(text.replace(b"\n", b"\r\n"))  # the same lines as the files stage reads them
+    crlf = state(trusted=False)
+    listed.write_bytes(text)
+    lf = state(trusted=False)
+    assert crlf is not None and lf is not None and crlf == lf
+    listed.write_bytes(text + text[:10])
+    assert state(trusted=False) != lf
+    listed.unlink()
+    listed.symlink_to(tmp_path / "elsewhere")
+    assert state(trusted=False) is None  # no plain file: not known exactly, never reused

@@ -1,0 +1,123 @@
+"""What a bundle's verdict rests on besides its digest: the folder around the named files.
+
+The bundle digest covers every named file and manifest field, but the files and signature stages also read what
+it leaves out: `bundle.sha256` (a line that no longer matches is an error), `release.digest` (left out of the
+digest it declares), the files nobody names (each a `bundle.unlisted` warning) and `bundle.sig` (which, when
+there is one, signs the files of the whole folder). A stored verdict is the verdict of its folder only when all
+of these are as they were judged: the verdict store records this state with each verdict and reuses one only
+for a folder in the same state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+from checker.bundle.paths import walk_files
+from checker.readers.digest import sha256_files
+from checker.readers.digestlist import DIGEST_LIST, MAX_LIST_BYTES
+from checker.signing.files import SIGNATURE
+
+MAX_WALK = 50_000  # files a bundle folder is walked for (the files stage's unlisted files, and this state)
+# The state's fields, in the words a refusal uses.
+WORDS = {
+    "list": DIGEST_LIST,
+    "release_digest": "release.digest",
+    "others": "the files beside the named ones",
+}
+
+
+def folder_state(
+    root: Path,
+    manifest: str,
+    named: Collection[str],
+    release_digest: str | None,
+    *,
+    trusted: bool,
+    rels: list[str] | None = None,
+    listed: str | bool | None = False,
+) -> dict[str, Any] | None:
+    """{list: the digest list's SHA-256 (None without one), release_digest: as declared, others: the SHA-256 of
+    every file the manifest does not name (see `_read`), count: how many}. None where the state cannot be told
+    exactly: a list that is not a plain readable file, a folder past the walk's bound, a file that cannot be
+    read. `trusted`: the run requires a signature (`--require-signature`); `rels`, the folder's walk, and
+    `listed`, the list's digest, where the caller has them already."""
+    if listed is False:
+        listed = _list_digest(root)
+    if listed is False:
+        return None
+    rels = walk_files(root, MAX_WALK) if rels is None else rels
+    if len(rels) >= MAX_WALK:
+        return None
+    skipped = set(named)
+    others = [rel for rel in rels if rel not in skipped]
+    read = _read(others, manifest, trusted)
+    try:
+        hashed = sha256_files(root / rel for rel in read) if read else {}
+    except OSError:
+        return None
+    entries = [[rel, hashed.get(root / rel)] for rel in others]
+    text = json.dumps(entries, separators=(",", ":")).encode()
+    return {
+        "list": listed if isinstance(listed, str) else None,
+        "release_digest": release_digest,
+        "others": "sha256:" + hashlib.sha256(text).hexdigest(),
+        "count": len(others),
+    }
+
+
+def _read(others: list[str], manifest: str, trusted: bool) -> list[str]:
+    """The files not named whose contents the stages read, besides their names (each unlisted file is a warning
+    by name): none without a signature; with one, the signature, the manifest and the list (the stale
+    signature check compares them with what was signed), and under --require-signature every file (the
+    signature covers the whole folder)."""
+    if SIGNATURE not in others:
+        return []
+    if trusted:
+        return others
+    return [rel for rel in others if rel in (SIGNATURE, manifest, DIGEST_LIST)]
+
+
+def list_digest(text: bytes) -> str:
+    """The digest a folder state records for a list's bytes: its lines as the files stage reads them (a
+    Windows line end is a line end), so that the digest tells two lists apart exactly when their lines differ."""
+    return "sha256:" + hashlib.sha256(text.replace(b"\r\n", b"\n")).hexdigest()
+
+
+def _list_digest(root: Path) -> str | bool | None:
+    """The list's digest, None when there is none, False when it is no plain file that can be read."""
+    path = os.path.join(root, DIGEST_LIST)  # noqa: PTH118 (a look-up per bundle of a zoo)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_LIST_BYTES:
+        return False
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        with os.fdopen(os.open(path, flags), "rb") as file:
+            return list_digest(file.read(MAX_LIST_BYTES + 1))
+    except OSError:
+        return False
+
+
+def differences(recorded: object, now: dict[str, Any] | None, same_text: bool = False) -> list[str]:
+    """What differs between the state a verdict recorded and the folder's now, in words (a reason when either
+    is unknown). With `same_text` (the manifest's text is the one judged) its
+    `release.digest` is too."""
+    if not isinstance(recorded, dict):
+        return ["the verdict records no state of the bundle folder"]
+    if now is None:
+        return ["the state of the bundle folder cannot be told exactly here"]
+    fields = [f for f in WORDS if not (same_text and f == "release_digest")]
+    changed = [f for f in fields if recorded.get(f) != now.get(f)]
+    if "others" not in changed and recorded.get("count") != now.get("count"):
+        changed.append("others")
+    return [f"{WORDS[f]} changed" for f in changed]
