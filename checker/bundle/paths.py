@@ -86,28 +86,37 @@ def real_under(real_root: str, rel: str, known: dict[str, str] | None = None) ->
     return found
 
 
-def plain_files(real_root: str, limit: int) -> set[str]:
-    """The bundle-relative names of the regular files under a root given by its real path, reached through
-    folders that are not links (and not `.git`): each names a file inside the bundle, found by one listing per
-    folder instead of a look-up per name and folder. At most `limit` entries are looked at; a name the set
-    lacks is resolved by real_under, which also refuses what no bundle may name."""
-    out: set[str] = set()
-    folders, seen = [("", real_root)], 0
+FILE, LINK, FOLDER, OTHER = "file", "link", "folder", "other"  # what an entry of a folder_tree is
+
+
+def folder_tree(root: str, limit: int) -> list[tuple[str, str]] | None:
+    """Every entry under `root`, bundle-relative, as (name, kind), in no set order: a regular file reached
+    through folders that are not links, a link (not followed), a folder (walked), or anything else (a FIFO, a
+    socket, a device). `.git` folders are left out, as walk_files leaves them. One listing per folder, with the
+    types the listing gives (no stat). None where the tree cannot be told whole: a folder that cannot be listed,
+    or more than `limit` entries."""
+    out: list[tuple[str, str]] = []
+    folders = [("", root)]
     while folders:
         prefix, folder = folders.pop()
         try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    seen += 1
-                    if seen > limit:
-                        return out
-                    if entry.is_dir(follow_symlinks=False):  # the entry's type as listed: no stat, no link followed
-                        if not entry.name.startswith(".git"):
-                            folders.append((f"{prefix}{entry.name}/", entry.path))
-                    elif entry.is_file(follow_symlinks=False):
-                        out.add(prefix + entry.name)
+            with os.scandir(folder) as listing:
+                entries = list(listing)
         except OSError:
-            continue
+            return None
+        for entry in entries:
+            name = prefix + entry.name
+            if entry.is_symlink():
+                out.append((name, LINK))
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith(".git"):
+                    continue
+                out.append((name, FOLDER))
+                folders.append((name + "/", entry.path))
+            else:
+                out.append((name, FILE if entry.is_file(follow_symlinks=False) else OTHER))
+            if len(out) > limit:
+                return None
     return out
 
 

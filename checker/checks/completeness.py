@@ -63,7 +63,8 @@ def _labels(ctx: Context) -> Iterator[Finding]:
     answered = _answer_labelled(ctx)
     for i, entry in enumerate(_list(ctx.data.get("outputs"))):
         entry = _dict(entry)
-        if entry.get("name") in answered:
+        name = entry.get("name")
+        if isinstance(name, str) and name in answered:  # a manifest the schema refused may hold anything
             continue
         if entry.get("meaning") in LABELLED_MEANINGS and not _dict(entry.get("labels")):
             why = f"output '{entry.get('name')}' holds {entry.get('meaning')} but has no labels"

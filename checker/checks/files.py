@@ -44,7 +44,7 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
     if not ctx.unusable:  # what else the verdict rests on, recorded with it by a verdict store
         names, trusted = {n.rel for n in named}, ctx.options.trust is not None
         declared = ctx.spec.release.digest
-        ctx.folder = folder_state(ctx.root, ctx.manifest.file, names, declared, trusted=trusted, rels=rels)
+        ctx.folder = folder_state(ctx.root, ctx.manifest.file, names, declared, trusted=trusted)
 
 
 def _test_data_globs(ctx: Context) -> Iterator[Finding]:

@@ -1,11 +1,12 @@
 """What a bundle's verdict rests on besides its digest: the folder around the named files.
 
-The bundle digest covers every named file and manifest field, but the files and signature stages also read what
-it leaves out: `bundle.sha256` (a line that no longer matches is an error), `release.digest` (left out of the
-digest it declares), the files nobody names (each a `bundle.unlisted` warning) and `bundle.sig` (which, when
-there is one, signs the files of the whole folder). A stored verdict is the verdict of its folder only when all
-of these are as they were judged: the verdict store records this state with each verdict and reuses one only
-for a folder in the same state.
+The bundle digest covers every named file's content and every manifest field, but the stages also read what it
+leaves out: `bundle.sha256` (a line that no longer matches is an error), `release.digest` (left out of the digest
+it declares), the files nobody names (each a `bundle.unlisted` warning), the folders a test-data glob matches, a
+named file that is a link (a signature refuses it), and `bundle.sig` (which the stale-signature check compares,
+and which under --require-signature signs every file of the folder). A stored verdict is the verdict of its
+folder only when all of these are as they were judged: the verdict store records this state with each verdict
+and reuses one only for a folder in the same state.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from checker.bundle.paths import walk_files
-from checker.readers.digest import sha256_files
+from checker.bundle.paths import FILE, LINK, folder_tree
+from checker.readers.digest import sha256_small
 from checker.readers.digestlist import DIGEST_LIST, MAX_LIST_BYTES
 from checker.signing.files import SIGNATURE
 
@@ -28,7 +29,7 @@ MAX_WALK = 50_000  # files a bundle folder is walked for (the files stage's unli
 WORDS = {
     "list": DIGEST_LIST,
     "release_digest": "release.digest",
-    "others": "the files beside the named ones",
+    "others": "the folder's other entries (files not named, folders, links)",
 }
 
 
@@ -39,48 +40,63 @@ def folder_state(
     release_digest: str | None,
     *,
     trusted: bool,
-    rels: list[str] | None = None,
+    tree: list[tuple[str, str]] | None = None,
     listed: str | bool | None = False,
 ) -> dict[str, Any] | None:
     """{list: the digest list's SHA-256 (None without one), release_digest: as declared, others: the SHA-256 of
-    every file the manifest does not name (see `_read`), count: how many}. None where the state cannot be told
-    exactly: a list that is not a plain readable file, a folder past the walk's bound, a file that cannot be
-    read. `trusted`: the run requires a signature (`--require-signature`); `rels`, the folder's walk, and
-    `listed`, the list's digest, where the caller has them already."""
+    every entry of the folder but the named regular files (see `_entries`), count: how many}. None where the
+    state cannot be told exactly: a list that is not a plain readable file, a folder that cannot be listed or
+    holds more than MAX_WALK entries, a file whose content counts that cannot be read. `trusted`: the run
+    requires a signature (--require-signature); `tree` (folder_tree of the root) and `listed` (the list's
+    digest), where the caller has them already."""
     if listed is False:
         listed = _list_digest(root)
     if listed is False:
         return None
-    rels = walk_files(root, MAX_WALK) if rels is None else rels
-    if len(rels) >= MAX_WALK:
+    tree = folder_tree(os.fspath(root), MAX_WALK) if tree is None else tree
+    if tree is None:
         return None
-    skipped = set(named)
-    others = [rel for rel in rels if rel not in skipped]
-    read = _read(others, manifest, trusted)
     try:
-        hashed = sha256_files(root / rel for rel in read) if read else {}
+        entries = _entries(root, tree, set(named), manifest, trusted)
     except OSError:
         return None
-    entries = [[rel, hashed.get(root / rel)] for rel in others]
     text = json.dumps(entries, separators=(",", ":")).encode()
     return {
         "list": listed if isinstance(listed, str) else None,
         "release_digest": release_digest,
         "others": "sha256:" + hashlib.sha256(text).hexdigest(),
-        "count": len(others),
+        "count": len(entries),
     }
 
 
-def _read(others: list[str], manifest: str, trusted: bool) -> list[str]:
-    """The files not named whose contents the stages read, besides their names (each unlisted file is a warning
-    by name): none without a signature; with one, the signature, the manifest and the list (the stale
-    signature check compares them with what was signed), and under --require-signature every file (the
-    signature covers the whole folder)."""
+def _entries(root: Path, tree: list[tuple[str, str]], named: set[str], manifest: str, trusted: bool) -> list[Any]:
+    """Each entry but a named regular file (the digest holds its content), sorted: its name and kind; a link's
+    target and whether it leads to a folder (the files stage's walk lists a link to a file, not one to a
+    folder); a file's content where a signature check reads it (`_read`)."""
+    names = {name for name, kind in tree if kind == FILE}
+    read = _read(names - named, manifest, trusted)
+    out: list[Any] = []
+    for name, kind in sorted(tree):
+        path = os.path.join(root, name)  # noqa: PTH118 (an entry of every bundle of a zoo)
+        if kind == LINK:
+            link = Path(path)
+            out.append([name, kind, os.fspath(link.readlink()), link.is_dir()])
+        elif kind == FILE and name not in named:
+            out.append([name, kind, sha256_small(path) if name in read else None])
+        elif kind != FILE:
+            out.append([name, kind])
+    return out
+
+
+def _read(others: set[str], manifest: str, trusted: bool) -> set[str]:
+    """The files not named whose contents a stage reads, besides their names: none without a signature; with
+    one, the signature, the manifest and the list (the stale-signature check compares them with what was
+    signed), and under --require-signature every file (the signature covers the whole folder)."""
     if SIGNATURE not in others:
-        return []
+        return set()
     if trusted:
         return others
-    return [rel for rel in others if rel in (SIGNATURE, manifest, DIGEST_LIST)]
+    return others & {SIGNATURE, manifest, DIGEST_LIST}
 
 
 def list_digest(text: bytes) -> str:
@@ -110,8 +126,7 @@ def _list_digest(root: Path) -> str | bool | None:
 
 def differences(recorded: object, now: dict[str, Any] | None, same_text: bool = False) -> list[str]:
     """What differs between the state a verdict recorded and the folder's now, in words (a reason when either
-    is unknown). With `same_text` (the manifest's text is the one judged) its
-    `release.digest` is too."""
+    is unknown). With `same_text` (the manifest's text is the one judged) its `release.digest` is too."""
     if not isinstance(recorded, dict):
         return ["the verdict records no state of the bundle folder"]
     if now is None:

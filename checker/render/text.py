@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from checker.findings import Finding, Severity
@@ -43,7 +44,7 @@ class Painter:
 
 # Fields left as they are, each made printable where it is shown: the text that keeps its line breaks
 # (`_validation` makes each line printable and prefixes it), and a reused verdict's figures, shown only as one
-# line (`_reused_line`; a zoo's report holds hundreds, which the walk would cost a tenth of its rendering).
+# line (`_reused_line`).
 _KEPT = ("stdout_tail", "stderr_tail", "reused")
 _MAX_DEPTH = 32
 
@@ -57,9 +58,15 @@ def _inert(report: Report) -> Report:
 def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     """Ordered as a reader acts: the verdict; each failing bundle (its path, each error with its fix, then
     warnings, then what changed since the base, the pieces and the comparisons); then the passing ones."""
-    report = _inert(report)
+    # A reused pass is one line, made printable as a whole (`_reused_line`): the rest is walked to make every
+    # string printable, which for a zoo's hundreds of reused bundles would be most of the rendering.
+    status = {id(b): b.status(report.strict) for b in report.bundles}
+    standing = {id(b) for b in report.bundles if b.reused is not None and status[id(b)] != "fail"}
+    judged = _inert(dataclasses.replace(report, bundles=[b for b in report.bundles if id(b) not in standing]))
+    shown = iter(judged.bundles)
+    bundles = [b if id(b) in standing else next(shown) for b in report.bundles]
+    report = dataclasses.replace(judged, bundles=bundles)
     paint = Painter(options.get("colour", False))
-    bundles = report.bundles
     changes = report.changes.by_path() if report.changes is not None else {}
     status = {id(b): b.status(report.strict) for b in bundles}
     failing = [b for b in bundles if status[id(b)] == "fail"]
@@ -71,12 +78,12 @@ def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     stored = sum(1 for b in bundles if b.reused is not None)
     if stored:
         head += f"; {stored} reused from the verdict store, {total - stored} verified"
-    reused = [b for b in bundles if b.reused is not None and status[id(b)] != "fail"]
-    standing = {id(b) for b in reused}
-    judged = [b for b in bundles if id(b) not in standing]
-    ordered = [b for b in judged if status[id(b)] == "fail"] + [b for b in judged if status[id(b)] != "fail"]
+    reused = [b for b in bundles if id(b) in standing]
+    rest = [b for b in bundles if id(b) not in standing]
+    ordered = [b for b in rest if status[id(b)] == "fail"] + [b for b in rest if status[id(b)] != "fail"]
     several = len(changes) > 1  # then each loosening names its bundle's path (release names may repeat)
-    manifests = {b.path: b.manifest_file for b in bundles}
+    # Each path as the walked report holds it: a reused pass's made printable here.
+    manifests = {_shown(b.path): _shown(b.manifest_file) for b in reused} | {b.path: b.manifest_file for b in rest}
     loosened = [
         (f"{e.path}: " if several else "") + with_line(item, e, manifests.get(e.path))
         for e in changes.values()
@@ -108,6 +115,7 @@ def _not_run(bundles: list[BundleReport]) -> str:
     if not items:
         return ""
     named = "; ".join(f"{i.check}: {i.reason}" if i.reason else i.check for i in items)
+    named = printable(writable(named))  # a reused bundle's, as its attestation words them, are not made so before
     return f" — {len(items)} check{'s' if len(items) != 1 else ''} not run: {named}"
 
 
@@ -136,12 +144,17 @@ def _bundle(bundle: BundleReport, status: str, paint: Painter, change: BundleCha
     return "\n".join(lines)
 
 
+def _shown(text: str | None) -> str | None:
+    return printable(writable(text)) if text is not None else None
+
+
 def _reused_line(bundle: BundleReport, status: str, paint: Painter) -> str:
     """A passing bundle whose verdict was reused: its verdict, name and manifest, and the stored verdict."""
     title = f"{bundle.name or '?'} {bundle.version or ''}".strip()
     manifest = repo_path(bundle.path, bundle.manifest_file) if bundle.manifest_file else None
-    said = printable(writable(bundle.reused.line())) if bundle.reused is not None else ""  # kept by _inert
-    return f"{paint(status.upper(), status)}  {title}  ({manifest or bundle.path})  {said}"
+    said = bundle.reused.line() if bundle.reused is not None else ""
+    line = printable(writable(f"{title}  ({manifest or bundle.path})  {said}"))  # not walked by _inert
+    return f"{paint(status.upper(), status)}  {line}"
 
 
 def _since_base(change: BundleChange) -> list[str]:

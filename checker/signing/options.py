@@ -170,6 +170,11 @@ def _check_reuse(args: argparse.Namespace) -> None:
             "--reuse with --device-outputs: a device's outputs are judged as the device sent them, and a stored "
             "verdict is keyed on the bundle and this machine, not on a folder of outputs"
         )
+    if getattr(args, "run_validation", False):
+        raise UsageError(
+            "--reuse with --run-validation: the validation command may read any file and the environment, which "
+            "no stored verdict's key names; run it without --reuse"
+        )
     vague = [spec for spec in getattr(args, "runtimes", []) if spec.split("==")[-1].strip() in ("oldest", "newest")]
     if vague:
         raise UsageError(

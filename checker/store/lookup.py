@@ -21,10 +21,10 @@ from typing import Any
 
 from checker import findings as F
 from checker.bundle.opening import OpenedBundle, is_archive, open_bundle
-from checker.bundle.paths import BundlePathError, plain_files, real_under
+from checker.bundle.paths import FILE, BundlePathError, folder_tree, real_under
 from checker.checks.completeness import completeness_stage
+from checker.checks.folder import MAX_WALK, folder_state
 from checker.checks.folder import differences as folder_differences
-from checker.checks.folder import folder_state
 from checker.context import Context, Options
 from checker.errors import Error
 from checker.findings import Finding
@@ -52,10 +52,6 @@ MAX_OTHERS_READ = 3  # entries of the same digest under other keys read to say w
 # Words of a manifest that may make what it names or what a verdict must judge depend on more than its text
 # (a glob over the bundle's folders, declared platforms): such a manifest is looked up in full.
 QUICK_UNSURE = ("onnx_test_data", "platforms")
-# The entries of a bundle's folders listed to find its plain files at once: enough for its own files and
-# folders and some beside them, not a whole repository when a manifest sits at its top (the rest are then
-# resolved one by one).
-WALKED_PER_FILE, WALKED_BESIDE = 4, 1000
 DIGEST_CHARS, LINE_HEAD = 64, 66  # a list's line: the hex digest, two characters, the path
 
 
@@ -157,7 +153,10 @@ def quick_look_up(
     if files is None:
         return None
     real_root, known = os.path.realpath(opened.root), dict[str, str]()
-    plain = plain_files(real_root, WALKED_PER_FILE * len(files) + WALKED_BESIDE)
+    tree = folder_tree(real_root, MAX_WALK)  # the whole folder: its state is judged too
+    if tree is None:
+        return None
+    plain = {name for name, kind in tree if kind == FILE}
     inside = real_root.rstrip(os.sep) + os.sep
     try:
         for name, listed_digest in files:
@@ -176,7 +175,7 @@ def quick_look_up(
         return None
     # The text is the one judged, so its release.digest is too; the list is the one read above.
     names, trusted = {name for name, _ in files}, options.trust is not None
-    now = folder_state(opened.root, opened.manifest_path.name, names, None, trusted=trusted, listed=digest)
+    now = folder_state(opened.root, opened.manifest_path.name, names, None, trusted=trusted, tree=tree, listed=digest)
     if folder_differences(predicate.get("folder"), now, same_text=True):
         return None  # the full look-up finds the same and says so
     store.used(entry)
@@ -223,7 +222,8 @@ def listed(path: Path, keys: Keys) -> Listed | None:
         return None
     if text is None:
         return None
-    text = text.replace(b"\r\n", b"\n")  # as a checkout on Windows may leave it: its lines are the same
+    if b"\r" in text:  # as a checkout on Windows may leave it: its lines are the same
+        text = text.replace(b"\r\n", b"\n")
     digest = "sha256:" + hashlib.sha256(text).hexdigest()
     parts = keys.parts(digest)
     return Listed(text, digest, parts, key_of(parts))

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from checker.bundle.paths import BundlePathError, check_relative, resolve_inside, resolve_under, walk_files
+from checker.bundle.paths import (
+    BundlePathError,
+    check_relative,
+    folder_tree,
+    resolve_inside,
+    resolve_under,
+    walk_files,
+)
 from checker.context import Options
 from checker.verify import verify_bundle
 
@@ -159,3 +166,39 @@ def test_the_field_prefix_is_the_digest_lists() -> None:
     from checker.manifest.canonical import PREFIX
 
     assert FIELD_PREFIX == PREFIX
+
+
+def test_one_listing_per_folder_gives_every_entry_and_what_the_walk_names(tmp_path: Path) -> None:
+    """A verdict store's look-up lists a bundle's folders once, for its plain files and its whole tree (a folder
+    state records it): every entry by kind, and so every name the files stage's walk gives."""
+    root = tmp_path / "b"
+    (root / "cases" / "deep").mkdir(parents=True)
+    (root / "empty").mkdir()
+    (root / ".git" / "objects").mkdir(parents=True)
+    (root / ".github").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("x")
+    for rel in ("bundle.yaml", ".gitignore", "cases/a.npy", "cases/deep/b.npy", ".git/HEAD", ".github/ci.yml"):
+        (root / rel).write_text(rel)
+    (root / "link.txt").symlink_to("bundle.yaml")  # a link to a file
+    (root / "broken").symlink_to("nowhere")
+    (root / "away").symlink_to(outside)  # a link to a folder: not walked
+    (root / "cases" / "loop").symlink_to("loop")
+    os.mkfifo(root / "pipe")
+    tree = folder_tree(os.path.realpath(root), 1000)
+    assert tree is not None
+    assert sorted(tree) == [
+        (".gitignore", "file"), ("away", "link"), ("broken", "link"), ("bundle.yaml", "file"), ("cases", "folder"),
+        ("cases/a.npy", "file"), ("cases/deep", "folder"), ("cases/deep/b.npy", "file"), ("cases/loop", "link"),
+        ("empty", "folder"), ("link.txt", "link"), ("pipe", "other"),
+    ]  # fmt: skip
+    walked = {n for n, kind in tree if kind in ("file", "other") or (kind == "link" and not (root / n).is_dir())}
+    assert walked == set(walk_files(root, 1000))
+    assert folder_tree(os.path.realpath(root), 11) is None  # past the bound: not told whole
+    (root / "cases" / "deep").chmod(0)
+    try:
+        if not os.access(root / "cases" / "deep", os.R_OK):  # root reads any folder
+            assert folder_tree(os.path.realpath(root), 1000) is None
+    finally:
+        (root / "cases" / "deep").chmod(0o755)

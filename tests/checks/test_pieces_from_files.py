@@ -42,3 +42,19 @@ def test_a_deleted_file_unticks_its_piece_everywhere(
     )
     assert f"- [x] {shown}" not in markdown
     assert f"the {piece} piece is missing" in verify(bundle, "junit", capsys)
+
+
+def test_an_output_named_by_a_list_is_a_schema_finding_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A manifest the schema refuses still reaches the completeness stage: a name that is a list is no key of a
+    set (found by the fuzz suite)."""
+    bundle = tmp_path / "m"
+    shutil.copytree(EXAMPLE, bundle)
+    manifest = bundle / "bundle.yaml"
+    text = manifest.read_text()
+    assert "- name: logits\n" in text
+    manifest.write_text(text.replace("- name: logits\n", "- name: [logits]\n", 1))
+    report = json.loads(verify(bundle, "json", capsys))
+    ids = [f["id"] for f in report["bundles"][0]["findings"]]
+    assert "manifest.schema" in ids and "internal.error" not in ids

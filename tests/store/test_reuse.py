@@ -254,6 +254,8 @@ def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys
     assert code == 2 and "--device-outputs" in err
     code, _, err = cli("verify", example, *trusted, "--runtime", "newest")
     assert code == 2 and "name its version" in err
+    code, _, err = cli("verify", example, *trusted, "--run-validation")  # the command may read anything
+    assert code == 2 and "--reuse with --run-validation" in err and not store.exists()
     (tmp_path / "file").write_text("")
     code, _, err = cli("verify", example, "--reuse", tmp_path / "file", "--trusted-key", keys.public)
     assert code == 2 and "not a folder" in err
@@ -502,9 +504,9 @@ def test_a_listed_text_gives_the_files_lock_listed(tmp_path: Path) -> None:
 
 
 def test_a_verdict_is_reused_only_for_the_folder_it_judged(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
-    """The digest leaves out what the files and signature stages also read: the list, release.digest, the files
-    nobody names and bundle.sig. A copy of the judged folder reuses its verdict; a copy with any of them changed
-    runs (and its own findings say what the stored verdict would have hidden)."""
+    """The digest leaves out what the stages also read: the list, release.digest, the files nobody names, the
+    folders and links of the tree, and bundle.sig. A copy of the judged folder reuses its verdict; a copy with
+    any of them changed runs (and its own findings say what the stored verdict would have hidden)."""
     import shutil
 
     [judged] = zoo(tmp_path / "zoo", 1)
@@ -514,7 +516,7 @@ def test_a_verdict_is_reused_only_for_the_folder_it_judged(cli: Cli, keys: KeyFi
     assert _statement(entry)["predicate"]["folder"] == first["bundles"][0]["folder"]
 
     def copy(name: str) -> Path:
-        return Path(shutil.copytree(judged, tmp_path / "copies" / name))
+        return Path(shutil.copytree(judged, tmp_path / "copies" / name, symlinks=True))
 
     same = copy("same")
     stray = copy("stray")
@@ -528,18 +530,48 @@ def test_a_verdict_is_reused_only_for_the_folder_it_judged(cli: Cli, keys: KeyFi
     (declared / "bundle.yaml").write_text(manifest.replace(digest, "sha256:" + "0" * 64, 1))
     signed = copy("signed")
     (signed / "bundle.sig").write_text("{}\n")
+    linked = copy("linked")  # a named file made a link to the very bytes: the digest is the same
+    (linked / "labels.copy").write_bytes((linked / "labels.txt").read_bytes())
+    (linked / "labels.txt").unlink()
+    (linked / "labels.txt").symlink_to("labels.copy")
+    folder = copy("folder")
+    (folder / "empty").mkdir()  # a folder a test-data glob could match
     assert _quick(same, store, keys) is not None
-    assert [_quick(b, store, keys) for b in (stray, stale, declared, signed)] == [None] * 4
-    report = run(cli, [same, stray, stale, declared, signed], store, keys, attest=False)
-    assert reused(report) == [True, False, False, False, False]
+    changed = [stray, stale, declared, signed, linked, folder]
+    assert [_quick(b, store, keys) for b in changed] == [None] * len(changed)
+    report = run(cli, [same, *changed], store, keys, attest=False)
+    assert reused(report) == [True] + [False] * len(changed)
     said = [f["message"] for f in found(report, "store.not_reused")]
-    assert len(said) == 4
-    assert "the files beside the named ones changed" in said[0] and "bundle.sha256 changed" in said[1]
-    assert "release.digest changed" in said[2] and "the files beside the named ones changed" in said[3]
+    assert len(said) == len(changed)
+    other = "the folder's other entries (files not named, folders, links) changed"
+    assert other in said[0] and "bundle.sha256 changed" in said[1] and "release.digest changed" in said[2]
+    assert all(other in said[i] for i in (3, 4, 5))
     ran = report["bundles"]
     assert [f["id"] for f in ran[1]["findings"] if f["severity"] == "warning"] == ["bundle.unlisted"]
     assert ran[2]["status"] == ran[3]["status"] == "fail"  # the stale list, the stale release.digest
     assert any(f["id"] == "signature.stale" for f in ran[4]["findings"])
+
+
+def test_a_signature_that_is_no_file_neither_stops_the_run_nor_is_read(
+    cli: Cli, keys: KeyFiles, tmp_path: Path
+) -> None:
+    """bundle.sig as a FIFO (whose read would never end) or a link out of the bundle: the folder's state records
+    what it is, never reads it, and the run ends and says why."""
+    [bundle] = zoo(tmp_path / "zoo", 1)
+    os.mkfifo(bundle / "bundle.sig")
+    store = tmp_path / "store"
+    first = run(cli, [bundle], store, keys)
+    assert first["bundles"][0]["folder"]["count"] >= 3
+    assert any(f["id"] == "signature.stale" for f in first["bundles"][0]["findings"])
+    assert reused(run(cli, [bundle], store, keys, attest=False)) == [True]  # the same folder, the same verdict
+    (bundle / "bundle.sig").unlink()
+    secret = tmp_path / "secret"
+    secret.write_text("not the bundle's\n")
+    (bundle / "bundle.sig").symlink_to(secret)
+    from checker.checks.folder import folder_state
+
+    state = folder_state(bundle, "bundle.yaml", [], None, trusted=True)
+    assert state is not None and "not the bundle's" not in json.dumps(state)  # a link is recorded, not read
 
 
 def test_an_entry_that_records_no_folder_is_not_reused(cli: Cli, keys: KeyFiles, tmp_path: Path) -> None:
@@ -565,11 +597,11 @@ def test_the_folder_state_follows_what_the_files_and_signature_stages_read(tmp_p
     named = {line[66:] for line in (bundle / "bundle.sha256").read_text().splitlines() if "manifest:" not in line}
     state = partial(folder_state, bundle, "bundle.yaml", named, None)
     before = state(trusted=False)
-    assert before is not None and before["list"] is not None and before["count"] == 2  # the manifest, the list
+    assert before is not None and before["list"] is not None and before["count"] >= 2  # the manifest, the list
     assert state(trusted=True) == before  # nothing is signed: the contents of what is not named are not read
     (bundle / "notes.txt").write_text("a\n")
     names = state(trusted=False)
-    assert names is not None and names["count"] == 3 and names["others"] != before["others"]
+    assert names is not None and names["count"] == before["count"] + 1 and names["others"] != before["others"]
     (bundle / "notes.txt").write_text("b\n")  # an unlisted file is a warning by its name
     assert state(trusted=False) == names
     (bundle / "bundle.sig").write_text("{}\n")
