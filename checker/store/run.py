@@ -181,8 +181,10 @@ class _Runs:
         return self.pool.submit(environment).result() if self.pool is not None else environment()
 
     def close(self) -> None:
+        """The workers told to stop, not waited for: they exit while the report is written (every result is in;
+        the interpreter joins them when this process exits)."""
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+            self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _verified(path: Path, looked: Looked, options: Options) -> Outcome:
