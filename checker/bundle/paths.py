@@ -92,9 +92,10 @@ FILE, LINK, FOLDER, OTHER = "file", "link", "folder", "other"  # what an entry o
 def folder_tree(root: str, limit: int) -> list[tuple[str, str]] | None:
     """Every entry under `root`, bundle-relative, as (name, kind), in no set order: a regular file reached
     through folders that are not links, a link (not followed), a folder (walked), or anything else (a FIFO, a
-    socket, a device). `.git` folders are left out, as walk_files leaves them. One listing per folder, with the
-    types the listing gives (no stat). None where the tree cannot be told whole: a folder that cannot be listed,
-    or more than `limit` entries."""
+    socket, a device). Only the top `.git` folder is left out (a repository's own, which no stage reads and every
+    commit changes): a stage may read through a link into any other. One listing per folder, with the types the
+    listing gives (no stat). None where the tree cannot be told whole: a folder that cannot be listed, or more
+    than `limit` entries."""
     out: list[tuple[str, str]] = []
     folders = [("", root)]
     while folders:
@@ -109,7 +110,7 @@ def folder_tree(root: str, limit: int) -> list[tuple[str, str]] | None:
             if entry.is_symlink():
                 out.append((name, LINK))
             elif entry.is_dir(follow_symlinks=False):
-                if entry.name.startswith(".git"):
+                if name == ".git":
                     continue
                 out.append((name, FOLDER))
                 folders.append((name + "/", entry.path))
@@ -197,15 +198,34 @@ def _skip_stars(reach: set[int], segments: tuple[str, ...]) -> set[int]:
 
 
 def walk_files(root: Path, limit: int) -> list[str]:
-    """Every regular file under `root`, bundle-relative and sorted; links are not followed. At most `limit`."""
+    """Every file under `root` that is not a folder (a link to a folder counts as one), bundle-relative: each
+    folder's own sorted, then its sub-folders' in sorted order, as os.walk gives them top-down. `.git` folders
+    and links are not walked into. At most `limit`. On a stack of its own, not os.walk's recursion, so that a
+    bundle of folders nested a thousand deep is walked, not a crash."""
     out: list[str] = []
-    top = os.fspath(root)
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".git"))
-        folder = os.path.relpath(dirpath, top).replace(os.sep, "/")
-        prefix = "" if folder == "." else folder + "/"
-        for name in sorted(filenames):
+    folders = [("", os.fspath(root))]
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # as os.walk skips a folder it cannot list
+        files, subfolders = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # as os.walk sorts it: a link to a folder is a folder
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                files.append(entry.name)
+            elif not entry.name.startswith(".git") and not entry.is_symlink():
+                subfolders.append(entry)
+        for name in sorted(files):
             out.append(prefix + name)
             if len(out) >= limit:
                 return out
+        for entry in sorted(subfolders, key=lambda e: e.name, reverse=True):  # the first sorted is walked first
+            folders.append((f"{prefix}{entry.name}/", entry.path))
+    return out
     return out

@@ -70,22 +70,36 @@ def folder_state(
 
 
 def _entries(root: Path, tree: list[tuple[str, str]], named: set[str], manifest: str, trusted: bool) -> list[Any]:
-    """Each entry but a named regular file (the digest holds its content), sorted: its name and kind; a link's
-    target and whether it leads to a folder (the files stage's walk lists a link to a file, not one to a
-    folder); a file's content where a signature check reads it (`_read`)."""
-    names = {name for name, kind in tree if kind == FILE}
-    read = _read(names - named, manifest, trusted)
+    """Each entry but a named regular file (the digest holds its content), sorted: its name and kind; for a
+    link, its target and what it leads to (`_through`); for a file, its content where a signature check reads
+    it (`_read`)."""
+    others = {name for name, kind in tree if kind in (FILE, LINK) and name not in named}
+    read = _read(others, manifest, trusted)
+    real_root = os.path.realpath(root)
     out: list[Any] = []
     for name, kind in sorted(tree):
         path = os.path.join(root, name)  # noqa: PTH118 (an entry of every bundle of a zoo)
         if kind == LINK:
-            link = Path(path)
-            out.append([name, kind, os.fspath(link.readlink()), link.is_dir()])
+            out.append([name, kind, os.fspath(Path(path).readlink()), *_through(path, real_root, name in read)])
         elif kind == FILE and name not in named:
             out.append([name, kind, sha256_small(path) if name in read else None])
         elif kind != FILE:
             out.append([name, kind])
     return out
+
+
+def _through(path: str, real_root: str, read: bool) -> list[Any]:
+    """What a link leads to: whether inside the bundle, what kind of entry (none: a broken link or a loop), and
+    its content where a signature check reads it through the link (only inside the bundle: nothing outside it
+    is read; that the link leaves it, and whether something is there, is what a stage can tell)."""
+    real = os.path.realpath(path)
+    inside = real.startswith(real_root.rstrip(os.sep) + os.sep)
+    try:
+        mode = Path(real).stat().st_mode
+    except OSError:
+        return [inside, None, None]
+    kind = FILE if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
+    return [inside, kind, sha256_small(real) if read and inside and kind == FILE else None]
 
 
 def _read(others: set[str], manifest: str, trusted: bool) -> set[str]:

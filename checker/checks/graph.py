@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -144,6 +145,17 @@ def external_data_findings(ctx: Context, model: Any, entry: Graph, rel: str, lab
         )
     if not refs:
         return
+    moved = _linked_elsewhere(ctx, rel)
+    if moved is not None:  # onnxruntime reads the data beside the file it opens, which the checker would not hash
+        yield F.error(
+            F.GRAPH_EXTERNAL_DATA,
+            f"{label}: '{rel}' is a link to '{moved}' in another folder, and onnxruntime reads its external data "
+            "beside that file, not beside the path the manifest names: name the graph by its own path",
+            **ctx.where(*keys, "path"),
+        )
+        if keys == ("graph",):
+            ctx.pieces["external_weights"] = False
+        return
     if not listed and keys == ("graph",):
         ctx.pieces["external_weights"] = False
         msg = (
@@ -158,6 +170,18 @@ def external_data_findings(ctx: Context, model: Any, entry: Graph, rel: str, lab
             yield F.error(F.GRAPH_EXTERNAL_DATA, f"{label}: {problem}", **ctx.where(*keys, "path"))
             if keys == ("graph",) and listed:
                 ctx.pieces["external_weights"] = False
+
+
+def _linked_elsewhere(ctx: Context, rel: str) -> str | None:
+    """The graph's real path, bundle-relative, where a link puts it in another folder than its name says."""
+    try:
+        real = ctx.resolve(rel)
+    except (BundlePathError, OSError):
+        return None  # the files stage says why
+    named = os.path.realpath(os.path.join(ctx.real_root, os.path.dirname(rel)))  # noqa: PTH118, PTH120
+    if os.path.dirname(real) == named:  # noqa: PTH120
+        return None
+    return os.path.relpath(real, ctx.real_root).replace(os.sep, "/")
 
 
 def _ref_problem(

@@ -127,8 +127,11 @@ def verify_options(config: Config) -> Options:
     if config.reuse:  # the verdict store: the options of --reuse, which args may not give besides
         if options.reuse is not None:
             raise UsageError("args may not give --reuse when the reuse input is set")
-        store_args = parse_verify_args(["--reuse", config.reuse, "--trusted-key", config.trusted_key, "--", "bundle"])
-        store = options_from_args(store_args)
+        # Parsed with every option beside it, so that --reuse refuses what it refuses on the command line
+        # (--run-validation, --shard, --device-outputs, a runtime named by no version).
+        runtimes = [f"--runtime={spec}" for spec in config.runtimes.split()]
+        store_args = [*extra, *runtimes, "--reuse", config.reuse, "--trusted-key", config.trusted_key, "--", "bundle"]
+        store = options_from_args(parse_verify_args(store_args))
         options.reuse, options.reuse_trust = store.reuse, store.reuse_trust
     for spec in config.runtimes.split():
         options.runtimes.append(_runtime_spec(spec))

@@ -170,7 +170,8 @@ def test_the_field_prefix_is_the_digest_lists() -> None:
 
 def test_one_listing_per_folder_gives_every_entry_and_what_the_walk_names(tmp_path: Path) -> None:
     """A verdict store's look-up lists a bundle's folders once, for its plain files and its whole tree (a folder
-    state records it): every entry by kind, and so every name the files stage's walk gives."""
+    state records it): every entry by kind but the repository's own `.git`, and so every name the files stage's
+    walk gives."""
     root = tmp_path / "b"
     (root / "cases" / "deep").mkdir(parents=True)
     (root / "empty").mkdir()
@@ -189,16 +190,62 @@ def test_one_listing_per_folder_gives_every_entry_and_what_the_walk_names(tmp_pa
     tree = folder_tree(os.path.realpath(root), 1000)
     assert tree is not None
     assert sorted(tree) == [
-        (".gitignore", "file"), ("away", "link"), ("broken", "link"), ("bundle.yaml", "file"), ("cases", "folder"),
+        (".github", "folder"), (".github/ci.yml", "file"), (".gitignore", "file"), ("away", "link"), ("broken", "link"),
+        ("bundle.yaml", "file"), ("cases", "folder"),
         ("cases/a.npy", "file"), ("cases/deep", "folder"), ("cases/deep/b.npy", "file"), ("cases/loop", "link"),
         ("empty", "folder"), ("link.txt", "link"), ("pipe", "other"),
     ]  # fmt: skip
     walked = {n for n, kind in tree if kind in ("file", "other") or (kind == "link" and not (root / n).is_dir())}
-    assert walked == set(walk_files(root, 1000))
-    assert folder_tree(os.path.realpath(root), 11) is None  # past the bound: not told whole
+    assert walked - {".github/ci.yml"} == set(walk_files(root, 1000))  # the walk leaves out every .git* folder
+    assert folder_tree(os.path.realpath(root), 13) is None  # past the bound: not told whole
     (root / "cases" / "deep").chmod(0)
     try:
         if not os.access(root / "cases" / "deep", os.R_OK):  # root reads any folder
             assert folder_tree(os.path.realpath(root), 1000) is None
     finally:
         (root / "cases" / "deep").chmod(0o755)
+
+
+def test_the_walk_gives_os_walks_order_and_survives_a_deep_tree(tmp_path: Path) -> None:
+    def by_os_walk(top: Path) -> list[str]:
+        out = []
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".git"))
+            folder = os.path.relpath(dirpath, top).replace(os.sep, "/")
+            out += [("" if folder == "." else folder + "/") + name for name in sorted(filenames)]
+        return out
+
+    rng = random.Random(7)
+    root = tmp_path / "b"
+    folders = [root]
+    root.mkdir()
+    for i in range(300):
+        parent = rng.choice(folders)
+        kind = rng.random()
+        if kind < 0.3:
+            (parent / f"d{i}").mkdir()
+            folders.append(parent / f"d{i}")
+        elif kind < 0.4:
+            (parent / f".git{i}").mkdir()
+            (parent / f".git{i}" / "x").write_text("x")
+        elif kind < 0.5:
+            (parent / f"l{i}").symlink_to(rng.choice(folders))
+        else:
+            (parent / f"f{i}").write_text("x")
+    assert walk_files(root, 10_000) == by_os_walk(root)
+    assert walk_files(root, 50) == by_os_walk(root)[:50]
+    deep = tmp_path / "deep"
+    levels = [deep]
+    deep.mkdir()
+    for _ in range(1100):  # deeper than os.walk's recursion goes
+        levels.append(levels[-1] / "d")
+        levels[-1].mkdir()
+    (levels[-1] / "leaf.txt").write_text("x")
+    try:
+        assert walk_files(deep, 10) == ["d/" * 1100 + "leaf.txt"]
+        tree = folder_tree(os.fspath(deep), 5000)
+        assert tree is not None and len(tree) == 1101
+    finally:  # bottom up: removing it is no recursion either
+        (levels[-1] / "leaf.txt").unlink()
+        for level in reversed(levels):
+            level.rmdir()

@@ -83,6 +83,26 @@ def test_external_data_through_a_link_that_leaves(tmp_path: Path) -> None:
     assert "graph.invalid" not in ids(report)  # the checker never followed the link
 
 
+def test_a_graph_linked_into_another_folder_has_its_external_data_refused(tmp_path: Path) -> None:
+    """onnxruntime reads external data beside the file it opens: a graph named 'model.onnx' that is a link to
+    'sub/model.onnx' would run with 'sub/model.onnx.data', which nothing names or hashes, while the checker
+    hashed './model.onnx.data'."""
+    root = write_bundle(tmp_path / "b", linear_model(), manifest(), external=True)
+    (root / "sub").mkdir()
+    shutil.move(root / "model.onnx", root / "sub" / "model.onnx")
+    shutil.copy(root / "model.onnx.data", root / "sub" / "model.onnx.data")
+    (root / "model.onnx").symlink_to("sub/model.onnx")
+    report = verify_bundle(root, Options())
+    [found] = [f for f in report.findings if f.id == "graph.external_data"]
+    assert found.severity.value == "error" and "a link to 'sub/model.onnx' in another folder" in found.message
+    assert report.pieces["external_weights"] is False
+    shutil.move(root / "sub" / "model.onnx", root / "model.real.onnx")
+    (root / "model.onnx").unlink()
+    (root / "model.onnx").symlink_to("model.real.onnx")  # a link in the same folder: the data is beside it
+    report = verify_bundle(root, Options())
+    assert not [f for f in report.findings if f.id == "graph.external_data"], report.findings
+
+
 def test_onnx_checker_rejects_invalid_graph(tmp_path: Path) -> None:
     model = linear_model()
     model.graph.node[0].op_type = "NoSuchOp"

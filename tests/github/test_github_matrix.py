@@ -92,3 +92,22 @@ def test_the_runtimes_input_becomes_runtime_options(tmp_path: Path) -> None:
     assert verify_options(config).runtimes == ["oldest", "onnxruntime-openvino==1.24.1"]
     config = Config.from_env({"INPUT_RUNTIMES": "newest", "INPUT_ARGS": "--runtime 1.17.3"})
     assert verify_options(config).runtimes == ["1.17.3", "newest"]
+
+
+def test_the_reuse_input_refuses_what_reuse_refuses_on_the_command_line(tmp_path: Path) -> None:
+    """The action's `reuse` input is checked with the options `args` and `runtimes` give, as `--reuse` is."""
+    from checker.errors import UsageError
+    from checker.github.config import Config
+    from checker.github.run import verify_options
+
+    public = tmp_path / "attest.pub"
+    public.write_text("not read before the options are checked\n")
+    base = {"INPUT_BUNDLES": str(EXAMPLE), "INPUT_REUSE": str(tmp_path / "store"), "INPUT_TRUSTED_KEY": str(public)}
+    for extra, words in (
+        ({"INPUT_ARGS": "--run-validation"}, "--run-validation"),
+        ({"INPUT_ARGS": "--shard 1/2"}, "--shard"),
+        ({"INPUT_ARGS": f"--device-outputs {tmp_path}"}, "--device-outputs"),
+        ({"INPUT_RUNTIMES": "newest"}, "name its version"),
+    ):
+        with pytest.raises(UsageError, match=words):
+            verify_options(Config.from_env({**base, **extra}))

@@ -627,3 +627,37 @@ def test_the_folder_state_follows_what_the_files_and_signature_stages_read(tmp_p
     listed.unlink()
     listed.symlink_to(tmp_path / "elsewhere")
     assert state(trusted=False) is None  # no plain file: not known exactly, never reused
+
+
+def test_the_folder_state_sees_through_links_and_into_git_named_folders(tmp_path: Path) -> None:
+    """What a stage reads through a link, or inside a folder whose name starts with .git, is in the state: a
+    link's target and what is there; through a signed manifest's link, the text."""
+    from checker.checks.folder import folder_state
+
+    [bundle] = zoo(tmp_path / "zoo", 1)
+    named = {line[66:] for line in (bundle / "bundle.sha256").read_text().splitlines() if "manifest:" not in line}
+
+    def state() -> dict[str, Any] | None:
+        return folder_state(bundle, "bundle.yaml", named, None, trusted=False)
+
+    (bundle / ".gitdata").mkdir()
+    before = state()
+    (bundle / ".gitdata" / "alias").symlink_to("/etc/passwd")  # a test-data link can lead here
+    assert state() != before
+    (bundle / ".git").mkdir()  # the repository's own: every commit changes it, no stage reads it
+    linked = state()
+    (bundle / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert state() == linked
+    (bundle / "bundle.sig").symlink_to(tmp_path / "outside.sig")  # a link leaving the bundle, to nothing yet
+    dangling = state()
+    (tmp_path / "outside.sig").write_text("{}\n")  # now there is something there (never read)
+    assert state() != dangling
+    (bundle / "bundle.sig").unlink()
+    (bundle / "bundle.sig").write_text("{}\n")  # signed: the manifest's text counts, through a link too
+    (bundle / ".gitmeta").mkdir()
+    (bundle / "bundle.yaml").rename(bundle / ".gitmeta" / "bundle.yaml")
+    (bundle / "bundle.yaml").symlink_to(".gitmeta/bundle.yaml")
+    signed = state()
+    with (bundle / ".gitmeta" / "bundle.yaml").open("a") as manifest:
+        manifest.write("# edited\n")
+    assert signed is not None and state() != signed
