@@ -89,6 +89,15 @@ def real_under(real_root: str, rel: str, known: dict[str, str] | None = None) ->
 FILE, LINK, FOLDER, OTHER = "file", "link", "folder", "other"  # what an entry of a folder_tree is
 
 
+def _entries(folder: str) -> list[os.DirEntry[str]] | None:
+    """A folder's entries, each with the type its listing gives; None where it cannot be listed."""
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except OSError:
+        return None
+
+
 def folder_tree(root: str, limit: int) -> list[tuple[str, str]] | None:
     """Every entry under `root`, bundle-relative, as (name, kind), in no set order: a regular file reached
     through folders that are not links, a link (not followed), a folder (walked), or anything else (a FIFO, a
@@ -100,10 +109,8 @@ def folder_tree(root: str, limit: int) -> list[tuple[str, str]] | None:
     folders = [("", root)]
     while folders:
         prefix, folder = folders.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
+        entries = _entries(folder)
+        if entries is None:
             return None
         for entry in entries:
             name = prefix + entry.name
@@ -206,13 +213,8 @@ def walk_files(root: Path, limit: int) -> list[str]:
     folders = [("", os.fspath(root))]
     while folders:
         prefix, folder = folders.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            continue  # as os.walk skips a folder it cannot list
         files, subfolders = [], []
-        for entry in entries:
+        for entry in _entries(folder) or []:  # as os.walk skips a folder it cannot list
             try:
                 is_dir = entry.is_dir()  # as os.walk sorts it: a link to a folder is a folder
             except OSError:
