@@ -230,4 +230,3 @@ def walk_files(root: Path, limit: int) -> list[str]:
         for entry in sorted(subfolders, key=lambda e: e.name, reverse=True):  # the first sorted is walked first
             folders.append((f"{prefix}{entry.name}/", entry.path))
     return out
-    return out

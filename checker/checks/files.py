@@ -39,12 +39,11 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
     listed = read_digest_list(ctx.root)
     changed = (yield from _listed_digests(ctx, named, listed)) if listed is not None else []
     yield from _release_digest(ctx, listed, changed)
-    rels = walk_files(ctx.root, MAX_WALK)
-    yield from _unlisted(ctx, rels, {n.rel for n in named} | ({DIGEST_LIST} if listed is not None else set()))
+    names = {n.rel for n in named}
+    yield from _unlisted(ctx, names | ({DIGEST_LIST} if listed is not None else set()))
     if not ctx.unusable:  # what else the verdict rests on, recorded with it by a verdict store
-        names, trusted = {n.rel for n in named}, ctx.options.trust is not None
-        declared = ctx.spec.release.digest
-        ctx.folder = folder_state(ctx.root, ctx.manifest.file, names, declared, trusted=trusted)
+        trusted = ctx.options.trust is not None
+        ctx.folder = folder_state(ctx.root, ctx.manifest.file, names, ctx.spec.release.digest, trusted=trusted)
 
 
 def _test_data_globs(ctx: Context) -> Iterator[Finding]:
@@ -212,9 +211,9 @@ def _few(paths: list[str], shown: int = 5) -> str:
     return ", ".join(f"'{p}'" for p in paths[:shown]) + more
 
 
-def _unlisted(ctx: Context, rels: list[str], named: set[str]) -> Iterator[Finding]:
+def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
     beside = written_beside(ctx.manifest.file)
-    unlisted = [rel for rel in rels if rel not in named and rel not in beside]
+    unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)
     if len(unlisted) > MAX_UNLISTED_REPORTED:

@@ -19,9 +19,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from checker.bundle.paths import FILE, LINK, folder_tree
+from checker.bundle.paths import FILE, FOLDER, LINK, OTHER, folder_tree
 from checker.readers.digest import sha256_small
-from checker.readers.digestlist import DIGEST_LIST, MAX_LIST_BYTES
+from checker.readers.digestlist import DIGEST_LIST, list_bytes
 from checker.signing.files import SIGNATURE
 
 MAX_WALK = 50_000  # files a bundle folder is walked for (the files stage's unlisted files, and this state)
@@ -98,7 +98,7 @@ def _through(path: str, real_root: str, read: bool) -> list[Any]:
         mode = Path(real).stat().st_mode
     except OSError:
         return [inside, None, None]
-    kind = FILE if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
+    kind = FILE if stat.S_ISREG(mode) else FOLDER if stat.S_ISDIR(mode) else OTHER
     return [inside, kind, sha256_small(real) if read and inside and kind == FILE else None]
 
 
@@ -114,28 +114,19 @@ def _read(others: set[str], manifest: str, trusted: bool) -> set[str]:
 
 
 def list_digest(text: bytes) -> str:
-    """The digest a folder state records for a list's bytes: its lines as the files stage reads them (a
-    Windows line end is a line end), so that the digest tells two lists apart exactly when their lines differ."""
-    return "sha256:" + hashlib.sha256(text.replace(b"\r\n", b"\n")).hexdigest()
+    """The digest of a list's bytes as the files stage reads its lines (a Windows line end is a line end): what
+    a folder state records, and, for a list `checker lock` wrote, the bundle digest it declares."""
+    if b"\r" in text:
+        text = text.replace(b"\r\n", b"\n")
+    return "sha256:" + hashlib.sha256(text).hexdigest()
 
 
 def _list_digest(root: Path) -> str | bool | None:
     """The list's digest, None when there is none, False when it is no plain file that can be read."""
-    path = os.path.join(root, DIGEST_LIST)  # noqa: PTH118 (a look-up per bundle of a zoo)
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return False
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_LIST_BYTES:
-        return False
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        with os.fdopen(os.open(path, flags), "rb") as file:
-            return list_digest(file.read(MAX_LIST_BYTES + 1))
-    except OSError:
-        return False
+    text = list_bytes(root)
+    if text is not None:
+        return list_digest(text)
+    return False if os.path.lexists(os.path.join(root, DIGEST_LIST)) else None  # noqa: PTH118
 
 
 def differences(recorded: object, now: dict[str, Any] | None, same_text: bool = False) -> list[str]:

@@ -60,15 +60,16 @@ def render(report: Report, **options: Unpack[RenderOptions]) -> str:
     warnings, then what changed since the base, the pieces and the comparisons); then the passing ones."""
     # A reused pass is one line, made printable as a whole (`_reused_line`): the rest is walked to make every
     # string printable, which for a zoo's hundreds of reused bundles would be most of the rendering.
-    status = {id(b): b.status(report.strict) for b in report.bundles}
-    standing = {id(b) for b in report.bundles if b.reused is not None and status[id(b)] != "fail"}
-    judged = _inert(dataclasses.replace(report, bundles=[b for b in report.bundles if id(b) not in standing]))
+    statuses = [b.status(report.strict) for b in report.bundles]
+    passes = [b.reused is not None and s != "fail" for b, s in zip(report.bundles, statuses)]
+    judged = _inert(dataclasses.replace(report, bundles=[b for b, p in zip(report.bundles, passes) if not p]))
     shown = iter(judged.bundles)
-    bundles = [b if id(b) in standing else next(shown) for b in report.bundles]
+    bundles = [b if p else next(shown) for b, p in zip(report.bundles, passes)]
     report = dataclasses.replace(judged, bundles=bundles)
+    status = {id(b): s for b, s in zip(bundles, statuses)}  # making text printable changes no verdict
+    standing = {id(b) for b, p in zip(bundles, passes) if p}
     paint = Painter(options.get("colour", False))
     changes = report.changes.by_path() if report.changes is not None else {}
-    status = {id(b): b.status(report.strict) for b in bundles}
     failing = [b for b in bundles if status[id(b)] == "fail"]
     total, failed = len(bundles), len(failing)
     verdict = paint(report.status.upper(), report.status)

@@ -12,7 +12,6 @@ judged less or another folder, naming what differs).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from checker import findings as F
 from checker.bundle.opening import OpenedBundle, is_archive, open_bundle
 from checker.bundle.paths import FILE, BundlePathError, folder_tree, real_under
 from checker.checks.completeness import completeness_stage
-from checker.checks.folder import MAX_WALK, folder_state
+from checker.checks.folder import MAX_WALK, folder_state, list_digest
 from checker.checks.folder import differences as folder_differences
 from checker.context import Context, Options
 from checker.errors import Error
@@ -224,7 +223,7 @@ def listed(path: Path, keys: Keys) -> Listed | None:
         return None
     if b"\r" in text:  # as a checkout on Windows may leave it: its lines are the same
         text = text.replace(b"\r\n", b"\n")
-    digest = "sha256:" + hashlib.sha256(text).hexdigest()
+    digest = list_digest(text)
     parts = keys.parts(digest)
     return Listed(text, digest, parts, key_of(parts))
 
