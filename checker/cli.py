@@ -270,10 +270,10 @@ def run() -> NoReturn:
 def exit_now(code: int) -> NoReturn:
     """End the process as a normal exit would, but without freeing every object one by one: tearing down the
     modules of onnx, onnxruntime and NumPy costs a small bundle's run a sixth of its time, for memory the
-    system takes back anyway. The exit handlers run and the standard streams are flushed first; while a
-    thread that is not a daemon still runs, the normal exit, which waits for it, is taken instead."""
-    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
-        sys.exit(code)
+    system takes back anyway. What a normal exit does first is done first, in its order: the threads' own exit
+    hooks run and every thread that is not a daemon is waited for (a worker pool's manager thread, while its
+    workers exit), then the exit handlers run and the standard streams are flushed."""
+    threading._shutdown()  # type: ignore[attr-defined]  # what Python's exit calls before the exit handlers
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

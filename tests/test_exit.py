@@ -55,16 +55,40 @@ def test_exit_handlers_run(tmp_path: Path) -> None:
     assert mark.read_text() == "ran"
 
 
-def test_a_working_thread_is_waited_for(tmp_path: Path) -> None:
+# An object whose finaliser marks a file: run when the interpreter is torn down, never by exit_now.
+TORN_DOWN = (
+    "class Kept:\n    def __del__(self, open=open, where=sys.argv[1]):\n"  # open: gone from a torn-down interpreter
+    "        open(where + '.torn', 'w').write('torn down')\n"
+    "kept = Kept()\n"
+)
+
+
+def test_a_working_thread_is_waited_for_and_nothing_torn_down(tmp_path: Path) -> None:
     mark = tmp_path / "thread"
     code = (
-        "import sys, threading, time\nfrom checker.cli import exit_now\n"
-        "def work():\n    time.sleep(0.3)\n    open(sys.argv[1], 'w').write('finished')\n"
+        "import sys, threading, time\nfrom checker.cli import exit_now\n" + TORN_DOWN + "def work():\n"
+        "    time.sleep(0.3)\n    open(sys.argv[1], 'w').write('finished')\n"
         "threading.Thread(target=work).start()\nexit_now(4)"
     )
     done = python(code, str(mark))
-    assert done.returncode == 4
+    assert done.returncode == 4, done.stderr
     assert mark.read_text() == "finished"
+    assert not (tmp_path / "thread.torn").exists()  # the thread was waited for, and the exit still quick
+
+
+def test_a_worker_pool_told_to_stop_is_waited_for_and_nothing_torn_down(tmp_path: Path) -> None:
+    """As the verdict store leaves its pool: told to stop, not waited for, so its workers exit while the report
+    is written; the exit waits for them, then ends as quickly as without a pool."""
+    mark = tmp_path / "pool"
+    code = (
+        "import sys\nfrom concurrent.futures import ProcessPoolExecutor\nfrom checker.cli import exit_now\n"
+        + TORN_DOWN
+        + "pool = ProcessPoolExecutor(1)\nprint(pool.submit(pow, 2, 5).result(), end='')\n"
+        "pool.shutdown(wait=False)\nexit_now(3)"
+    )
+    done = python(code, str(mark))
+    assert (done.returncode, done.stdout) == (3, "32"), done.stderr
+    assert not (tmp_path / "pool.torn").exists()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="closes descriptor 1 under the interpreter")
