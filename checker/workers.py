@@ -20,10 +20,9 @@ WORKER_BASE_BYTES = 300 << 20
 PEAK_PER_BYTE = 1.3
 
 
-def worker_options(options: Options, workers: int, beside: int = 0) -> Options:
-    """Workers draw no progress bar (several would overwrite each other) and share the cores between them and
-    the `beside` processes busy at the same time (a verdict store's look-ups)."""
-    threads = max(1, (os.cpu_count() or 1) // (workers + beside))
+def worker_options(options: Options, workers: int) -> Options:
+    """Workers draw no progress bar (several would overwrite each other) and share the cores between them."""
+    threads = max(1, (os.cpu_count() or 1) // workers)
     return dataclasses.replace(options, progress=False, jobs=1, intra_op_threads=threads, sharing=workers)
 
 

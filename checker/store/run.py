@@ -157,10 +157,11 @@ class _Runs:
         return self._submit(paths[0], _looked_up_there, paths, lists, keys, store)
 
     def _submit(self, path: Path, work: Callable[..., Any], *args: Any) -> Future[Any]:
-        """`work(*args, options)` handed to a worker, with the options of a worker beside this process (it goes
-        on looking bundles up: a core is left to it)."""
+        """`work(*args, options)` handed to a worker, the cores shared between the workers only: this process's
+        look-ups take a millisecond a bundle, and a run on a core less would cost a large graph far more (a
+        512 MiB one took a fifth longer)."""
         pool = self._pool(path)
-        self.handed.append(pool.submit(work, *args, worker_options(self.options, self.workers, beside=1)))
+        self.handed.append(pool.submit(work, *args, worker_options(self.options, self.workers)))
         return self.handed[-1]
 
     def _pool(self, path: Path) -> ProcessPoolExecutor:

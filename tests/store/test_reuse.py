@@ -20,6 +20,7 @@ import pytest
 from signkit import KeyFiles, key_pair
 from zookit import change, release, zoo
 
+from checker.context import Options
 from checker.release.lock import lock
 from checker.reports.files import validate
 from checker.reports.model import Report
@@ -266,7 +267,7 @@ def test_reuse_options_are_checked_before_any_work(cli: Cli, example: Path, keys
 def _quick(bundle: Path, store: Path, keys: KeyFiles) -> Any:
     """The look-up that does not parse the manifest, alone."""
     from checker.bundle.opening import open_bundle
-    from checker.context import Options, Trust
+    from checker.context import Trust
     from checker.signing.attest import StatementChecker
     from checker.store.entries import Store
     from checker.store.key import Keys, Machine
@@ -339,7 +340,6 @@ def test_every_format_says_which_verdicts_were_reused(cli: Cli, keys: KeyFiles, 
 def test_the_bundles_the_store_has_nothing_of_are_looked_up_first_and_the_guess_decides_nothing(
     cli: Cli, keys: KeyFiles, tmp_path: Path
 ) -> None:
-    from checker.context import Options
     from checker.store.entries import Store
     from checker.store.key import Keys, Machine
     from checker.store.lookup import listed, unstored
@@ -386,7 +386,7 @@ def test_look_ups_a_worker_does_judge_as_this_process_does(cli: Cli, keys: KeyFi
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from checker.context import Options, Trust
+    from checker.context import Trust
     from checker.signing.attest import StatementChecker
     from checker.store.entries import Store
     from checker.store.key import Keys, Machine
@@ -480,7 +480,6 @@ def test_a_list_that_is_no_plain_file_is_not_read_for_the_guess(tmp_path: Path) 
 def test_a_listed_text_gives_the_files_lock_listed(tmp_path: Path) -> None:
     """The quick look-up reads a list's file lines, `<sha256>  <path>`, the lines of manifest fields left out,
     and the text's own SHA-256 as its digest; a text that is not UTF-8 gives no files."""
-    from checker.context import Options
     from checker.readers.digestlist import read_digest_list
     from checker.store.key import Keys, Machine
     from checker.store.lookup import Listed, listed
@@ -662,3 +661,22 @@ def test_the_folder_state_sees_through_links_and_into_git_named_folders(tmp_path
     with (bundle / ".gitmeta" / "bundle.yaml").open("a") as manifest:
         manifest.write("# edited\n")
     assert signed is not None and state() != signed
+
+
+def _threads(options: Options) -> int | None:
+    return options.intra_op_threads
+
+
+def test_a_worker_of_a_store_run_has_the_cores_of_a_worker(tmp_path: Path) -> None:
+    """This process's look-ups beside the workers take a millisecond a bundle: a bundle that runs has the cores
+    the workers share, not one less (a large graph on one core less took a fifth longer)."""
+    from checker.store.run import _Runs
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    for runs, expected in ((_Runs([one], Options(jobs=2)), [one]), (_Runs([one, two], Options(jobs=2)), [one, two])):
+        try:
+            threads = runs._submit(expected[0], _threads).result()
+        finally:
+            runs.close()
+        assert runs.workers == len(expected)
+        assert threads == max(1, (os.cpu_count() or 1) // runs.workers)
