@@ -1,13 +1,15 @@
 """A model zoo's pull request with a warm verdict store, against verifying the changed bundle alone.
 
-    python benchmarks/bench_zoo.py [--bundles 200] [--subset 40] [--repeat 3] [--jobs 2]
+    python benchmarks/bench_zoo.py [--bundles 200] [--subset 40] [--repeat 3] [--jobs 2] [--large-mib 0]
 
 Generates a zoo of `--bundles` releases (copies of examples/mobilenet-tiny, each its own name and so its own
 digest, locked), verifies them all once with `--attest --reuse STORE` (the full run, timed once), then changes
 one bundle (its version) and times, interleaved: that bundle verified alone (`checker verify ONE`), and the
 pull request's run over the first `--subset` bundles and over the whole zoo (`checker verify ZOO... --reuse
 STORE`, which reuses every verdict but the changed bundle's). It checks that the pull request's run verified
-exactly the changed bundle and reused the rest, and reports the store's size per bundle.
+exactly the changed bundle and reused the rest, and reports the store's size per bundle. With `--large-mib N`
+the changed bundle is a large one instead (`bench_memory.py`'s: one MatMul over N MiB of weights in an
+external-data file), for the pull request that changes a heavy release of the zoo.
 
 Targets (issue 34): the `--subset` (40) pull request at most 1.5x the one bundle alone, the whole zoo's (200) at
 most 1.2x.
@@ -22,6 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench_memory import write_bundle
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from material import Measured, checker_command, measure, median
@@ -57,6 +60,30 @@ def keys(folder: Path) -> tuple[Path, Path]:
     return private, public
 
 
+def make_large(folder: Path, mib: float) -> None:
+    """A bundle of `mib` MiB of weights in place of the zoo's bundle at `folder`, locked."""
+    from checker.release.lock import lock
+
+    shutil.rmtree(folder)
+    write_bundle(folder, int((mib * (1 << 20) / 4) ** 0.5), cases=4)
+    assert lock(folder).ok
+
+
+def change_version(folder: Path) -> None:
+    """The bundle's release version raised and the bundle locked again: a new digest, nothing else changed."""
+    from checker.release.lock import lock
+
+    manifest = folder / "bundle.yaml"
+    if manifest.is_file():
+        manifest.write_text(manifest.read_text().replace("version: 1.0.0", "version: 1.0.1", 1))
+    else:
+        manifest = folder / "bundle.json"
+        data = json.loads(manifest.read_text())
+        data["release"]["version"] = "1.0.1"
+        manifest.write_text(json.dumps(data, indent=2))
+    assert lock(folder).ok
+
+
 def reused_and_run(cmd: list[str]) -> tuple[list[str], list[str]]:
     out = subprocess.run([*cmd, "--format", "json"], capture_output=True, text=True, check=False).stdout
     bundles = json.loads(out)["bundles"]
@@ -75,10 +102,14 @@ def main() -> int:
     parser.add_argument("--subset", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--large-mib", type=float, default=0.0, help="the changed bundle: this many MiB of weights")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-zoo-") as tmp:
         folder = Path(tmp)
         bundles = make_zoo(folder / "zoo", args.bundles)
+        changed = bundles[args.subset // 2]
+        if args.large_mib:
+            make_large(changed, args.large_mib)
         private, public = keys(folder)
         store = folder / "store"
         checker = [*checker_command(), "verify"]
@@ -88,16 +119,13 @@ def main() -> int:
         entries = [p for p in store.iterdir() if p.name.endswith(ENTRY_SUFFIX)]
         size = sum(p.stat().st_size for p in entries)
         print(f"{args.bundles} bundles (examples/mobilenet-tiny, each its own release), --jobs {args.jobs}")
+        if args.large_mib:
+            print(f"the changed bundle, {changed.name}: {args.large_mib:g} MiB of weights (bench_memory.py's)")
         print(f"full run with --attest: wall {full.wall_s:.1f} s, cpu {full.cpu_s:.1f} s; exit {full.returncode}")
         per = size / max(1, len(entries)) / 1024
         print(f"store: {len(entries)} entries, {size / 1024:.1f} KiB, {per:.2f} KiB per bundle")
 
-        changed = bundles[args.subset // 2]
-        manifest = changed / "bundle.yaml"
-        manifest.write_text(manifest.read_text().replace("version: 1.0.0", "version: 1.0.1", 1))
-        from checker.release.lock import lock
-
-        assert lock(changed).ok
+        change_version(changed)
         cmds = {
             "one bundle alone": [*checker, str(changed), "--jobs", str(args.jobs)],
             f"pull request of {args.subset}": [*checker, *map(str, bundles[: args.subset]), *trusted],
