@@ -204,11 +204,18 @@ def _skip_stars(reach: set[int], segments: tuple[str, ...]) -> set[int]:
     return out
 
 
+# A repository's own folders at the top of a bundle folder, which model-signing leaves out of a signature (with
+# the `.gitattributes` and `.gitignore` files) and no stage reads. Anything deeper, or named otherwise (a
+# `.gitlab` folder, a `.git` folder in a sub-folder), is the bundle's like any other file: signed, digested when
+# named, warned about when not.
+REPOSITORY_FOLDERS = (".git", ".github")
+
+
 def walk_files(root: Path, limit: int) -> list[str]:
     """Every file under `root` that is not a folder (a link to a folder counts as one), bundle-relative: each
-    folder's own sorted, then its sub-folders' in sorted order, as os.walk gives them top-down. `.git` folders
-    and links are not walked into. At most `limit`. On a stack of its own, not os.walk's recursion, so that a
-    bundle of folders nested a thousand deep is walked, not a crash."""
+    folder's own sorted, then its sub-folders' in sorted order, as os.walk gives them top-down. The top
+    REPOSITORY_FOLDERS and links are not walked into. At most `limit`. On a stack of its own, not os.walk's
+    recursion, so that a bundle of folders nested a thousand deep is walked, not a crash."""
     out: list[str] = []
     folders = [("", os.fspath(root))]
     while folders:
@@ -221,7 +228,7 @@ def walk_files(root: Path, limit: int) -> list[str]:
                 is_dir = False
             if not is_dir:
                 files.append(entry.name)
-            elif not entry.name.startswith(".git") and not entry.is_symlink():
+            elif not (prefix == "" and entry.name in REPOSITORY_FOLDERS) and not entry.is_symlink():
                 subfolders.append(entry)
         for name in sorted(files):
             out.append(prefix + name)

@@ -196,7 +196,13 @@ def test_one_listing_per_folder_gives_every_entry_and_what_the_walk_names(tmp_pa
         ("empty", "folder"), ("link.txt", "link"), ("pipe", "other"),
     ]  # fmt: skip
     walked = {n for n, kind in tree if kind in ("file", "other") or (kind == "link" and not (root / n).is_dir())}
-    assert walked - {".github/ci.yml"} == set(walk_files(root, 1000))  # the walk leaves out every .git* folder
+    assert walked - {".github/ci.yml"} == set(walk_files(root, 1000))  # the walk leaves out the top .github too
+    for rel in ("cases/.git/config", ".gitlab/ci.yml"):  # any other .git-named folder is the bundle's own
+        (root / rel).parent.mkdir()
+        (root / rel).write_text(rel)
+    assert {"cases/.git/config", ".gitlab/ci.yml"} <= set(walk_files(root, 1000))
+    (root / "cases/.git/config").unlink()
+    (root / ".gitlab/ci.yml").unlink()
     assert folder_tree(os.path.realpath(root), 13) is None  # past the bound: not told whole
     (root / "cases" / "deep").chmod(0)
     try:
@@ -210,7 +216,7 @@ def test_the_walk_gives_os_walks_order_and_survives_a_deep_tree(tmp_path: Path) 
     def by_os_walk(top: Path) -> list[str]:
         out = []
         for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".git"))
+            dirnames[:] = sorted(d for d in dirnames if not (dirpath == str(top) and d in (".git", ".github")))
             folder = os.path.relpath(dirpath, top).replace(os.sep, "/")
             out += [("" if folder == "." else folder + "/") + name for name in sorted(filenames)]
         return out
@@ -225,9 +231,11 @@ def test_the_walk_gives_os_walks_order_and_survives_a_deep_tree(tmp_path: Path) 
         if kind < 0.3:
             (parent / f"d{i}").mkdir()
             folders.append(parent / f"d{i}")
-        elif kind < 0.4:
-            (parent / f".git{i}").mkdir()
-            (parent / f".git{i}" / "x").write_text("x")
+        elif kind < 0.4:  # walked, but for the top .git and .github
+            name = rng.choice([".git", ".github", f".git{i}"])
+            if not (parent / name).exists():
+                (parent / name).mkdir()
+                (parent / name / "x").write_text("x")
         elif kind < 0.5:
             (parent / f"l{i}").symlink_to(rng.choice(folders))
         else:

@@ -51,6 +51,25 @@ def test_a_signed_bundle_passes_and_model_signing_accepts_it(cli: Cli, signed: P
     assert "Verification succeeded" in done.stdout + done.stderr
 
 
+def test_folders_named_like_a_repository_s_are_left_out_only_at_the_top(
+    cli: Cli, example: Path, keys: KeyFiles
+) -> None:
+    """model-signing leaves out the top `.git` and `.github` (and `.gitattributes`, `.gitignore`); a `.git`
+    folder further down, or a `.gitlab` one, is the folder's like any other file: left out of the signature by
+    name when no field names it, and a file added there since signing is named."""
+    for rel in (".git/HEAD", ".github/ci.yml", ".gitignore", "cases/.git/config", ".gitlab/ci.yml"):
+        (example / rel).parent.mkdir(exist_ok=True)
+        (example / rel).write_text(rel)
+    code, out, err = cli("sign", example, "--key", keys.private)
+    assert code == 0 and "signed 29 files" in out, err
+    assert verify(cli, example, "--trusted-key", keys.public) == (0, [])
+    for rel in (".git/index", ".github/more.yml", "cases/.git/index", ".gitlab/more.yml"):
+        (example / rel).write_text(rel)
+    code, found = verify(cli, example, "--trusted-key", keys.public)
+    added = sorted(f["file"] for f in found if f["id"] == "signature.file_added")
+    assert code == 1 and added == [".gitlab/more.yml", "cases/.git/index"]
+
+
 def test_an_unsigned_bundle_fails(cli: Cli, example: Path, keys: KeyFiles) -> None:
     code, found = verify(cli, example, "--trusted-key", keys.public)
     assert code == 1 and [f["id"] for f in found] == ["signature.missing"]
