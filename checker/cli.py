@@ -273,7 +273,11 @@ def exit_now(code: int) -> NoReturn:
     system takes back anyway. What a normal exit does first is done first, in its order: the threads' own exit
     hooks run and every thread that is not a daemon is waited for (a worker pool's manager thread, while its
     workers exit), then the exit handlers run and the standard streams are flushed."""
-    threading._shutdown()  # type: ignore[attr-defined]  # what Python's exit calls before the exit handlers
+    if threading.current_thread() is threading.main_thread():  # another thread would wait for itself
+        try:
+            threading._shutdown()  # type: ignore[attr-defined]  # what Python's exit calls before the exit handlers
+        except BaseException:  # as in Python's exit: said, and the exit goes on with its status
+            traceback.print_exc()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

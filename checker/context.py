@@ -105,6 +105,10 @@ class Context:
     unusable: set[str] = field(default_factory=set)
     pieces: dict[str, bool] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # bundle-relative path -> sha256 of named files
+    # Bundle-relative path -> sha256 of every file this verification has hashed, the first time it read it (a
+    # verdict store's look-up, the signature check, the files stage): each file is read for its digest once, so
+    # that a graph of gigabytes costs one pass, and the stages judge one reading of the folder.
+    hashed: dict[str, str] = field(default_factory=dict)
     graph: onnx.ModelProto | None = None  # loaded without external data
     graph_path: Path | None = None
     labels: dict[str, list[str]] = field(default_factory=dict)  # output name -> labels

@@ -6,7 +6,7 @@ import dataclasses
 import os
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,13 +186,15 @@ def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport]
         return bundles, pool.submit(environment).result()
 
 
-def verify_bundle(path: Path, options: Options) -> BundleReport:
+def verify_bundle(path: Path, options: Options, hashed: Mapping[str, str] | None = None) -> BundleReport:
     """The bundle's report. A bug in a stage does not lose the report: it ends with an `internal.error`
-    finding naming the stage, after the findings of the stages that ran (the CLI then exits 3)."""
+    finding naming the stage, after the findings of the stages that ran (the CLI then exits 3). `hashed`: the
+    bundle's files as a verdict store's look-up just hashed them (bundle-relative path -> sha256), so that its
+    run reads each for its digest once, and its digest is the one it was looked up by."""
     run = _Run(path=str(path))
     started = time.perf_counter()
     try:
-        _verify(path, options, run)
+        _verify(path, options, run, hashed or {})
         run.stage = "report"
         report = run.report()
     except Error:
@@ -267,7 +269,7 @@ def internal_error(stage: str, exc: BaseException) -> Finding:
 MAX_TRACEBACK_CHARS = 8000
 
 
-def _verify(path: Path, options: Options, run: _Run) -> None:
+def _verify(path: Path, options: Options, run: _Run, hashed: Mapping[str, str]) -> None:
     with open_bundle(path) as opened:
         run.path = opened.display
         run.findings += opened.findings
@@ -281,7 +283,7 @@ def _verify(path: Path, options: Options, run: _Run) -> None:
         run.findings += found
         if manifest is None:
             return
-        run.ctx = Context(opened.root, manifest, options)
+        run.ctx = Context(opened.root, manifest, options, hashed=dict(hashed))
         try:
             _run(run.ctx, run, schema_ok=not found)
         finally:

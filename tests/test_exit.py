@@ -91,6 +91,18 @@ def test_a_worker_pool_told_to_stop_is_waited_for_and_nothing_torn_down(tmp_path
     assert not (tmp_path / "pool.torn").exists()
 
 
+def test_an_error_in_a_thread_exit_hook_is_said_and_the_status_kept() -> None:
+    """As Python's own exit: an exit hook that fails (or a Ctrl-C while a thread is waited for) is printed, and
+    the verdict's status is the process's status still."""
+    code = (
+        "import threading\nfrom checker.cli import exit_now\n"
+        "threading._register_atexit(lambda: 1 / 0)\nprint('PASS', end='')\nexit_now(0)"
+    )
+    done = python(code)
+    assert (done.returncode, done.stdout) == (0, "PASS")
+    assert done.stderr.count("ZeroDivisionError") == 1  # said once, and no teardown ran the hook again
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="closes descriptor 1 under the interpreter")
 def test_output_that_cannot_be_flushed_fails_the_exit() -> None:
     code = "import os, sys\nfrom checker.cli import exit_now\nsys.stdout.write('lost')\nos.close(1)\nexit_now(0)"

@@ -34,7 +34,7 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
         finding = _locate(ctx, entry, present, own)
         if finding:
             yield finding
-    ctx.digests = {rel: digest for rel, digest in _hash(present).items()}
+    ctx.digests = _hash(present, ctx.hashed)
     yield from _declared_digests(ctx, named)
     listed = read_digest_list(ctx.root)
     changed = (yield from _listed_digests(ctx, named, listed)) if listed is not None else []
@@ -122,9 +122,12 @@ def _not_a_file(path: Path) -> str:
     return "does not exist in the bundle"
 
 
-def _hash(present: dict[str, Path]) -> dict[str, str]:
-    by_path = sha256_files(present.values())
-    return {rel: by_path[path] for rel, path in present.items()}
+def _hash(present: dict[str, Path], hashed: dict[str, str]) -> dict[str, str]:
+    """Each present file's sha256: as this verification first read it (`hashed`), else read now and kept there."""
+    unread = {rel: path for rel, path in present.items() if rel not in hashed}
+    by_path = sha256_files(unread.values())
+    hashed.update((rel, by_path[path]) for rel, path in unread.items())
+    return {rel: hashed[rel] for rel in present}
 
 
 def _declared_digests(ctx: Context, named: list[Named]) -> Iterator[Finding]:

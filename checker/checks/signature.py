@@ -53,7 +53,7 @@ def signature_stage(ctx: Context) -> Iterator[Finding]:
     except SignatureProblem as problem:
         yield problem.finding
         return
-    yield from compare_files(ctx.root, signed)
+    yield from compare_files(ctx.root, signed, ctx.hashed)
 
 
 def _error(fid: str, message: str, **details: Any) -> SignatureProblem:
@@ -122,8 +122,9 @@ def _verifier(config: Any, trust: Trust) -> Any:
     raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
 
 
-def compare_files(root: Path, signed: Signed) -> Iterator[Finding]:
-    """Each file added, removed or changed since signing, by name."""
+def compare_files(root: Path, signed: Signed, hashed: dict[str, str]) -> Iterator[Finding]:
+    """Each file added, removed or changed since signing, by name. `hashed`: the files this verification has
+    read for their digests (bundle-relative path -> sha256), used as read, and added to."""
     left_out = set(signed.ignored) | {SIGNATURE}
     present = [
         rel
@@ -133,7 +134,9 @@ def compare_files(root: Path, signed: Signed) -> Iterator[Finding]:
     if signed.algorithm != "sha256":
         yield F.error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} hashes with {signed.algorithm}; the checker reads sha256")
         return
-    actual = {rel: digest for rel, digest in zip(present, sha256_files(root / rel for rel in present).values())}
+    unread = [rel for rel in present if rel not in hashed]
+    hashed.update(zip(unread, sha256_files(root / rel for rel in unread).values()))
+    actual = {rel: hashed[rel] for rel in present}
     for rel in sorted(set(signed.files) | set(actual)):
         if rel not in actual:
             yield F.error(F.SIGNATURE_FILE_REMOVED, f"'{rel}' was signed but is not in the bundle", rel, path=rel)

@@ -6,7 +6,6 @@ import errno
 import hashlib
 import os
 import stat
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -22,40 +21,14 @@ EARLIER_DEFINITION = 1
 
 def sha256_file(path: Path) -> str:
     """Hex SHA-256 of one file, read in 1 MiB chunks into one reused buffer (no copy per chunk)."""
+    digest = hashlib.sha256()
     with path.open("rb", buffering=0) as handle:
-        info = os.fstat(handle.fileno())
-        unchanged = _unchanged(info)
-        if unchanged in _KEPT:
-            return _KEPT[unchanged]
-        digest = hashlib.sha256()
         # A case file of a few KiB gets a buffer of its size: zeroing 1 MiB per file cost more than hashing it.
-        buffer = bytearray(min(CHUNK, info.st_size + 1))
+        buffer = bytearray(min(CHUNK, os.fstat(handle.fileno()).st_size + 1))
         view = memoryview(buffer)
         while n := handle.readinto(buffer):
             digest.update(view[:n])
-        if unchanged is not None and _unchanged(os.fstat(handle.fileno())) == unchanged and len(_KEPT) < MAX_KEPT:
-            _KEPT[unchanged] = digest.hexdigest()
     return digest.hexdigest()
-
-
-# A large file's digest, kept for the rest of the process by what tells its content unchanged: a verdict store's
-# look-up hashes a changed bundle's files and its run hashes them again, as a signature check does after the
-# files stage, and a graph of gigabytes takes a second a pass. Any write to a file sets its ctime, which no
-# program can set back; but one written within a tick of the clock after it was hashed may keep it, so a file
-# changed less than RACY_NS before it is hashed is never kept (git's index has the same rule).
-KEPT_FROM_BYTES = 4 << 20
-MAX_KEPT = 4096
-RACY_NS = 2_000_000_000
-_KEPT: dict[tuple[int, int, int, int, int], str] = {}
-
-
-def _unchanged(info: os.stat_result) -> tuple[int, int, int, int, int] | None:
-    """What names a large regular file's content as long as it is not written, or None for one not kept."""
-    if not stat.S_ISREG(info.st_mode) or info.st_size < KEPT_FROM_BYTES:
-        return None
-    if time.time_ns() - info.st_ctime_ns < RACY_NS:
-        return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def sha256_small(path: str) -> str:

@@ -62,6 +62,7 @@ class Looked:
     document: dict[str, Any] | None = None  # the stored signed document, for --attest's file
     parts: dict[str, Any] | None = None  # the bundle's key, when its digest could be worked out before the run
     findings: list[Finding] = field(default_factory=list)  # why a stored verdict was not reused
+    hashed: dict[str, str] = field(default_factory=dict)  # the named files as hashed here, for its run to use
 
 
 class Refused(Exception):
@@ -102,20 +103,25 @@ def _look_up(
     key, digest = key_of(parts), identity.digest.removeprefix("sha256:")
     entry = store.find(digest, key)
     if entry is None:
-        return Looked(parts=parts, findings=_others(store, digest, key, parts, checker))
+        return _runs(identity, parts, _others(store, digest, key, parts, checker))
     try:
         verified, document = judge(store, entry, digest, key, checker)
         _judged_declared(identity.data, verified.statement["predicate"])
         _judged_folder(identity, options, verified.statement["predicate"])
     except Refused as why:
         msg = f"the stored verdict {entry.name} was not reused: {why}; the bundle ran again"
-        return Looked(parts=parts, findings=[F.warning(F.STORE_REFUSED, msg, entry=entry.name, key=key)])
+        return _runs(identity, parts, [F.warning(F.STORE_REFUSED, msg, entry=entry.name, key=key)])
     except _NotJudged as why:
         msg = f"the stored verdict {entry.name} was not reused: {why}; the bundle ran again"
-        return Looked(parts=parts, findings=[F.info(F.STORE_NOT_REUSED, msg, entry=entry.name, key=key)])
+        return _runs(identity, parts, [F.info(F.STORE_NOT_REUSED, msg, entry=entry.name, key=key)])
     store.used(entry)
     report = reused_report(opened, identity, options, entry, key, verified)
     return Looked(report, document, parts)
+
+
+def _runs(identity: Identity, parts: dict[str, Any], findings: list[Finding]) -> Looked:
+    """A bundle that runs: its key, why, and its named files as hashed here, which its run reads as hashed."""
+    return Looked(parts=parts, findings=findings, hashed=identity.files)
 
 
 def quick_look_up(

@@ -192,7 +192,7 @@ def _verified(path: Path, looked: Looked, options: Options) -> Outcome:
     # The stages, loaded by the process that verifies a bundle, when it first does.
     from checker.verify import verify_bundle
 
-    report = verify_bundle(path, options)
+    report = verify_bundle(path, options, looked.hashed)
     report.add(looked.findings)
     return Outcome(report, looked.parts, environment=environment())
 

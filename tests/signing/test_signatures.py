@@ -70,6 +70,31 @@ def test_folders_named_like_a_repository_s_are_left_out_only_at_the_top(
     assert code == 1 and added == [".gitlab/more.yml", "cases/.git/index"]
 
 
+def test_a_signed_bundle_s_files_are_each_read_for_their_digest_once(
+    signed: Path, keys: KeyFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The signature check hashes the folder's files first; the files stage judges the named ones as read
+    there (model-signing's own check of the signature reads them besides: it is its library's)."""
+    import os
+
+    from checker.context import Options, Trust
+    from checker.readers import digest
+    from checker.verify import verify_bundle
+
+    read: list[str] = []
+    hash_file = digest.sha256_file
+
+    def counted(path: Path) -> str:
+        read.append(os.path.realpath(path))
+        return hash_file(path)
+
+    monkeypatch.setattr(digest, "sha256_file", counted)
+    report = verify_bundle(signed, Options(gain_budget_s=0.0, trust=Trust(keys.public)))
+    assert report.status() == "pass" and not [f for f in report.findings if f.id.startswith("signature.")]
+    assert len(read) == len(set(read)) == 29  # every signed file, once
+    assert os.path.realpath(signed / "model.onnx") in read
+
+
 def test_an_unsigned_bundle_fails(cli: Cli, example: Path, keys: KeyFiles) -> None:
     code, found = verify(cli, example, "--trusted-key", keys.public)
     assert code == 1 and [f["id"] for f in found] == ["signature.missing"]

@@ -680,3 +680,30 @@ def test_a_worker_of_a_store_run_has_the_cores_of_a_worker(tmp_path: Path) -> No
             runs.close()
         assert runs.workers == len(expected)
         assert threads == max(1, (os.cpu_count() or 1) // runs.workers)
+
+
+def test_a_bundle_that_runs_after_its_look_up_reads_each_named_file_for_its_digest_once(
+    keys: KeyFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look-up hashes the bundle's named files to find its digest; its run judges them as hashed there (a
+    graph of gigabytes read once, not twice), and the verdict is filed under the digest it was looked up by."""
+    from checker.context import Trust
+    from checker.readers import digest
+    from checker.store.run import verify_reusing
+
+    read: list[str] = []
+    hash_file = digest.sha256_file
+
+    def counted(path: Path) -> str:
+        read.append(os.path.realpath(path))
+        return hash_file(path)
+
+    [bundle] = zoo(tmp_path / "zoo", 1)
+    monkeypatch.setattr(digest, "sha256_file", counted)
+    options = Options(gain_budget_s=0.0, reuse=tmp_path / "store", reuse_trust=Trust(keys.public))
+    (tmp_path / "store").mkdir()
+    [outcome] = verify_reusing([str(bundle)], options).outcomes
+    assert outcome.document is None and outcome.report.status() == "pass"  # nothing stored: it ran
+    assert outcome.parts is not None and outcome.report.digest == outcome.parts["digest"]
+    assert len(read) == len(set(read))  # no file read twice for its digest
+    assert {os.path.realpath(bundle / n) for n in ("model.onnx", "model.int8.onnx", "labels.txt")} <= set(read)
