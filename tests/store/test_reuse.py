@@ -667,19 +667,22 @@ def _threads(options: Options) -> int | None:
     return options.intra_op_threads
 
 
-def test_a_worker_of_a_store_run_has_the_cores_of_a_worker(tmp_path: Path) -> None:
+def test_a_worker_of_a_store_run_has_the_cores_of_a_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """This process's look-ups beside the workers take a millisecond a bundle: a bundle that runs has the cores
     the workers share, not one less (a large graph on one core less took a fifth longer)."""
+    from checker import workers
     from checker.store.run import _Runs
 
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(workers, "available_memory", lambda: 64 << 30)
     one, two = tmp_path / "one", tmp_path / "two"
-    for runs, expected in ((_Runs([one], Options(jobs=2)), [one]), (_Runs([one, two], Options(jobs=2)), [one, two])):
+    for expected, threads in (([one], 8), ([one, two], 4)):
+        runs = _Runs(expected, Options(jobs=2))
         try:
-            threads = runs._submit(expected[0], _threads).result()
+            assert runs._submit(one, _threads).result() == threads
         finally:
             runs.close()
         assert runs.workers == len(expected)
-        assert threads == max(1, (os.cpu_count() or 1) // runs.workers)
 
 
 def test_a_bundle_that_runs_after_its_look_up_reads_each_named_file_for_its_digest_once(
