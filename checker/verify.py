@@ -189,8 +189,8 @@ def _verify_all(paths: list[Path], options: Options) -> tuple[list[BundleReport]
 def verify_bundle(path: Path, options: Options, hashed: Mapping[str, str] | None = None) -> BundleReport:
     """The bundle's report. A bug in a stage does not lose the report: it ends with an `internal.error`
     finding naming the stage, after the findings of the stages that ran (the CLI then exits 3). `hashed`: the
-    bundle's files as a verdict store's look-up just hashed them (bundle-relative path -> sha256), so that its
-    run reads each for its digest once, and its digest is the one it was looked up by."""
+    bundle's files as a verdict store's look-up hashed them just before, in this process (bundle-relative path
+    -> sha256), so that its run reads each for its digest once, and its digest is the one it was looked up by."""
     run = _Run(path=str(path))
     started = time.perf_counter()
     try:

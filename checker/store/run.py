@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -146,7 +146,9 @@ class _Runs:
     def verify(self, path: Path, looked: Looked) -> Outcome | Future[Outcome]:
         if self.options.jobs <= 1:
             return _verified(path, looked, self.options)
-        return self._submit(path, _verified, path, looked)
+        # Its run may wait behind others: it hashes the files itself, as they are when it starts, rather than
+        # judge files that may have changed since by the digests they had then.
+        return self._submit(path, _verified, path, replace(looked, hashed={}))
 
     def looked_up_there(self, path: Path, found: Listed | None, keys: Keys, store: Store) -> Future[Outcome]:
         """A bundle expected to run, handed to a worker that looks it up and, when it must, verifies it."""
