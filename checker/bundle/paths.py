@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
@@ -23,6 +25,12 @@ def regular_size(path: Path) -> int:
     if not stat.S_ISREG(info.st_mode):
         raise OSError(errno.EINVAL, "not a regular file", str(path))
     return info.st_size
+
+
+def walked_name(rel: str) -> str:
+    """A named path as the folder's walk spells it: './labels.txt' and 'cases//a.npy' are 'labels.txt' and
+    'cases/a.npy' (a manifest may write either; the digest list keeps the name as written)."""
+    return posixpath.normpath(rel)
 
 
 def check_relative(rel: str) -> PurePosixPath:
@@ -211,11 +219,18 @@ def _skip_stars(reach: set[int], segments: tuple[str, ...]) -> set[int]:
 REPOSITORY_FOLDERS = (".git", ".github")
 
 
-def walk_files(root: Path, limit: int) -> list[str]:
+def _walked_into(entry: os.DirEntry[str], prefix: str, skip: Callable[[str], bool] | None) -> bool:
+    if (prefix == "" and entry.name in REPOSITORY_FOLDERS) or entry.is_symlink():
+        return False
+    return skip is None or not skip(prefix + entry.name)
+
+
+def walk_files(root: Path, limit: int, skip: Callable[[str], bool] | None = None) -> list[str]:
     """Every file under `root` that is not a folder (a link to a folder counts as one), bundle-relative: each
     folder's own sorted, then its sub-folders' in sorted order, as os.walk gives them top-down. The top
-    REPOSITORY_FOLDERS and links are not walked into. At most `limit`. On a stack of its own, not os.walk's
-    recursion, so that a bundle of folders nested a thousand deep is walked, not a crash."""
+    REPOSITORY_FOLDERS, links, and the folders `skip` picks (by bundle-relative name) are not walked into. At
+    most `limit`. On a stack of its own, not os.walk's recursion, so that a bundle of folders nested a thousand
+    deep is walked, not a crash."""
     out: list[str] = []
     folders = [("", os.fspath(root))]
     while folders:
@@ -228,7 +243,7 @@ def walk_files(root: Path, limit: int) -> list[str]:
                 is_dir = False
             if not is_dir:
                 files.append(entry.name)
-            elif not (prefix == "" and entry.name in REPOSITORY_FOLDERS) and not entry.is_symlink():
+            elif _walked_into(entry, prefix, skip):
                 subfolders.append(entry)
         for name in sorted(files):
             out.append(prefix + name)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import findings as F
-from checker.bundle.paths import BundlePathError, check_relative, walk_files
+from checker.bundle.paths import BundlePathError, check_relative, walk_files, walked_name
 from checker.checks.folder import MAX_WALK, folder_state
 from checker.context import Context
 from checker.findings import Finding
@@ -216,6 +216,7 @@ def _few(paths: list[str], shown: int = 5) -> str:
 
 def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
     beside = written_beside(ctx.manifest.file)
+    named = {walked_name(rel) for rel in named}
     unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from checker.bundle.paths import FILE, FOLDER, LINK, OTHER, folder_tree
+from checker.bundle.paths import FILE, FOLDER, LINK, OTHER, folder_tree, walked_name
 from checker.readers.digest import sha256_small
 from checker.readers.digestlist import DIGEST_LIST, list_bytes
 from checker.signing.files import SIGNATURE
@@ -57,7 +57,7 @@ def folder_state(
     if tree is None:
         return None
     try:
-        entries = _entries(root, tree, set(named), manifest, trusted)
+        entries = _entries(root, tree, {walked_name(rel) for rel in named}, manifest, trusted)
     except OSError:
         return None
     text = json.dumps(entries, separators=(",", ":")).encode()

@@ -49,11 +49,17 @@ def signature_stage(ctx: Context) -> Iterator[Finding]:
         return
     try:
         signed = read_statement(ctx.root)
-        _verify_signature(ctx.root, trust)
+        matched = _verify_signature(ctx.root, trust)
     except SignatureProblem as problem:
         yield problem.finding
         return
-    yield from compare_files(ctx.root, signed, ctx.hashed)
+    # Where model-signing found the files differ, each is read again rather than taken as this run hashed it
+    # before (a verdict store's look-up): one changed since then is named, and judged as it is now.
+    found = list(compare_files(ctx.root, signed, ctx.hashed, fresh=not matched))
+    yield from found
+    if not matched and not found:
+        msg = f"model-signing finds the folder's files differ from {SIGNATURE}, though none the checker compares does"
+        yield F.error(F.SIGNATURE_UNTRUSTED, msg, SIGNATURE)
 
 
 def _error(fid: str, message: str, **details: Any) -> SignatureProblem:
@@ -93,9 +99,9 @@ def read_statement(root: Path) -> Signed:
     return Signed(resources, ignored, algorithm)
 
 
-def _verify_signature(root: Path, trust: Trust) -> None:
-    """The signature checked against the trusted signer. model-signing also hashes the folder: a mismatch of
-    files alone is left to `compare_files`, which names each file."""
+def _verify_signature(root: Path, trust: Trust) -> bool:
+    """The signature checked against the trusted signer; whether the folder's files match it. model-signing
+    also hashes the folder: a mismatch of files alone is left to `compare_files`, which names each file."""
     from checker.signing.sign import model_signing  # model-signing loads only when a bundle's signature is checked
 
     try:
@@ -106,10 +112,11 @@ def _verify_signature(root: Path, trust: Trust) -> None:
         config.verify(root, root / SIGNATURE)
     except ValueError as exc:
         if str(exc).startswith("Signature mismatch"):
-            return  # signed by the trusted signer; the files differ
+            return False  # signed by the trusted signer; the files differ
         raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {trust.whom()}: {exc}") from None
     except Exception as exc:  # the library's and cryptography's own errors: any of them means not trusted
         raise _error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} is not signed by {trust.whom()}: {exc}") from None
+    return True
 
 
 def _verifier(config: Any, trust: Trust) -> Any:
@@ -122,19 +129,22 @@ def _verifier(config: Any, trust: Trust) -> Any:
     raise UsageError("--require-signature needs --trusted-key, --trusted-certificate or --sigstore-identity")
 
 
-def compare_files(root: Path, signed: Signed, hashed: dict[str, str]) -> Iterator[Finding]:
+def compare_files(root: Path, signed: Signed, hashed: dict[str, str], *, fresh: bool = False) -> Iterator[Finding]:
     """Each file added, removed or changed since signing, by name. `hashed`: the files this verification has
-    read for their digests (bundle-relative path -> sha256), used as read, and added to."""
+    read for their digests (bundle-relative path -> sha256), used as read, and added to; with `fresh`, every
+    file is read again and its digest put there in place of the one read before. A folder the signature leaves
+    out is not walked into; past MAX_WALK files the comparison is refused, not cut short."""
     left_out = set(signed.ignored) | {SIGNATURE}
-    present = [
-        rel
-        for rel in walk_files(root, MAX_WALK)
-        if rel not in left_out and not is_git_path(rel) and not any(rel.startswith(p + "/") for p in left_out)
-    ]
+    walked = walk_files(root, MAX_WALK + 1, skip=left_out.__contains__)
+    if len(walked) > MAX_WALK:
+        msg = f"the folder holds more than {MAX_WALK} files that {SIGNATURE} does not leave out: none was compared"
+        yield F.error(F.SIGNATURE_UNTRUSTED, msg, SIGNATURE)
+        return
+    present = [rel for rel in walked if rel not in left_out and not is_git_path(rel)]
     if signed.algorithm != "sha256":
         yield F.error(F.SIGNATURE_UNTRUSTED, f"{SIGNATURE} hashes with {signed.algorithm}; the checker reads sha256")
         return
-    unread = [rel for rel in present if rel not in hashed]
+    unread = [rel for rel in present if fresh or rel not in hashed]
     hashed.update(zip(unread, sha256_files(root / rel for rel in unread).values()))
     actual = {rel: hashed[rel] for rel in present}
     for rel in sorted(set(signed.files) | set(actual)):

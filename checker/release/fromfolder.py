@@ -92,7 +92,7 @@ def _shipped(manifest: Path, result: FolderResult) -> None:
     bundle (its schema copy, digest list and signature) is left out, as the files stage leaves it out; so is
     what is no plain file (a link, a FIFO) or no name the manifest can hold. A folder of more files than the
     field holds gets none listed, and a line to do."""
-    from checker.bundle.paths import walk_files
+    from checker.bundle.paths import walk_files, walked_name
     from checker.checks.files import written_beside
     from checker.checks.folder import MAX_WALK
     from checker.manifest.model.common import MAX_PATH
@@ -102,7 +102,7 @@ def _shipped(manifest: Path, result: FolderResult) -> None:
     from checker.release.tree import block_seq
 
     tree, root = read_tree(manifest), manifest.parent
-    named = {n.rel for n in named_files(to_plain(tree), root)} | set(written_beside(manifest.name))
+    named = {walked_name(n.rel) for n in named_files(to_plain(tree), root)} | set(written_beside(manifest.name))
     others = [rel for rel in walk_files(root, MAX_WALK) if rel not in named and _plain_file(root, rel, MAX_PATH)]
     if not others:
         return

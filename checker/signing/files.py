@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from checker.bundle.paths import walked_name
 from checker.manifest.load import load_manifest
 from checker.manifest.named import named_files
 from checker.readers.digestlist import DIGEST_LIST
@@ -20,7 +21,7 @@ def release_files(manifest_path: Path) -> list[str]:
     """The manifest, the digest list when present, and every named file, bundle-relative and sorted."""
     manifest, _ = load_manifest(manifest_path)
     root = manifest_path.parent
-    named = {entry.rel for entry in named_files(manifest.data, root)} if manifest is not None else set()
+    named = {walked_name(entry.rel) for entry in named_files(manifest.data, root)} if manifest is not None else set()
     beside = {manifest_path.name} | ({DIGEST_LIST} if (root / DIGEST_LIST).is_file() else set())
     return sorted(named | beside)
 

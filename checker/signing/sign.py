@@ -45,6 +45,26 @@ def model_signing() -> Any:
     return found
 
 
+def left_out(root: Path, keep: set[str]) -> list[str]:
+    """What a signature of the `keep` files leaves out by name: every other file of the folder, and a folder
+    that holds none of them by its own name alone (model-signing checks each file against each name left
+    out: a repository's objects named one by one would cost it hours). A folder of more than MAX_WALK such
+    names cannot be signed: its check would not read them all."""
+    holding = {rel.rsplit("/", depth)[0] for rel in keep for depth in range(1, rel.count("/") + 1)}
+    folders: list[str] = []
+
+    def whole(folder: str) -> bool:
+        if folder in holding:
+            return False
+        folders.append(folder)
+        return True
+
+    walked = walk_files(root, MAX_WALK + 1, skip=whole)
+    if len(walked) + len(folders) > MAX_WALK:
+        raise SignError(f"{root}: more than {MAX_WALK} files and folders to sign or leave out: move some out")
+    return sorted([rel for rel in walked if rel not in keep and not is_git_path(rel)] + folders)
+
+
 def sign_bundle(path: Path, signer: Signer) -> Signed:
     if is_archive(path):
         raise UsageError(f"{path} is an archive; sign the bundle folder, then pack it")
@@ -56,9 +76,8 @@ def sign_bundle(path: Path, signer: Signer) -> Signed:
     missing = [rel for rel in files if not (root / rel).is_file()]
     if missing:
         raise BundleError(f"{path}: cannot sign, named files are missing: {', '.join(missing[:5])}")
-    keep = set(files)
     # Everything else in the folder is left out by name: the signature then holds for the packed archive too.
-    ignored = [rel for rel in walk_files(root, MAX_WALK) if rel not in keep and not is_git_path(rel)]
+    ignored = left_out(root, set(files))
     ms = model_signing()
     hashing = ms.hashing.Config().set_ignored_paths(paths=[*ignored, SIGNATURE], ignore_git_paths=True)
     config = _with_signer(ms.signing.Config().set_hashing_config(hashing), signer)

@@ -55,19 +55,42 @@ def test_folders_named_like_a_repository_s_are_left_out_only_at_the_top(
     cli: Cli, example: Path, keys: KeyFiles
 ) -> None:
     """model-signing leaves out the top `.git` and `.github` (and `.gitattributes`, `.gitignore`); a `.git`
-    folder further down, or a `.gitlab` one, is the folder's like any other file: left out of the signature by
-    name when no field names it, and a file added there since signing is named."""
-    for rel in (".git/HEAD", ".github/ci.yml", ".gitignore", "cases/.git/config", ".gitlab/ci.yml"):
+    folder further down, or a `.gitlab` one, is the folder's like any other: left out of the signature by
+    name when no field names what is in it."""
+    for rel in (".git/HEAD", ".github/ci.yml", ".gitignore", "cases/.git/config", ".gitlab/ci.yml", "notes.txt"):
         (example / rel).parent.mkdir(exist_ok=True)
         (example / rel).write_text(rel)
     code, out, err = cli("sign", example, "--key", keys.private)
     assert code == 0 and "signed 29 files" in out, err
     assert verify(cli, example, "--trusted-key", keys.public) == (0, [])
-    for rel in (".git/index", ".github/more.yml", "cases/.git/index", ".gitlab/more.yml"):
-        (example / rel).write_text(rel)
+    (example / "notes2.txt").write_text("added")
     code, found = verify(cli, example, "--trusted-key", keys.public)
-    added = sorted(f["file"] for f in found if f["id"] == "signature.file_added")
-    assert code == 1 and added == [".gitlab/more.yml", "cases/.git/index"]
+    assert code == 1 and [(f["id"], f["file"]) for f in found] == [("signature.file_added", "notes2.txt")]
+
+
+def test_a_folder_that_holds_no_release_file_is_left_out_by_its_name_alone(
+    cli: Cli, example: Path, keys: KeyFiles
+) -> None:
+    """model-signing checks every file against every name left out: a vendored repository's thousands of
+    objects, one name each, would cost it hours. A folder that holds no release file is left out whole (what
+    is put there later is no release file either); a file added beside the release files is still named."""
+    objects = example / "vendor" / ".git" / "objects"
+    objects.mkdir(parents=True)
+    for i in range(3000):
+        (objects / f"o{i:04d}").write_text(str(i))
+    (example / "cases" / "README.md").write_text("cases")
+    code, out, err = cli("sign", example, "--key", keys.private)
+    assert code == 0 and "signed 29 files" in out, err
+    statement = json.loads(
+        base64.b64decode(json.loads((example / "bundle.sig").read_text())["dsseEnvelope"]["payload"])
+    )
+    ignored = statement["predicate"]["serialization"]["ignore_paths"]
+    assert "vendor" in ignored and "cases/README.md" in ignored and not [p for p in ignored if "objects" in p]
+    assert verify(cli, example, "--trusted-key", keys.public) == (0, [])
+    (objects / "new").write_text("new")  # in the folder left out whole
+    (example / "cases" / "extra.npy").write_bytes(b"x")  # beside release files
+    code, found = verify(cli, example, "--trusted-key", keys.public)
+    assert code == 1 and [(f["id"], f["file"]) for f in found] == [("signature.file_added", "cases/extra.npy")]
 
 
 def test_a_signed_bundle_s_files_are_each_read_for_their_digest_once(
@@ -93,6 +116,43 @@ def test_a_signed_bundle_s_files_are_each_read_for_their_digest_once(
     assert report.status() == "pass" and not [f for f in report.findings if f.id.startswith("signature.")]
     assert len(read) == len(set(read)) == 29  # every signed file, once
     assert os.path.realpath(signed / "model.onnx") in read
+
+
+def test_a_file_changed_since_it_was_first_hashed_is_named_by_the_signature_check(signed: Path, keys: KeyFiles) -> None:
+    """A verdict store's look-up hands its run the digests it read; a file changed after that is what
+    model-signing finds differs, and the signature check then reads every file again and names it."""
+    import hashlib
+
+    from checker.context import Options, Trust
+    from checker.verify import verify_bundle
+
+    labels = signed / "labels.txt"
+    as_looked_up = {"labels.txt": hashlib.sha256(labels.read_bytes()).hexdigest()}
+    labels.write_text(labels.read_text().replace("cat", "dog", 1))
+    report = verify_bundle(signed, Options(gain_budget_s=0.0, trust=Trust(keys.public)), as_looked_up)
+    assert [(f.id, f.file) for f in report.findings if f.id.startswith("signature.")] == [
+        ("signature.file_changed", "labels.txt")
+    ]
+    assert any(f.id == "bundle.digest" and "labels.txt" in f.message for f in report.findings)
+
+
+def test_a_file_named_with_a_leading_dot_slash_is_signed_and_not_unlisted(
+    cli: Cli, example: Path, keys: KeyFiles
+) -> None:
+    manifest = example / "bundle.yaml"
+    manifest.write_text(manifest.read_text().replace("{path: labels.txt,", "{path: ./labels.txt,", 1))
+    assert "./labels.txt" in manifest.read_text()
+    code, out, err = cli("lock", example)
+    assert code == 0, err
+    code, out, err = cli("verify", example, "--format", "json", "--strict")
+    assert code == 0 and "bundle.unlisted" not in out, out
+    code, out, err = cli("sign", example, "--key", keys.private)
+    assert code == 0 and "signed 29 files" in out, err
+    statement = json.loads(
+        base64.b64decode(json.loads((example / "bundle.sig").read_text())["dsseEnvelope"]["payload"])
+    )
+    assert "labels.txt" in {r["name"] for r in statement["predicate"]["resources"]}
+    assert verify(cli, example, "--trusted-key", keys.public) == (0, [])
 
 
 def test_an_unsigned_bundle_fails(cli: Cli, example: Path, keys: KeyFiles) -> None:
