@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
 import stat
 from collections.abc import Callable
 from fnmatch import fnmatchcase
@@ -27,15 +26,19 @@ def regular_size(path: Path) -> int:
     return info.st_size
 
 
-def walked_name(rel: str) -> str:
-    """A named path as the folder's walk spells it: './labels.txt' and 'cases//a.npy' are 'labels.txt' and
-    'cases/a.npy' (a manifest may write either; the digest list keeps the name as written)."""
-    return posixpath.normpath(rel)
-
-
 def check_relative(rel: str) -> PurePosixPath:
     """Refuse paths that could name anything outside the bundle, before the file system is touched."""
     return PurePosixPath(*relative_parts(rel))
+
+
+def walked_name(rel: str) -> str:
+    """A named path as the folder's walk spells it: './labels.txt' and 'cases//a.npy' are 'labels.txt' and
+    'cases/a.npy' (a manifest may write either; the digest list keeps the name as written). A name refused as a
+    path is kept as written: it names no file of the folder."""
+    try:
+        return "/".join(relative_parts(rel))
+    except BundlePathError:
+        return rel
 
 
 def relative_parts(rel: str) -> list[str]:

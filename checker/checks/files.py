@@ -39,7 +39,7 @@ def files_stage(ctx: Context) -> Iterator[Finding]:
     listed = read_digest_list(ctx.root)
     changed = (yield from _listed_digests(ctx, named, listed)) if listed is not None else []
     yield from _release_digest(ctx, listed, changed)
-    names = {n.rel for n in named}
+    names = {walked_name(n.rel) for n in named}  # as the walks spell them
     yield from _unlisted(ctx, names | ({DIGEST_LIST} if listed is not None else set()))
     if not ctx.unusable:  # what else the verdict rests on, recorded with it by a verdict store
         trusted = ctx.options.trust is not None
@@ -216,7 +216,6 @@ def _few(paths: list[str], shown: int = 5) -> str:
 
 def _unlisted(ctx: Context, named: set[str]) -> Iterator[Finding]:
     beside = written_beside(ctx.manifest.file)
-    named = {walked_name(rel) for rel in named}
     unlisted = [rel for rel in walk_files(ctx.root, MAX_WALK) if rel not in named and rel not in beside]
     for rel in unlisted[:MAX_UNLISTED_REPORTED]:
         yield F.warning(F.UNLISTED, f"'{rel}' is in the bundle folder but the manifest does not name it", rel)
